@@ -1,0 +1,98 @@
+//! Which comments belong to a declaration and which stand alone.
+//!
+//! oxc attaches a comment to the next token even across blank lines, so "attached" is
+//! decided here: a comment block belongs to the node below it when nothing but whitespace
+//! with at most one newline separates them and each comment starts its own line.
+
+use oxc_ast::{Comment, ast::CommentKind};
+
+/// The file's comments in source order, with the text they live in.
+pub(crate) struct Comments<'s> {
+    text: &'s str,
+    all: Vec<(u32, u32, bool)>, // (start, end, is_jsdoc)
+}
+
+impl<'s> Comments<'s> {
+    pub fn new(text: &'s str, comments: &[Comment]) -> Self {
+        let all = comments
+            .iter()
+            .map(|c| {
+                let is_jsdoc = c.kind != CommentKind::Line
+                    && text[c.span.start as usize..].starts_with("/**")
+                    && !text[c.span.start as usize..].starts_with("/**/");
+                (c.span.start, c.span.end, is_jsdoc)
+            })
+            .collect();
+        Self { text, all }
+    }
+
+    /// `(start, end)` of every comment.
+    pub fn spans(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.all.iter().map(|&(s, e, _)| (s, e))
+    }
+
+    /// The start of the comment block attached above `node_start` (or `node_start` itself),
+    /// and the text of the JSDoc comment closest to the node, if any. Comments at or before
+    /// `floor` (the end of the previous sibling) are never taken.
+    pub fn leading(&self, node_start: u32, floor: u32) -> (u32, Option<String>) {
+        let mut start = node_start;
+        let mut jsdoc = None;
+        let mut i = self.all.partition_point(|&(_, end, _)| end <= node_start);
+        while i > 0 {
+            let (c_start, c_end, is_jsdoc) = self.all[i - 1];
+            if c_start < floor || !self.only_gap(c_end, start) || !self.starts_line(c_start) {
+                break;
+            }
+            // The JSDoc nearest the node wins (an eslint line comment may sit in between).
+            if is_jsdoc && jsdoc.is_none() {
+                jsdoc = Some(clean_jsdoc(&self.text[c_start as usize..c_end as usize]));
+            }
+            start = c_start;
+            i -= 1;
+        }
+        (start, jsdoc)
+    }
+
+    /// True when `text[from..to]` is whitespace holding at most one newline.
+    fn only_gap(&self, from: u32, to: u32) -> bool {
+        if from > to {
+            return false;
+        }
+        let gap = &self.text[from as usize..to as usize];
+        gap.bytes().all(|b| b.is_ascii_whitespace()) && gap.bytes().filter(|&b| b == b'\n').count() <= 1
+    }
+
+    /// True when only whitespace precedes `offset` on its line.
+    pub fn starts_line(&self, offset: u32) -> bool {
+        let before = &self.text[..offset as usize];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        before[line_start..].trim_start_matches('\u{feff}').trim().is_empty()
+    }
+}
+
+/// Strips `/**`, `*/` and the leading ` * ` of each line.
+pub(crate) fn clean_jsdoc(raw: &str) -> String {
+    let inner = raw.trim_start_matches("/**").trim_end_matches("*/");
+    let lines: Vec<&str> = inner
+        .lines()
+        .map(|l| {
+            let t = l.trim();
+            let t = t.strip_prefix('*').unwrap_or(t);
+            t.strip_prefix(' ').unwrap_or(t).trim_end()
+        })
+        .collect();
+    let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let last = lines.iter().rposition(|l| !l.is_empty()).map_or(first, |i| i + 1);
+    lines[first..last.max(first)].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_jsdoc;
+
+    #[test]
+    fn jsdoc_markers_are_stripped() {
+        assert_eq!(clean_jsdoc("/**\n * Validates a token.\n * @param t the token\n */"), "Validates a token.\n@param t the token");
+        assert_eq!(clean_jsdoc("/** One line. */"), "One line.");
+    }
+}

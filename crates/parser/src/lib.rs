@@ -1,0 +1,209 @@
+//! Phase 1 of the pipeline (files → **parser** → chunker → graph → store → retrieval → mcp):
+//! turn one TypeScript or JavaScript file into a hierarchical [`ParsedSymbol`] tree.
+//!
+//! The tree has one root item per top-level statement (declarations, imports, expressions,
+//! re-exports, control flow) and per standalone comment block, so that every non-blank line
+//! of the file belongs to exactly one root item. Declarations nest: class → method → nested
+//! function → callback. Each symbol carries its kind, modifiers, signature as written,
+//! JSDoc, 1-indexed line range and byte span. Import bindings come with the offsets of the
+//! references oxc_semantic resolved to them, so later phases can tell which imports a
+//! symbol really uses.
+//!
+//! The parser never fails on source text: syntax errors yield what oxc recovered plus
+//! [`Diagnostic`]s. Only reading a file can fail ([`read_source`]).
+//!
+//! ```
+//! let parsed = codectx_parser::parse_source(
+//!     "src/auth.ts",
+//!     "import jwt from 'jsonwebtoken';\nexport async function verify(t: string): Promise<boolean> {\n  return !!jwt.decode(t);\n}\n",
+//! );
+//! let verify = &parsed.symbols[1];
+//! assert_eq!(verify.name, "verify");
+//! assert_eq!(verify.signature, "async function verify(t: string): Promise<boolean>");
+//! assert_eq!((verify.range.start, verify.range.end), (2, 4));
+//! assert_eq!(parsed.imports[0].reference_offsets.len(), 1);
+//! ```
+
+mod comments;
+mod extract;
+mod lines;
+mod symbol;
+
+use std::path::Path;
+
+use oxc_allocator::Allocator;
+use oxc_parser::{ParseOptions, Parser};
+use oxc_semantic::SemanticBuilder;
+use oxc_span::SourceType;
+use serde::{Deserialize, Serialize};
+
+pub use lines::LineIndex;
+pub use symbol::{
+    ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, ParseStatus, ParsedFile, ParsedSymbol,
+    SymbolKind,
+};
+
+/// File extensions the parser accepts.
+pub const EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs"];
+
+/// The dialect of a file, from its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    TypeScript,
+    Tsx,
+    JavaScript,
+    Jsx,
+}
+
+impl Language {
+    /// The language of `path` by extension, or `None` if the parser does not handle it.
+    pub fn from_path(path: impl AsRef<Path>) -> Option<Language> {
+        let ext = path.as_ref().extension()?.to_str()?;
+        Some(match ext {
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "js" | "mjs" | "cjs" => Language::JavaScript,
+            "jsx" => Language::Jsx,
+            _ => return None,
+        })
+    }
+
+    pub fn is_typescript(self) -> bool {
+        matches!(self, Language::TypeScript | Language::Tsx)
+    }
+}
+
+/// Why a file could not be read as source text.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error("{path}: cannot read: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: not a TS/JS file (supported extensions: {})", EXTENSIONS.join(", "))]
+    UnsupportedExtension { path: String },
+    #[error("{path}: binary file (NUL byte at offset {offset})")]
+    Binary { path: String, offset: usize },
+    #[error("{path}: not valid UTF-8 (first bad byte at offset {offset})")]
+    NotUtf8 { path: String, offset: usize },
+    #[error("{path}: {size} bytes is over the 4 GiB limit of byte offsets")]
+    TooLarge { path: String, size: u64 },
+}
+
+/// Reads a source file, rejecting unsupported extensions, binary content and invalid UTF-8
+/// with an error that names the file.
+pub fn read_source(path: &Path) -> Result<String, ParseError> {
+    let shown = path.display().to_string();
+    if Language::from_path(path).is_none() {
+        return Err(ParseError::UnsupportedExtension { path: shown });
+    }
+    let bytes = std::fs::read(path).map_err(|source| ParseError::Io { path: shown.clone(), source })?;
+    if bytes.len() as u64 >= u32::MAX as u64 {
+        return Err(ParseError::TooLarge { path: shown, size: bytes.len() as u64 });
+    }
+    // Binary files usually show a NUL early; scanning the head is enough and cheap.
+    if let Some(offset) = bytes.iter().take(8192).position(|&b| b == 0) {
+        return Err(ParseError::Binary { path: shown, offset });
+    }
+    String::from_utf8(bytes).map_err(|e| ParseError::NotUtf8 { path: shown, offset: e.utf8_error().valid_up_to() })
+}
+
+/// Reads and parses one file. See [`parse_source`].
+pub fn parse_path(path: &Path, display_path: &str) -> Result<(String, ParsedFile), ParseError> {
+    let source = read_source(path)?;
+    let parsed = parse_source(display_path, &source);
+    Ok((source, parsed))
+}
+
+/// How many times a failing line is blanked out before the file is given up as unparsed.
+const MAX_RECOVERY_ATTEMPTS: usize = 8;
+
+/// Parses `source` as the file `path` (whose extension picks the dialect; unknown
+/// extensions are parsed as TypeScript). Never panics on any input text.
+///
+/// When oxc gives up on a file (its recovery is weak: one bad token can empty the whole
+/// program), the line it reported is blanked out — byte offsets unchanged — and the file is
+/// parsed again, a few times at most. The blanked lines become `unparsed` root items, so
+/// everything else in the file is still found; the diagnostics are those of the first try.
+pub fn parse_source(path: &str, source: &str) -> ParsedFile {
+    let language = Language::from_path(path).unwrap_or(Language::TypeScript);
+    let lines = LineIndex::new(source);
+    let mut text = std::borrow::Cow::Borrowed(source);
+    let mut blanked: Vec<u32> = Vec::new();
+    let mut first_diagnostics: Option<Vec<Diagnostic>> = None;
+    for _ in 0..MAX_RECOVERY_ATTEMPTS {
+        match attempt(path, &text, &lines) {
+            Attempt::Parsed { symbols, imports, diagnostics } => {
+                let diagnostics = first_diagnostics.unwrap_or(diagnostics);
+                let symbols = if blanked.is_empty() { symbols } else { extract::add_unparsed_lines(symbols, &blanked, source, &lines) };
+                return ParsedFile {
+                    path: path.to_string(),
+                    language,
+                    line_count: lines.line_count(),
+                    status: if diagnostics.is_empty() { ParseStatus::Clean } else { ParseStatus::Recovered },
+                    symbols,
+                    imports,
+                    diagnostics,
+                };
+            }
+            Attempt::Failed { diagnostics } => {
+                let line = diagnostics.iter().find_map(|d| d.line);
+                first_diagnostics.get_or_insert(diagnostics);
+                match line {
+                    Some(line) if !blanked.contains(&line) => {
+                        text = std::borrow::Cow::Owned(blank_line(&text, &lines, line));
+                        blanked.push(line);
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+    ParsedFile {
+        path: path.to_string(),
+        language,
+        line_count: lines.line_count(),
+        status: ParseStatus::Failed,
+        symbols: extract::unparsed_item(source, &lines),
+        imports: Vec::new(),
+        diagnostics: first_diagnostics.unwrap_or_default(),
+    }
+}
+
+enum Attempt {
+    Parsed { symbols: Vec<ParsedSymbol>, imports: Vec<ImportInfo>, diagnostics: Vec<Diagnostic> },
+    Failed { diagnostics: Vec<Diagnostic> },
+}
+
+fn attempt(path: &str, text: &str, lines: &LineIndex) -> Attempt {
+    let allocator = Allocator::default();
+    let ret = Parser::new(&allocator, text, source_type_for(path))
+        .with_options(ParseOptions { preserve_parens: false, ..ParseOptions::default() })
+        .parse();
+    let diagnostics: Vec<Diagnostic> = ret
+        .diagnostics
+        .iter()
+        .map(|d| Diagnostic { message: d.message.to_string(), line: d.labels.first().map(|l| lines.line_of(l.offset() as u32)) })
+        .collect();
+    if ret.panicked || (ret.program.body.is_empty() && !diagnostics.is_empty()) {
+        return Attempt::Failed { diagnostics };
+    }
+    let semantic = SemanticBuilder::new().build(&ret.program).semantic;
+    let (symbols, imports) = extract::extract(&ret.program, semantic.scoping(), text, lines);
+    Attempt::Parsed { symbols, imports, diagnostics }
+}
+
+/// `text` with every byte of 1-indexed `line` except its terminator replaced by a space:
+/// same length, same offsets, still UTF-8.
+fn blank_line(text: &str, lines: &LineIndex, line: u32) -> String {
+    let (from, to) = (lines.line_start(line) as usize, lines.line_end(line, text) as usize);
+    let mut bytes = text.as_bytes().to_vec();
+    bytes[from..to].fill(b' ');
+    String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
+}
+
+/// The oxc source type for a path; JSX is accepted in `.js` as bundlers do.
+pub fn source_type_for(path: &str) -> SourceType {
+    let st = SourceType::from_path(path).unwrap_or_else(|_| SourceType::ts());
+    // oxc never turns on JSX for .js by itself; React code in .js files is common.
+    if st.is_javascript() { st.with_jsx(true) } else { st }
+}

@@ -1,0 +1,276 @@
+//! The owned output of the parser: a `ParsedSymbol` tree per file.
+
+use serde::{Deserialize, Serialize};
+
+/// A half-open byte range `[start, end)` into the file's source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ByteSpan {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl ByteSpan {
+    pub fn new(start: u32, end: u32) -> Self {
+        Self { start, end }
+    }
+    pub fn contains(&self, offset: u32) -> bool {
+        self.start <= offset && offset < self.end
+    }
+}
+
+/// An inclusive, 1-indexed line range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LineRange {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl LineRange {
+    pub fn overlaps(&self, other: &LineRange) -> bool {
+        self.start <= other.end && other.start <= self.end
+    }
+    pub fn line_count(&self) -> u32 {
+        self.end - self.start + 1
+    }
+}
+
+/// What a symbol or root item is. The names are the blueprint's `nodeKind` values, extended
+/// with the member kinds a TypeScript file needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SymbolKind {
+    Function,
+    Method,
+    Constructor,
+    Getter,
+    Setter,
+    Property,
+    IndexSignature,
+    CallSignature,
+    ConstructSignature,
+    StaticBlock,
+    Class,
+    Interface,
+    Type,
+    Enum,
+    Component,
+    Variable,
+    Const,
+    Namespace,
+    /// `declare module 'x' { … }` and `declare global { … }`.
+    Module,
+    Import,
+    Expression,
+    ReExport,
+    /// A local export list, `export default <expr>`, `export =`, `module.exports = {…}`.
+    Export,
+    /// Top-level control flow: `if`, `for`, `try`, blocks…
+    Statement,
+    Comment,
+    /// A file oxc could not recover anything from; covers the whole file.
+    Unparsed,
+}
+
+impl SymbolKind {
+    /// The blueprint's `nodeKind` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SymbolKind::Function => "function",
+            SymbolKind::Method => "method",
+            SymbolKind::Constructor => "constructor",
+            SymbolKind::Getter => "getter",
+            SymbolKind::Setter => "setter",
+            SymbolKind::Property => "property",
+            SymbolKind::IndexSignature => "index-signature",
+            SymbolKind::CallSignature => "call-signature",
+            SymbolKind::ConstructSignature => "construct-signature",
+            SymbolKind::StaticBlock => "static-block",
+            SymbolKind::Class => "class",
+            SymbolKind::Interface => "interface",
+            SymbolKind::Type => "type",
+            SymbolKind::Enum => "enum",
+            SymbolKind::Component => "component",
+            SymbolKind::Variable => "variable",
+            SymbolKind::Const => "const",
+            SymbolKind::Namespace => "namespace",
+            SymbolKind::Module => "module",
+            SymbolKind::Import => "import",
+            SymbolKind::Expression => "expression",
+            SymbolKind::ReExport => "re-export",
+            SymbolKind::Export => "export",
+            SymbolKind::Statement => "statement",
+            SymbolKind::Comment => "comment",
+            SymbolKind::Unparsed => "unparsed",
+        }
+    }
+
+    /// Kinds that are root-level content rather than named declarations.
+    pub fn is_root_item(self) -> bool {
+        matches!(
+            self,
+            SymbolKind::Import
+                | SymbolKind::Expression
+                | SymbolKind::ReExport
+                | SymbolKind::Export
+                | SymbolKind::Statement
+                | SymbolKind::Comment
+                | SymbolKind::Unparsed
+        )
+    }
+}
+
+impl std::fmt::Display for SymbolKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A declaration modifier, as written (or implied: `exported`, `generator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Modifier {
+    Exported,
+    Default,
+    Declare,
+    Abstract,
+    Public,
+    Protected,
+    Private,
+    Static,
+    Override,
+    Readonly,
+    Async,
+    Generator,
+    Get,
+    Set,
+    Const,
+    Optional,
+    Accessor,
+}
+
+impl Modifier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Modifier::Exported => "exported",
+            Modifier::Default => "default",
+            Modifier::Declare => "declare",
+            Modifier::Abstract => "abstract",
+            Modifier::Public => "public",
+            Modifier::Protected => "protected",
+            Modifier::Private => "private",
+            Modifier::Static => "static",
+            Modifier::Override => "override",
+            Modifier::Readonly => "readonly",
+            Modifier::Async => "async",
+            Modifier::Generator => "generator",
+            Modifier::Get => "get",
+            Modifier::Set => "set",
+            Modifier::Const => "const",
+            Modifier::Optional => "optional",
+            Modifier::Accessor => "accessor",
+        }
+    }
+}
+
+/// One node of the hierarchical symbol tree (blueprint Phase 1 `ParsedSymbol`).
+///
+/// Root items (imports, expressions, re-exports, comments, control flow) are `ParsedSymbol`s
+/// at depth 0 too, so one tree covers every line of the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParsedSymbol {
+    pub name: String,
+    pub kind: SymbolKind,
+    /// 0 for root items, 1 for their members, and so on.
+    pub depth: u32,
+    pub parent_name: Option<String>,
+    /// Lines the symbol occupies, including its attached JSDoc / leading comments and decorators.
+    pub range: LineRange,
+    /// Byte range of the same extent as `range` starts and ends (not whole lines).
+    pub span: ByteSpan,
+    /// The body collapsed to a stub in a parent's embedding text (`{ … }` of a function,
+    /// class, namespace; the expression of an arrow). `None` for symbols without a body.
+    pub body: Option<ByteSpan>,
+    /// Parameters and return type (or heritage, or declared type) as written, whitespace-normalized.
+    pub signature: String,
+    pub modifiers: Vec<Modifier>,
+    /// Text of the attached `/** … */` comment, without the comment markers.
+    pub jsdoc: Option<String>,
+    pub exported: bool,
+    pub children: Vec<ParsedSymbol>,
+}
+
+impl ParsedSymbol {
+    /// Whether the symbol has a body that collapses to `signature;` in its parent.
+    pub fn is_body_bearing(&self) -> bool {
+        self.body.is_some()
+    }
+
+    /// Pre-order iterator over this symbol and all its descendants.
+    pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
+        let mut stack = vec![self];
+        std::iter::from_fn(move || {
+            let next = stack.pop()?;
+            stack.extend(next.children.iter().rev());
+            Some(next)
+        })
+    }
+}
+
+/// One import statement (ESM `import`, `import x = require()`, or a root-level CommonJS
+/// `require`) and where its bindings are used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportInfo {
+    /// Byte range of the import statement.
+    pub span: ByteSpan,
+    /// The module specifier, e.g. `./auth` or `jsonwebtoken`.
+    pub source: String,
+    /// Local names the statement binds.
+    pub local_names: Vec<String>,
+    /// Start offsets of every reference that oxc_semantic resolved to one of those bindings.
+    /// A shadowing local of the same name is a different symbol and never appears here.
+    pub reference_offsets: Vec<u32>,
+}
+
+/// A syntax error (or recovery note) reported by oxc.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub message: String,
+    /// 1-indexed line of the first label, when oxc gave one.
+    pub line: Option<u32>,
+}
+
+/// How much of the file oxc understood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParseStatus {
+    /// No syntax errors.
+    Clean,
+    /// Syntax errors; the tree holds what oxc recovered.
+    Recovered,
+    /// oxc gave up; the whole file is one `unparsed` item.
+    Failed,
+}
+
+/// The parser's hand-off: everything later phases need from one file, owned and serializable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParsedFile {
+    /// The path the caller gave (used for breadcrumbs and ids downstream).
+    pub path: String,
+    pub language: crate::Language,
+    pub line_count: u32,
+    pub status: ParseStatus,
+    /// Root items in source order, each with its nested symbols.
+    pub symbols: Vec<ParsedSymbol>,
+    pub imports: Vec<ImportInfo>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ParsedFile {
+    /// Pre-order iterator over every symbol of the file.
+    pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
+        self.symbols.iter().flat_map(ParsedSymbol::walk)
+    }
+}
