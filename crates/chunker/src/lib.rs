@@ -1,0 +1,196 @@
+//! Phase 2 of the pipeline (files → parser → **chunker** → graph → store → retrieval → mcp):
+//! turn one file's [`ParsedFile`] into [`CodeChunk`]s, the unit that is embedded, stored
+//! and returned.
+//!
+//! Every symbol becomes one chunk with the blueprint's "content with children collapsed"
+//! rule: a chunk's `embedding_text` is its raw source with each body-bearing child replaced
+//! by that child's signature and `;` (no metadata preamble); a leaf's `embedding_text` equals
+//! its `full_source`. Chunks are whole lines, so `full_source` is exactly the file's text on
+//! `start_line..=end_line`. A child that would share lines with its parent or with an
+//! earlier sibling is folded into the parent rather than becoming a chunk.
+//!
+//! [`validate`] checks the blueprint's ten global rules on any file.
+//!
+//! ```
+//! let source = "import jwt from 'jsonwebtoken';\n\nexport class TokenService {\n  verify(t: string) {\n    return jwt.decode(t);\n  }\n}\n";
+//! let parsed = codectx_parser::parse_source("src/token.ts", source);
+//! let chunks = codectx_chunker::chunk_file(&parsed, source, "src/token.ts");
+//! let class = chunks.iter().find(|c| c.name == "TokenService").unwrap();
+//! assert_eq!(class.embedding_text, "export class TokenService {\n  verify(t: string);\n}");
+//! let verify = chunks.iter().find(|c| c.name == "verify").unwrap();
+//! assert_eq!(verify.breadcrumb, "src/token.ts > TokenService > verify");
+//! assert_eq!(verify.relevant_imports, ["import jwt from 'jsonwebtoken';"]);
+//! ```
+
+pub mod validate;
+
+use codectx_parser::{LineIndex, ParsedFile, ParsedSymbol, SymbolKind};
+use serde::{Deserialize, Serialize};
+
+/// The blueprint's `CodeChunk` without the fields the store adds (`vector`, `contentHash`,
+/// `lastModified`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeChunk {
+    /// blake3 of filePath, nodeKind, name, startLine and the parent chunk's id (hex, 128 bits).
+    pub id: String,
+    pub file_path: String,
+    pub relative_path: String,
+    /// The blueprint's `nodeKind`: `function`, `method`, `class`, `import`, `comment`…
+    pub node_kind: String,
+    pub name: String,
+    pub parent_name: Option<String>,
+    pub parent_chunk_id: Option<String>,
+    pub child_chunk_ids: Vec<String>,
+    pub depth: u32,
+    pub signature: String,
+    /// Exactly the file's text on `start_line..=end_line`.
+    pub full_source: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub jsdoc: Option<String>,
+    /// Import statements whose bindings this chunk's own code (collapsed children excluded)
+    /// references, as resolved by oxc_semantic.
+    pub relevant_imports: Vec<String>,
+    /// Raw source with body-bearing children collapsed to `signature;` stubs.
+    pub embedding_text: String,
+    /// `relativePath > parent > … > name`.
+    pub breadcrumb: String,
+}
+
+/// The blueprint's token estimate: 4 characters per token.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// Chunks one parsed file. `file_path` is stored as `filePath` and hashed into ids;
+/// `parsed.path` is the `relativePath`.
+pub fn chunk_file(parsed: &ParsedFile, source: &str, file_path: &str) -> Vec<CodeChunk> {
+    chunk_file_with_symbols(parsed, source, file_path).into_iter().map(|(c, _)| c).collect()
+}
+
+/// Like [`chunk_file`], pairing each chunk with the symbol it was made from (pre-order).
+pub fn chunk_file_with_symbols<'p>(parsed: &'p ParsedFile, source: &str, file_path: &str) -> Vec<(CodeChunk, &'p ParsedSymbol)> {
+    let cx = Context { parsed, source, file_path, lines: LineIndex::new(source) };
+    let mut out = Vec::new();
+    let mut crumbs = vec![parsed.path.clone()];
+    for root in &parsed.symbols {
+        cx.emit(root, None, &mut crumbs, &mut out);
+    }
+    out
+}
+
+/// The children of `sym` that become chunks: a child spanning exactly the parent's lines,
+/// or sharing a line with an earlier kept sibling, cannot be a separate line-range chunk
+/// and stays part of its parent's text.
+pub fn kept_children(sym: &ParsedSymbol) -> impl Iterator<Item = &ParsedSymbol> {
+    let mut last_end = 0;
+    sym.children.iter().filter(move |c| {
+        let keep = c.range != sym.range && c.range.start > last_end;
+        if keep {
+            last_end = c.range.end;
+        }
+        keep
+    })
+}
+
+/// Where a body-bearing child's stub ends: its body start, minus the whitespace before it.
+pub fn stub_end(source: &str, child: &ParsedSymbol) -> Option<u32> {
+    let body = child.body?;
+    let head = &source[child.span.start as usize..body.start as usize];
+    Some(child.span.start + head.trim_end().len() as u32)
+}
+
+struct Context<'p, 's> {
+    parsed: &'p ParsedFile,
+    source: &'s str,
+    file_path: &'s str,
+    lines: LineIndex,
+}
+
+impl<'p> Context<'p, '_> {
+    fn emit(&self, sym: &'p ParsedSymbol, parent: Option<usize>, crumbs: &mut Vec<String>, out: &mut Vec<(CodeChunk, &'p ParsedSymbol)>) {
+        let parent_id = parent.map(|i| out[i].0.id.clone());
+        let id = chunk_id(self.file_path, sym, parent_id.as_deref());
+        let start = self.lines.line_start(sym.range.start);
+        let end = self.lines.line_end(sym.range.end, self.source);
+        let kept: Vec<&ParsedSymbol> = kept_children(sym).collect();
+        let collapsed: Vec<(u32, u32)> = kept
+            .iter()
+            .filter_map(|c| stub_end(self.source, c).map(|s| (s, c.span.end.min(end))))
+            .collect();
+        crumbs.push(sym.name.clone());
+        let chunk = CodeChunk {
+            id: id.clone(),
+            file_path: self.file_path.to_string(),
+            relative_path: self.parsed.path.clone(),
+            node_kind: sym.kind.as_str().to_string(),
+            name: sym.name.clone(),
+            parent_name: parent.map(|i| out[i].0.name.clone()),
+            parent_chunk_id: parent_id,
+            child_chunk_ids: Vec::new(),
+            depth: sym.depth,
+            signature: sym.signature.clone(),
+            full_source: self.source[start as usize..end as usize].to_string(),
+            start_line: sym.range.start,
+            end_line: sym.range.end,
+            jsdoc: sym.jsdoc.clone(),
+            relevant_imports: self.relevant_imports(sym, (start, end), &collapsed),
+            embedding_text: collapse(self.source, start, end, &collapsed),
+            breadcrumb: crumbs.join(" > "),
+        };
+        let index = out.len();
+        out.push((chunk, sym));
+        for child in kept {
+            let child_index = out.len();
+            self.emit(child, Some(index), crumbs, out);
+            let child_id = out[child_index].0.id.clone();
+            out[index].0.child_chunk_ids.push(child_id);
+        }
+        crumbs.pop();
+    }
+
+    /// Imports referenced inside `[start, end)` outside the collapsed ranges.
+    fn relevant_imports(&self, sym: &ParsedSymbol, (start, end): (u32, u32), collapsed: &[(u32, u32)]) -> Vec<String> {
+        if matches!(sym.kind, SymbolKind::Import | SymbolKind::Comment) {
+            return Vec::new();
+        }
+        let own = |offset: u32| start <= offset && offset < end && !collapsed.iter().any(|&(s, e)| s <= offset && offset < e);
+        self.parsed
+            .imports
+            .iter()
+            .filter(|import| import.reference_offsets.iter().any(|&o| own(o)))
+            .map(|import| self.source[import.span.start as usize..import.span.end as usize].to_string())
+            .fold(Vec::new(), |mut acc, text| {
+                if !acc.contains(&text) {
+                    acc.push(text);
+                }
+                acc
+            })
+    }
+}
+
+/// `source[start..end]` with each collapsed range replaced by `;`.
+fn collapse(source: &str, start: u32, end: u32, collapsed: &[(u32, u32)]) -> String {
+    let mut text = String::with_capacity((end - start) as usize);
+    let mut at = start;
+    for &(s, e) in collapsed {
+        if s < at || e > end {
+            continue;
+        }
+        text.push_str(&source[at as usize..s as usize]);
+        text.push(';');
+        at = e;
+    }
+    text.push_str(&source[at as usize..end as usize]);
+    text
+}
+
+fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {
+    let mut hasher = blake3::Hasher::new();
+    for part in [file_path, sym.kind.as_str(), &sym.name, &sym.range.start.to_string(), parent_id.unwrap_or("")] {
+        hasher.update(part.as_bytes());
+        hasher.update(&[0]);
+    }
+    hasher.finalize().to_hex()[..32].to_string()
+}
