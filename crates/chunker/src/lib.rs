@@ -75,23 +75,31 @@ pub fn chunk_file_with_symbols<'p>(parsed: &'p ParsedFile, source: &str, file_pa
     let mut out = Vec::new();
     let mut crumbs = vec![parsed.path.clone()];
     for root in &parsed.symbols {
-        cx.emit(root, None, &mut crumbs, &mut out);
+        cx.emit(root, None, 0, &mut crumbs, &mut out);
     }
     out
 }
 
-/// The children of `sym` that become chunks: a child spanning exactly the parent's lines,
-/// or sharing a line with an earlier kept sibling, cannot be a separate line-range chunk
-/// and stays part of its parent's text.
-pub fn kept_children(sym: &ParsedSymbol) -> impl Iterator<Item = &ParsedSymbol> {
-    let mut last_end = 0;
-    sym.children.iter().filter(move |c| {
-        let keep = c.range != sym.range && c.range.start > last_end;
-        if keep {
-            last_end = c.range.end;
+/// The descendants of `sym` that become its child chunks, in source order.
+///
+/// A child spanning exactly the parent's lines (`const f = () => {` whose arrow is on the same
+/// lines, an IIFE wrapping a whole bundle) or sharing a line with an earlier kept sibling
+/// cannot be a separate line-range chunk: that node is folded into the parent, and its own
+/// children are considered in its place, under the same rules.
+pub fn kept_children(sym: &ParsedSymbol) -> Vec<&ParsedSymbol> {
+    fn visit<'s>(parent: &ParsedSymbol, children: &'s [ParsedSymbol], last_end: &mut u32, out: &mut Vec<&'s ParsedSymbol>) {
+        for child in children {
+            if child.range != parent.range && child.range.start > *last_end {
+                *last_end = child.range.end;
+                out.push(child);
+            } else {
+                visit(parent, &child.children, last_end, out);
+            }
         }
-        keep
-    })
+    }
+    let mut out = Vec::new();
+    visit(sym, &sym.children, &mut 0, &mut out);
+    out
 }
 
 /// Where a body-bearing child's stub ends: its body start, minus the whitespace before it.
@@ -109,12 +117,12 @@ struct Context<'p, 's> {
 }
 
 impl<'p> Context<'p, '_> {
-    fn emit(&self, sym: &'p ParsedSymbol, parent: Option<usize>, crumbs: &mut Vec<String>, out: &mut Vec<(CodeChunk, &'p ParsedSymbol)>) {
+    fn emit(&self, sym: &'p ParsedSymbol, parent: Option<usize>, depth: u32, crumbs: &mut Vec<String>, out: &mut Vec<(CodeChunk, &'p ParsedSymbol)>) {
         let parent_id = parent.map(|i| out[i].0.id.clone());
         let id = chunk_id(self.file_path, sym, parent_id.as_deref());
         let start = self.lines.line_start(sym.range.start);
         let end = self.lines.line_end(sym.range.end, self.source);
-        let kept: Vec<&ParsedSymbol> = kept_children(sym).collect();
+        let kept = kept_children(sym);
         let collapsed: Vec<(u32, u32)> = kept
             .iter()
             .filter_map(|c| stub_end(self.source, c).map(|s| (s, c.span.end.min(end))))
@@ -129,21 +137,21 @@ impl<'p> Context<'p, '_> {
             parent_name: parent.map(|i| out[i].0.name.clone()),
             parent_chunk_id: parent_id,
             child_chunk_ids: Vec::new(),
-            depth: sym.depth,
+            depth,
             signature: sym.signature.clone(),
             full_source: self.source[start as usize..end as usize].to_string(),
             start_line: sym.range.start,
             end_line: sym.range.end,
             jsdoc: sym.jsdoc.clone(),
             relevant_imports: self.relevant_imports(sym, (start, end), &collapsed),
-            embedding_text: collapse(self.source, start, end, &collapsed),
+            embedding_text: cap_tokens(collapse(self.source, start, end, &collapsed)),
             breadcrumb: crumbs.join(" > "),
         };
         let index = out.len();
         out.push((chunk, sym));
         for child in kept {
             let child_index = out.len();
-            self.emit(child, Some(index), crumbs, out);
+            self.emit(child, Some(index), depth + 1, crumbs, out);
             let child_id = out[child_index].0.id.clone();
             out[index].0.child_chunk_ids.push(child_id);
         }
@@ -184,6 +192,33 @@ fn collapse(source: &str, start: u32, end: u32, collapsed: &[(u32, u32)]) -> Str
     }
     text.push_str(&source[at as usize..end as usize]);
     text
+}
+
+/// The embedding model's per-document limit (Voyage Code 3: 32K tokens) in the blueprint's
+/// 4-characters-per-token estimate.
+pub const MAX_CHUNK_TOKENS: usize = 32_000;
+
+/// Cuts an embedding text over [`MAX_CHUNK_TOKENS`] at the last line break that fits.
+///
+/// Only containers reach this (a bundle's module wrapper, whose statements the parser has
+/// already made child chunks): the cut-off part is in those children and in `full_source`,
+/// and an embedding model would truncate the text anyway, only less predictably.
+fn cap_tokens(text: String) -> String {
+    let max_chars = MAX_CHUNK_TOKENS * 4;
+    if text.len() <= max_chars || estimate_tokens(&text) <= MAX_CHUNK_TOKENS {
+        return text;
+    }
+    let cut = text.char_indices().nth(max_chars).map_or(text.len(), |(i, _)| i);
+    let cut = text[..cut].rfind('\n').unwrap_or(cut);
+    text[..cut].to_string()
+}
+
+/// Whether `chunk`'s embedding text was cut by the token cap (its text then stops before
+/// the chunk's last line).
+pub fn is_capped(chunk: &CodeChunk) -> bool {
+    estimate_tokens(&chunk.embedding_text) > MAX_CHUNK_TOKENS * 9 / 10
+        && chunk.embedding_text.len() < chunk.full_source.len()
+        && !chunk.full_source.ends_with(chunk.embedding_text.lines().last().unwrap_or(""))
 }
 
 fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {

@@ -25,6 +25,11 @@ const MAX_SIGNATURE: usize = 400;
 /// A non-body-bearing declaration longer than this gets its head (before the initializer)
 /// as signature instead of its whole text.
 const MAX_INLINE_SIGNATURE: usize = 160;
+/// A function body larger than this (the chunker's 32K-token limit at 4 bytes per token)
+/// cannot be one chunk even with its nested functions collapsed; its statements become
+/// children the way a file's top-level statements become root items. Bundles wrapped in an
+/// IIFE and the 50,000-line `createTypeChecker` of typescript.js are the cases in practice.
+const OVERSIZED_BODY_BYTES: u32 = 128 * 1024;
 
 pub(crate) fn extract(
     program: &Program<'_>,
@@ -108,6 +113,8 @@ pub(crate) fn add_unparsed_lines(mut roots: Vec<ParsedSymbol>, blanked: &[u32], 
 
 struct Frame {
     sym: ParsedSymbol,
+    /// Statements directly inside this frame are items (the file root, oversized bodies).
+    statement_level: bool,
     /// Leading comments of a child must start after this offset.
     floor: u32,
     has_jsx: bool,
@@ -132,6 +139,7 @@ impl Frame {
             },
             floor: 0,
             has_jsx: false,
+            statement_level: true,
         }
     }
 }
@@ -172,8 +180,30 @@ impl<'s> Extractor<'s> {
         &self.src[span.start as usize..span.end as usize]
     }
 
+    /// True where statements are items of their own: at the file root and directly inside
+    /// an oversized body.
     fn is_root_level(&self) -> bool {
-        self.stack.len() == 1
+        self.stack.last().is_some_and(|f| f.statement_level)
+    }
+
+    /// Walks an oversized function body statement by statement, each one an item of the
+    /// open symbol. Returns false (and does nothing) for bodies of ordinary size.
+    fn walk_oversized_body(&mut self, body: Option<&FunctionBody<'_>>) -> bool {
+        let Some(body) = body else { return false };
+        if body.span.size() <= OVERSIZED_BODY_BYTES || self.stack.len() < 2 {
+            return false;
+        }
+        if let Some(top) = self.stack.last_mut() {
+            top.statement_level = true;
+        }
+        for d in &body.directives {
+            let name = truncate(self.signature(d.span.start, d.span.end), MAX_NAME);
+            self.simple_item(SymbolKind::Expression, name, d.span, Vec::new());
+        }
+        for stmt in &body.statements {
+            self.root_statement(stmt);
+        }
+        true
     }
 
     fn top_kind(&self) -> SymbolKind {
@@ -212,7 +242,7 @@ impl<'s> Extractor<'s> {
             exported,
             children: Vec::new(),
         };
-        self.stack.push(Frame { floor: outer.start, sym, has_jsx: false });
+        self.stack.push(Frame { floor: outer.start, sym, has_jsx: false, statement_level: false });
     }
 
     fn close(&mut self) {
@@ -347,7 +377,7 @@ impl<'s> Extractor<'s> {
     // ---- root items ---------------------------------------------------------------------
 
     fn root_statement(&mut self, stmt: &Statement<'_>) {
-        let before = self.stack[0].sym.children.len();
+        let before = self.stack.last().map_or(0, |f| f.sym.children.len());
         let span = stmt.span();
         match stmt {
             Statement::ImportDeclaration(d) => self.import_item(d.span, d.source.value.as_str()),
@@ -401,7 +431,7 @@ impl<'s> Extractor<'s> {
         }
         // Every top-level statement yields exactly one root item, whatever the branch above did.
         self.wrapper = None;
-        if self.stack[0].sym.children.len() == before {
+        if self.stack.last().map_or(0, |f| f.sym.children.len()) == before {
             let name = truncate(self.signature(span.start, span.end), MAX_NAME);
             self.simple_item(SymbolKind::Statement, name, span, Vec::new());
         }
@@ -702,7 +732,10 @@ impl<'a> Visit<'a> for Extractor<'_> {
 
     fn visit_function(&mut self, f: &Function<'a>, flags: ScopeFlags) {
         if self.claimed.remove(&f.span.start) {
-            return walk::walk_function(self, f, flags);
+            if !self.walk_oversized_body(f.body.as_deref()) {
+                walk::walk_function(self, f, flags);
+            }
+            return;
         }
         let mut modifiers = async_modifier(f.r#async);
         if f.generator {
@@ -723,21 +756,34 @@ impl<'a> Visit<'a> for Extractor<'_> {
                     body,
                     modifiers,
                 };
-                self.scoped(o, |s| walk::walk_function(s, f, flags));
+                self.scoped(o, |s| {
+                    if !s.walk_oversized_body(f.body.as_deref()) {
+                        walk::walk_function(s, f, flags)
+                    }
+                });
             }
             _ => {
                 let id = f.id.as_ref().map(|id| id.name.as_str());
-                self.anonymous_function(f.span, id, body, modifiers, |s| walk::walk_function(s, f, flags));
+                self.anonymous_function(f.span, id, body, modifiers, |s| {
+                    if !s.walk_oversized_body(f.body.as_deref()) {
+                        walk::walk_function(s, f, flags)
+                    }
+                });
             }
         }
     }
 
     fn visit_arrow_function_expression(&mut self, a: &ArrowFunctionExpression<'a>) {
         if self.claimed.remove(&a.span.start) {
-            return walk::walk_arrow_function_expression(self, a);
+            if !self.walk_oversized_body(arrow_block(a)) {
+                walk::walk_arrow_function_expression(self, a);
+            }
+            return;
         }
         self.anonymous_function(a.span, None, Some(arrow_body(self.src, a)), async_modifier(a.r#async), |s| {
-            walk::walk_arrow_function_expression(s, a)
+            if !s.walk_oversized_body(arrow_block(a)) {
+                walk::walk_arrow_function_expression(s, a)
+            }
         });
     }
 
@@ -1284,6 +1330,13 @@ fn callee_name(src: &str, callee: &Expression<'_>) -> String {
     match callee {
         Expression::StaticMemberExpression(m) => m.property.name.to_string(),
         _ => "anonymous".into(),
+    }
+}
+
+fn arrow_block<'b, 'a>(a: &'b ArrowFunctionExpression<'a>) -> Option<&'b FunctionBody<'a>> {
+    match &a.body {
+        ArrowFunctionBody::FunctionBody(b) => Some(b),
+        _ => None,
     }
 }
 
