@@ -1,0 +1,108 @@
+//! `cargo xtask` — validation gates and benchmarks for the pipeline's phases.
+//!
+//! - `cargo xtask validate parser [--corpus PATH]…` prints the blueprint's Parser Validation
+//!   Summary for `fixtures/parser/` (or the given files/directories) and fails on any
+//!   violation of the ten global rules.
+//! - `cargo xtask bench parse --corpus PATH…` prints throughput and peak RSS of oxc parsing
+//!   alone, parse + semantic, and our parser + chunker. Build with `--release` for figures.
+
+mod bench;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "Validation gates and benchmarks for codectx")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a phase's validation dashboard; exit non-zero when a rule is broken.
+    Validate {
+        #[command(subcommand)]
+        phase: Phase,
+    },
+    /// Measure a phase's speed and memory.
+    Bench {
+        #[command(subcommand)]
+        target: BenchTarget,
+    },
+}
+
+#[derive(Subcommand)]
+enum Phase {
+    /// The blueprint's ten global rules on the parser + chunker output.
+    Parser {
+        /// Files or directories to validate instead of fixtures/parser/ (repeatable).
+        #[arg(long)]
+        corpus: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchTarget {
+    /// Throughput (MB/s, files/s) and peak RSS of (a) oxc parse, (b) parse + semantic,
+    /// (c) our parser + chunker.
+    Parse {
+        /// Files or directories to parse (repeatable).
+        #[arg(long, required = true)]
+        corpus: Vec<PathBuf>,
+        /// Timed passes over the corpus; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Run one configuration in this process (used internally so each gets its own RSS).
+        #[arg(long, hide = true)]
+        only: Option<bench::Mode>,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Validate { phase: Phase::Parser { corpus } } => {
+            let inputs = if corpus.is_empty() { vec![workspace_root().join("fixtures").join("parser")] } else { corpus };
+            validate::parser(&inputs)
+        }
+        Command::Bench { target: BenchTarget::Parse { corpus, runs, only } } => bench::parse(&corpus, runs, only),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+/// Every TS/JS file under `inputs` (files are taken as given), sorted, with the path to show.
+pub(crate) fn source_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    fn walk(dir: &Path, base: &Path, out: &mut Vec<(PathBuf, String)>) -> anyhow::Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if name != "node_modules" && !name.starts_with('.') {
+                    walk(&path, base, out)?;
+                }
+            } else if codectx_parser::Language::from_path(&path).is_some() && !name.ends_with(".d.ts") {
+                let shown = path.strip_prefix(base).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+                out.push((path, shown));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            walk(input, input, &mut out)?;
+        } else if input.is_file() {
+            let shown = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            out.push((input.clone(), shown));
+        } else {
+            anyhow::bail!("{}: no such file or directory", input.display());
+        }
+    }
+    Ok(out)
+}
