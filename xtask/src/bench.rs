@@ -33,11 +33,20 @@ pub fn parse(inputs: &[PathBuf], runs: usize, only: Option<Mode>) -> anyhow::Res
         // Each configuration in its own process, so each peak RSS is its own.
         let exe = std::env::current_exe()?;
         if cfg!(debug_assertions) {
-            println!("warning: debug build; run `cargo xtask-release bench parse …` or `cargo run --release -p xtask -- bench parse …` for real figures");
+            println!(
+                "warning: debug build; run `cargo xtask-release bench parse …` or `cargo run --release -p xtask -- bench parse …` for real figures"
+            );
         }
         for mode in [Mode::Oxc, Mode::Semantic, Mode::Chunker] {
             let mut cmd = Command::new(&exe);
-            cmd.args(["bench", "parse", "--runs", &runs.to_string(), "--only", &format!("{mode:?}").to_lowercase()]);
+            cmd.args([
+                "bench",
+                "parse",
+                "--runs",
+                &runs.to_string(),
+                "--only",
+                &format!("{mode:?}").to_lowercase(),
+            ]);
             for input in inputs {
                 cmd.arg("--corpus").arg(input);
             }
@@ -49,7 +58,11 @@ pub fn parse(inputs: &[PathBuf], runs: usize, only: Option<Mode>) -> anyhow::Res
     let files = crate::source_files(inputs)?;
     let sources: Vec<(String, String)> = files
         .iter()
-        .filter_map(|(path, shown)| codectx_parser::read_source(path).ok().map(|s| (shown.clone(), s)))
+        .filter_map(|(path, shown)| {
+            codectx_parser::read_source(path)
+                .ok()
+                .map(|s| (shown.clone(), s))
+        })
         .collect();
     let bytes: usize = sources.iter().map(|(_, s)| s.len()).sum();
     let mut times = Vec::with_capacity(runs);
@@ -83,7 +96,8 @@ fn run_one(mode: Mode, name: &str, source: &str) -> usize {
     match mode {
         Mode::Oxc | Mode::Semantic => {
             let allocator = Allocator::default();
-            let ret = Parser::new(&allocator, source, codectx_parser::source_type_for(name)).parse();
+            let ret =
+                Parser::new(&allocator, source, codectx_parser::source_type_for(name)).parse();
             if mode == Mode::Oxc {
                 return ret.program.body.len();
             }
@@ -101,7 +115,11 @@ fn run_one(mode: Mode, name: &str, source: &str) -> usize {
 fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string())
+        })
         .and_then(|kb| kb.parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }

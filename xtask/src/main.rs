@@ -63,22 +63,35 @@ enum BenchTarget {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Validate { phase: Phase::Parser { corpus } } => {
-            let inputs = if corpus.is_empty() { vec![workspace_root().join("fixtures").join("parser")] } else { corpus };
+        Command::Validate {
+            phase: Phase::Parser { corpus },
+        } => {
+            let inputs = if corpus.is_empty() {
+                vec![workspace_root().join("fixtures").join("parser")]
+            } else {
+                corpus
+            };
             validate::parser(&inputs)
         }
-        Command::Bench { target: BenchTarget::Parse { corpus, runs, only } } => bench::parse(&corpus, runs, only),
+        Command::Bench {
+            target: BenchTarget::Parse { corpus, runs, only },
+        } => bench::parse(&corpus, runs, only),
     }
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 /// Every TS/JS file under `inputs` (files are taken as given), sorted, with the path to show.
 pub(crate) fn source_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<(PathBuf, String)>) -> anyhow::Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
         entries.sort();
         for path in entries {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -86,8 +99,14 @@ pub(crate) fn source_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, S
                 if name != "node_modules" && !name.starts_with('.') {
                     walk(&path, base, out)?;
                 }
-            } else if codectx_parser::Language::from_path(&path).is_some() && !name.ends_with(".d.ts") {
-                let shown = path.strip_prefix(base).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+            } else if codectx_parser::Language::from_path(&path).is_some()
+                && !name.ends_with(".d.ts")
+            {
+                let shown = path
+                    .strip_prefix(base)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 out.push((path, shown));
             }
         }
@@ -98,7 +117,10 @@ pub(crate) fn source_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, S
         if input.is_dir() {
             walk(input, input, &mut out)?;
         } else if input.is_file() {
-            let shown = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let shown = input
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             out.push((input.clone(), shown));
         } else {
             anyhow::bail!("{}: no such file or directory", input.display());

@@ -31,7 +31,9 @@ pub fn parser(inputs: &[PathBuf]) -> anyhow::Result<()> {
         {
             max_tokens = (tokens, crumb.to_string());
         }
-        if report.max_depth() >= max_depth.0 && (report.max_depth() > max_depth.0 || max_depth.1.is_empty()) {
+        if report.max_depth() >= max_depth.0
+            && (report.max_depth() > max_depth.0 || max_depth.1.is_empty())
+        {
             max_depth = (report.max_depth(), shown.clone());
         }
         if report.violations.is_empty() {
@@ -49,7 +51,11 @@ pub fn parser(inputs: &[PathBuf]) -> anyhow::Result<()> {
             }
         }
     }
-    let coverage = if lines == 0 { 100.0 } else { 100.0 * (lines - uncovered) as f64 / lines as f64 };
+    let coverage = if lines == 0 {
+        100.0
+    } else {
+        100.0 * (lines - uncovered) as f64 / lines as f64
+    };
     println!("Parser Validation Summary");
     println!("═══════════════════════════════════");
     println!("Fixtures: {passed} passed, {failed} failed");
@@ -64,10 +70,27 @@ pub fn parser(inputs: &[PathBuf]) -> anyhow::Result<()> {
     println!("Max chunk token count: {} ({})", max_tokens.0, max_tokens.1);
     println!("Max depth observed: {} ({})", max_depth.0, max_depth.1);
     let ids_stable = !by_rule.contains_key(&Rule::DeterministicIds);
-    println!("Determinism: {} ({})", if ids_stable { "✓" } else { "✗" }, if ids_stable { "all IDs stable across 2 runs" } else { "ids differ between runs" });
+    println!(
+        "Determinism: {} ({})",
+        if ids_stable { "✓" } else { "✗" },
+        if ids_stable {
+            "all IDs stable across 2 runs"
+        } else {
+            "ids differ between runs"
+        }
+    );
     for rule in Rule::ALL {
         let n = by_rule.get(&rule).copied().unwrap_or(0);
-        println!("Rule {:>2} {:<26} {}", rule as u8, rule.title(), if n == 0 { "✓".to_string() } else { format!("✗ {n} violations") });
+        println!(
+            "Rule {:>2} {:<26} {}",
+            rule as u8,
+            rule.title(),
+            if n == 0 {
+                "✓".to_string()
+            } else {
+                format!("✗ {n} violations")
+            }
+        );
     }
     for e in &unreadable {
         println!("Skipped: {e}");

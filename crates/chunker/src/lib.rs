@@ -66,12 +66,24 @@ pub fn estimate_tokens(text: &str) -> usize {
 /// Chunks one parsed file. `file_path` is stored as `filePath` and hashed into ids;
 /// `parsed.path` is the `relativePath`.
 pub fn chunk_file(parsed: &ParsedFile, source: &str, file_path: &str) -> Vec<CodeChunk> {
-    chunk_file_with_symbols(parsed, source, file_path).into_iter().map(|(c, _)| c).collect()
+    chunk_file_with_symbols(parsed, source, file_path)
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect()
 }
 
 /// Like [`chunk_file`], pairing each chunk with the symbol it was made from (pre-order).
-pub fn chunk_file_with_symbols<'p>(parsed: &'p ParsedFile, source: &str, file_path: &str) -> Vec<(CodeChunk, &'p ParsedSymbol)> {
-    let cx = Context { parsed, source, file_path, lines: LineIndex::new(source) };
+pub fn chunk_file_with_symbols<'p>(
+    parsed: &'p ParsedFile,
+    source: &str,
+    file_path: &str,
+) -> Vec<(CodeChunk, &'p ParsedSymbol)> {
+    let cx = Context {
+        parsed,
+        source,
+        file_path,
+        lines: LineIndex::new(source),
+    };
     let mut out = Vec::new();
     let mut crumbs = vec![parsed.path.clone()];
     for root in &parsed.symbols {
@@ -87,7 +99,12 @@ pub fn chunk_file_with_symbols<'p>(parsed: &'p ParsedFile, source: &str, file_pa
 /// cannot be a separate line-range chunk: that node is folded into the parent, and its own
 /// children are considered in its place, under the same rules.
 pub fn kept_children(sym: &ParsedSymbol) -> Vec<&ParsedSymbol> {
-    fn visit<'s>(parent: &ParsedSymbol, children: &'s [ParsedSymbol], last_end: &mut u32, out: &mut Vec<&'s ParsedSymbol>) {
+    fn visit<'s>(
+        parent: &ParsedSymbol,
+        children: &'s [ParsedSymbol],
+        last_end: &mut u32,
+        out: &mut Vec<&'s ParsedSymbol>,
+    ) {
         for child in children {
             if child.range != parent.range && child.range.start > *last_end {
                 *last_end = child.range.end;
@@ -117,7 +134,14 @@ struct Context<'p, 's> {
 }
 
 impl<'p> Context<'p, '_> {
-    fn emit(&self, sym: &'p ParsedSymbol, parent: Option<usize>, depth: u32, crumbs: &mut Vec<String>, out: &mut Vec<(CodeChunk, &'p ParsedSymbol)>) {
+    fn emit(
+        &self,
+        sym: &'p ParsedSymbol,
+        parent: Option<usize>,
+        depth: u32,
+        crumbs: &mut Vec<String>,
+        out: &mut Vec<(CodeChunk, &'p ParsedSymbol)>,
+    ) {
         let parent_id = parent.map(|i| out[i].0.id.clone());
         let id = chunk_id(self.file_path, sym, parent_id.as_deref());
         let start = self.lines.line_start(sym.range.start);
@@ -159,16 +183,27 @@ impl<'p> Context<'p, '_> {
     }
 
     /// Imports referenced inside `[start, end)` outside the collapsed ranges.
-    fn relevant_imports(&self, sym: &ParsedSymbol, (start, end): (u32, u32), collapsed: &[(u32, u32)]) -> Vec<String> {
+    fn relevant_imports(
+        &self,
+        sym: &ParsedSymbol,
+        (start, end): (u32, u32),
+        collapsed: &[(u32, u32)],
+    ) -> Vec<String> {
         if matches!(sym.kind, SymbolKind::Import | SymbolKind::Comment) {
             return Vec::new();
         }
-        let own = |offset: u32| start <= offset && offset < end && !collapsed.iter().any(|&(s, e)| s <= offset && offset < e);
+        let own = |offset: u32| {
+            start <= offset
+                && offset < end
+                && !collapsed.iter().any(|&(s, e)| s <= offset && offset < e)
+        };
         self.parsed
             .imports
             .iter()
             .filter(|import| import.reference_offsets.iter().any(|&o| own(o)))
-            .map(|import| self.source[import.span.start as usize..import.span.end as usize].to_string())
+            .map(|import| {
+                self.source[import.span.start as usize..import.span.end as usize].to_string()
+            })
             .fold(Vec::new(), |mut acc, text| {
                 if !acc.contains(&text) {
                     acc.push(text);
@@ -208,7 +243,10 @@ fn cap_tokens(text: String) -> String {
     if text.len() <= max_chars || estimate_tokens(&text) <= MAX_CHUNK_TOKENS {
         return text;
     }
-    let cut = text.char_indices().nth(max_chars).map_or(text.len(), |(i, _)| i);
+    let cut = text
+        .char_indices()
+        .nth(max_chars)
+        .map_or(text.len(), |(i, _)| i);
     let cut = text[..cut].rfind('\n').unwrap_or(cut);
     text[..cut].to_string()
 }
@@ -218,12 +256,20 @@ fn cap_tokens(text: String) -> String {
 pub fn is_capped(chunk: &CodeChunk) -> bool {
     estimate_tokens(&chunk.embedding_text) > MAX_CHUNK_TOKENS * 9 / 10
         && chunk.embedding_text.len() < chunk.full_source.len()
-        && !chunk.full_source.ends_with(chunk.embedding_text.lines().last().unwrap_or(""))
+        && !chunk
+            .full_source
+            .ends_with(chunk.embedding_text.lines().last().unwrap_or(""))
 }
 
 fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {
     let mut hasher = blake3::Hasher::new();
-    for part in [file_path, sym.kind.as_str(), &sym.name, &sym.range.start.to_string(), parent_id.unwrap_or("")] {
+    for part in [
+        file_path,
+        sym.kind.as_str(),
+        &sym.name,
+        &sym.range.start.to_string(),
+        parent_id.unwrap_or(""),
+    ] {
         hasher.update(part.as_bytes());
         hasher.update(&[0]);
     }

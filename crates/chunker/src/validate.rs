@@ -99,7 +99,10 @@ impl FileReport {
     }
     /// The chunk with the largest embedding text: (tokens, breadcrumb).
     pub fn largest_chunk(&self) -> Option<(usize, &str)> {
-        self.chunks.iter().map(|c| (estimate_tokens(&c.embedding_text), c.breadcrumb.as_str())).max_by_key(|(t, _)| *t)
+        self.chunks
+            .iter()
+            .map(|c| (estimate_tokens(&c.embedding_text), c.breadcrumb.as_str()))
+            .max_by_key(|(t, _)| *t)
     }
 }
 
@@ -125,16 +128,29 @@ pub fn check_file(path: &str, source: &str) -> FileReport {
     relevant_imports(&chunks, &parsed, source, &mut v);
 
     drop(pairs);
-    FileReport { path: path.to_string(), parsed, chunks, violations: v }
+    FileReport {
+        path: path.to_string(),
+        parsed,
+        chunks,
+        violations: v,
+    }
 }
 
 fn violation(v: &mut Vec<Violation>, rule: Rule, line: Option<u32>, message: String) {
-    v.push(Violation { rule, line, message });
+    v.push(Violation {
+        rule,
+        line,
+        message,
+    });
 }
 
 /// Rule 1: every non-blank line lies in some root chunk.
 fn full_coverage(chunks: &[CodeChunk], source: &str, lines: &LineIndex, v: &mut Vec<Violation>) {
-    let mut roots: Vec<(u32, u32)> = chunks.iter().filter(|c| c.depth == 0).map(|c| (c.start_line, c.end_line)).collect();
+    let mut roots: Vec<(u32, u32)> = chunks
+        .iter()
+        .filter(|c| c.depth == 0)
+        .map(|c| (c.start_line, c.end_line))
+        .collect();
     roots.sort_unstable();
     let mut next = 0;
     for line in 1..=lines.line_count() {
@@ -142,9 +158,16 @@ fn full_coverage(chunks: &[CodeChunk], source: &str, lines: &LineIndex, v: &mut 
             next += 1;
         }
         let covered = roots.get(next).is_some_and(|&(s, _)| s <= line);
-        let text = lines.lines_text(source, line, line).trim_start_matches('\u{feff}');
+        let text = lines
+            .lines_text(source, line, line)
+            .trim_start_matches('\u{feff}');
         if !covered && !text.trim().is_empty() {
-            violation(v, Rule::FullCoverage, Some(line), format!("no root chunk covers {:?}", truncate(text.trim())));
+            violation(
+                v,
+                Rule::FullCoverage,
+                Some(line),
+                format!("no root chunk covers {:?}", truncate(text.trim())),
+            );
         }
     }
 }
@@ -153,7 +176,10 @@ fn full_coverage(chunks: &[CodeChunk], source: &str, lines: &LineIndex, v: &mut 
 fn no_overlap(chunks: &[CodeChunk], v: &mut Vec<Violation>) {
     let mut groups: HashMap<Option<&str>, Vec<&CodeChunk>> = HashMap::new();
     for c in chunks {
-        groups.entry(c.parent_chunk_id.as_deref()).or_default().push(c);
+        groups
+            .entry(c.parent_chunk_id.as_deref())
+            .or_default()
+            .push(c);
     }
     for siblings in groups.values_mut() {
         siblings.sort_by_key(|c| (c.start_line, c.end_line));
@@ -161,7 +187,12 @@ fn no_overlap(chunks: &[CodeChunk], v: &mut Vec<Violation>) {
             if pair[1].start_line <= pair[0].end_line {
                 let message = format!(
                     "{:?} (lines {}-{}) overlaps its sibling {:?} (lines {}-{})",
-                    pair[1].breadcrumb, pair[1].start_line, pair[1].end_line, pair[0].breadcrumb, pair[0].start_line, pair[0].end_line
+                    pair[1].breadcrumb,
+                    pair[1].start_line,
+                    pair[1].end_line,
+                    pair[0].breadcrumb,
+                    pair[0].start_line,
+                    pair[0].end_line
                 );
                 violation(v, Rule::NoOverlap, Some(pair[1].start_line), message);
             }
@@ -173,9 +204,25 @@ fn no_overlap(chunks: &[CodeChunk], v: &mut Vec<Violation>) {
 fn source_fidelity(chunks: &[CodeChunk], source: &str, lines: &LineIndex, v: &mut Vec<Violation>) {
     for c in chunks {
         if c.start_line == 0 || c.start_line > c.end_line || c.end_line > lines.line_count() {
-            violation(v, Rule::SourceFidelity, Some(c.start_line), format!("{:?} has invalid lines {}-{}", c.breadcrumb, c.start_line, c.end_line));
+            violation(
+                v,
+                Rule::SourceFidelity,
+                Some(c.start_line),
+                format!(
+                    "{:?} has invalid lines {}-{}",
+                    c.breadcrumb, c.start_line, c.end_line
+                ),
+            );
         } else if lines.lines_text(source, c.start_line, c.end_line) != c.full_source {
-            violation(v, Rule::SourceFidelity, Some(c.start_line), format!("fullSource of {:?} differs from lines {}-{}", c.breadcrumb, c.start_line, c.end_line));
+            violation(
+                v,
+                Rule::SourceFidelity,
+                Some(c.start_line),
+                format!(
+                    "fullSource of {:?} differs from lines {}-{}",
+                    c.breadcrumb, c.start_line, c.end_line
+                ),
+            );
         }
     }
 }
@@ -185,22 +232,59 @@ fn hierarchy(chunks: &[CodeChunk], v: &mut Vec<Violation>) {
     let by_id: HashMap<&str, &CodeChunk> = chunks.iter().map(|c| (c.id.as_str(), c)).collect();
     for c in chunks {
         match &c.parent_chunk_id {
-            None if c.depth != 0 => violation(v, Rule::HierarchyConsistency, Some(c.start_line), format!("{:?} has depth {} but no parent", c.breadcrumb, c.depth)),
+            None if c.depth != 0 => violation(
+                v,
+                Rule::HierarchyConsistency,
+                Some(c.start_line),
+                format!("{:?} has depth {} but no parent", c.breadcrumb, c.depth),
+            ),
             None => {}
             Some(pid) => match by_id.get(pid.as_str()) {
-                None => violation(v, Rule::HierarchyConsistency, Some(c.start_line), format!("{:?} names a missing parent", c.breadcrumb)),
-                Some(p) if !p.child_chunk_ids.contains(&c.id) => {
-                    violation(v, Rule::HierarchyConsistency, Some(c.start_line), format!("parent {:?} does not list {:?}", p.breadcrumb, c.breadcrumb))
-                }
-                Some(p) if p.depth + 1 != c.depth || c.start_line < p.start_line || c.end_line > p.end_line => {
-                    violation(v, Rule::HierarchyConsistency, Some(c.start_line), format!("{:?} is not nested inside its parent {:?}", c.breadcrumb, p.breadcrumb))
+                None => violation(
+                    v,
+                    Rule::HierarchyConsistency,
+                    Some(c.start_line),
+                    format!("{:?} names a missing parent", c.breadcrumb),
+                ),
+                Some(p) if !p.child_chunk_ids.contains(&c.id) => violation(
+                    v,
+                    Rule::HierarchyConsistency,
+                    Some(c.start_line),
+                    format!("parent {:?} does not list {:?}", p.breadcrumb, c.breadcrumb),
+                ),
+                Some(p)
+                    if p.depth + 1 != c.depth
+                        || c.start_line < p.start_line
+                        || c.end_line > p.end_line =>
+                {
+                    violation(
+                        v,
+                        Rule::HierarchyConsistency,
+                        Some(c.start_line),
+                        format!(
+                            "{:?} is not nested inside its parent {:?}",
+                            c.breadcrumb, p.breadcrumb
+                        ),
+                    )
                 }
                 Some(_) => {}
             },
         }
         for child in &c.child_chunk_ids {
-            if by_id.get(child.as_str()).and_then(|k| k.parent_chunk_id.as_deref()) != Some(c.id.as_str()) {
-                violation(v, Rule::HierarchyConsistency, Some(c.start_line), format!("{:?} lists a child that does not name it as parent", c.breadcrumb));
+            if by_id
+                .get(child.as_str())
+                .and_then(|k| k.parent_chunk_id.as_deref())
+                != Some(c.id.as_str())
+            {
+                violation(
+                    v,
+                    Rule::HierarchyConsistency,
+                    Some(c.start_line),
+                    format!(
+                        "{:?} lists a child that does not name it as parent",
+                        c.breadcrumb
+                    ),
+                );
             }
         }
     }
@@ -211,34 +295,74 @@ fn token_limit(chunks: &[CodeChunk], v: &mut Vec<Violation>) {
     for c in chunks {
         let tokens = estimate_tokens(&c.embedding_text);
         if tokens > MAX_CHUNK_TOKENS {
-            violation(v, Rule::TokenLimit, Some(c.start_line), format!("{:?} has {tokens} tokens", c.breadcrumb));
+            violation(
+                v,
+                Rule::TokenLimit,
+                Some(c.start_line),
+                format!("{:?} has {tokens} tokens", c.breadcrumb),
+            );
         }
     }
 }
 
 /// Rule 6: a body-bearing child appears in its parent as `signature;` without its body, and
 /// a leaf's embedding text is its full source.
-fn collapsed_children(pairs: &[(CodeChunk, &codectx_parser::ParsedSymbol)], source: &str, v: &mut Vec<Violation>) {
+fn collapsed_children(
+    pairs: &[(CodeChunk, &codectx_parser::ParsedSymbol)],
+    source: &str,
+    v: &mut Vec<Violation>,
+) {
     for (chunk, sym) in pairs {
         let mut has_body_child = false;
         for child in kept_children(sym) {
-            let (Some(body), Some(stub)) = (child.body, stub_end(source, child)) else { continue };
+            let (Some(body), Some(stub)) = (child.body, stub_end(source, child)) else {
+                continue;
+            };
             has_body_child = true;
             let stub_text = format!("{};", &source[child.span.start as usize..stub as usize]);
             // The child's whole text, not just its body: a tiny body like `{\n}` recurs everywhere.
             let child_text = &source[child.span.start as usize..child.span.end as usize];
             if !chunk.embedding_text.contains(&stub_text) && !crate::is_capped(chunk) {
-                violation(v, Rule::CollapsedChildren, Some(child.range.start), format!("{:?} lacks the stub {:?}", chunk.breadcrumb, truncate(&stub_text)));
+                violation(
+                    v,
+                    Rule::CollapsedChildren,
+                    Some(child.range.start),
+                    format!(
+                        "{:?} lacks the stub {:?}",
+                        chunk.breadcrumb,
+                        truncate(&stub_text)
+                    ),
+                );
             }
             // Identical code may legitimately remain (a twin callback that is not a chunk), so
             // count: collapsing must have removed at least this occurrence.
             let multiline = source[body.start as usize..body.end as usize].contains('\n');
-            if multiline && chunk.embedding_text.matches(child_text).count() >= chunk.full_source.matches(child_text).count() {
-                violation(v, Rule::CollapsedChildren, Some(child.range.start), format!("{:?} still contains the body of {:?}", chunk.breadcrumb, child.name));
+            if multiline
+                && chunk.embedding_text.matches(child_text).count()
+                    >= chunk.full_source.matches(child_text).count()
+            {
+                violation(
+                    v,
+                    Rule::CollapsedChildren,
+                    Some(child.range.start),
+                    format!(
+                        "{:?} still contains the body of {:?}",
+                        chunk.breadcrumb, child.name
+                    ),
+                );
             }
         }
-        if !has_body_child && chunk.embedding_text != chunk.full_source && !crate::is_capped(chunk) {
-            violation(v, Rule::CollapsedChildren, Some(chunk.start_line), format!("leaf {:?}: embeddingText differs from fullSource", chunk.breadcrumb));
+        if !has_body_child && chunk.embedding_text != chunk.full_source && !crate::is_capped(chunk)
+        {
+            violation(
+                v,
+                Rule::CollapsedChildren,
+                Some(chunk.start_line),
+                format!(
+                    "leaf {:?}: embeddingText differs from fullSource",
+                    chunk.breadcrumb
+                ),
+            );
         }
     }
 }
@@ -260,7 +384,12 @@ fn breadcrumbs(chunks: &[CodeChunk], relative_path: &str, v: &mut Vec<Violation>
         names.reverse();
         let expected = names.join(" > ");
         if c.breadcrumb != expected {
-            violation(v, Rule::BreadcrumbAccuracy, Some(c.start_line), format!("breadcrumb {:?}, expected {expected:?}", c.breadcrumb));
+            violation(
+                v,
+                Rule::BreadcrumbAccuracy,
+                Some(c.start_line),
+                format!("breadcrumb {:?}, expected {expected:?}", c.breadcrumb),
+            );
         }
     }
 }
@@ -271,19 +400,35 @@ fn deterministic_ids(chunks: &[CodeChunk], path: &str, source: &str, v: &mut Vec
     let first: Vec<&str> = chunks.iter().map(|c| c.id.as_str()).collect();
     let second: Vec<&str> = again.iter().map(|c| c.id.as_str()).collect();
     if first != second {
-        violation(v, Rule::DeterministicIds, None, "a second run produced different chunk ids".into());
+        violation(
+            v,
+            Rule::DeterministicIds,
+            None,
+            "a second run produced different chunk ids".into(),
+        );
     }
     let mut seen = HashSet::new();
     for c in chunks {
         if !seen.insert(c.id.as_str()) {
-            violation(v, Rule::DeterministicIds, Some(c.start_line), format!("duplicate id for {:?}", c.breadcrumb));
+            violation(
+                v,
+                Rule::DeterministicIds,
+                Some(c.start_line),
+                format!("duplicate id for {:?}", c.breadcrumb),
+            );
         }
     }
 }
 
 /// Rule 9: each top-level statement (from a fresh oxc parse) lies in exactly one root chunk,
 /// and a root chunk holds several statements only where they share a line.
-fn root_isolation(chunks: &[CodeChunk], path: &str, source: &str, lines: &LineIndex, v: &mut Vec<Violation>) {
+fn root_isolation(
+    chunks: &[CodeChunk],
+    path: &str,
+    source: &str,
+    lines: &LineIndex,
+    v: &mut Vec<Violation>,
+) {
     let allocator = Allocator::default();
     let ret = Parser::new(&allocator, source, codectx_parser::source_type_for(path)).parse();
     if ret.panicked {
@@ -301,17 +446,38 @@ fn root_isolation(chunks: &[CodeChunk], path: &str, source: &str, lines: &LineIn
     let roots: Vec<&CodeChunk> = chunks.iter().filter(|c| c.depth == 0).collect();
     let mut inside: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
     for &(s, e) in &statements {
-        let holders: Vec<&&CodeChunk> = roots.iter().filter(|c| c.start_line <= e && s <= c.end_line).collect();
+        let holders: Vec<&&CodeChunk> = roots
+            .iter()
+            .filter(|c| c.start_line <= e && s <= c.end_line)
+            .collect();
         match holders.as_slice() {
-            [one] if one.start_line <= s && e <= one.end_line => inside.entry(one.id.as_str()).or_default().push((s, e)),
-            _ => violation(v, Rule::RootLevelIsolation, Some(s), format!("the statement on lines {s}-{e} is split across {} root chunks", holders.len())),
+            [one] if one.start_line <= s && e <= one.end_line => {
+                inside.entry(one.id.as_str()).or_default().push((s, e))
+            }
+            _ => violation(
+                v,
+                Rule::RootLevelIsolation,
+                Some(s),
+                format!(
+                    "the statement on lines {s}-{e} is split across {} root chunks",
+                    holders.len()
+                ),
+            ),
         }
     }
     for c in &roots {
         if let Some(stmts) = inside.get(c.id.as_str()) {
             for pair in stmts.windows(2) {
                 if pair[1].0 > pair[0].1 {
-                    violation(v, Rule::RootLevelIsolation, Some(pair[1].0), format!("{:?} merges the separate statements on lines {}-{} and {}-{}", c.breadcrumb, pair[0].0, pair[0].1, pair[1].0, pair[1].1));
+                    violation(
+                        v,
+                        Rule::RootLevelIsolation,
+                        Some(pair[1].0),
+                        format!(
+                            "{:?} merges the separate statements on lines {}-{} and {}-{}",
+                            c.breadcrumb, pair[0].0, pair[0].1, pair[1].0, pair[1].1
+                        ),
+                    );
                 }
             }
         }
@@ -320,18 +486,55 @@ fn root_isolation(chunks: &[CodeChunk], path: &str, source: &str, lines: &LineIn
 
 /// Rule 10: import and comment chunks list no imports; every listed import is one of the
 /// file's import statements and one of its bound names occurs as a word in the chunk.
-fn relevant_imports(chunks: &[CodeChunk], parsed: &ParsedFile, source: &str, v: &mut Vec<Violation>) {
-    let statements: HashMap<&str, &codectx_parser::ImportInfo> =
-        parsed.imports.iter().map(|i| (&source[i.span.start as usize..i.span.end as usize], i)).collect();
+fn relevant_imports(
+    chunks: &[CodeChunk],
+    parsed: &ParsedFile,
+    source: &str,
+    v: &mut Vec<Violation>,
+) {
+    let statements: HashMap<&str, &codectx_parser::ImportInfo> = parsed
+        .imports
+        .iter()
+        .map(|i| (&source[i.span.start as usize..i.span.end as usize], i))
+        .collect();
     for c in chunks {
         if matches!(c.node_kind.as_str(), "import" | "comment") && !c.relevant_imports.is_empty() {
-            violation(v, Rule::RelevantImports, Some(c.start_line), format!("{} chunk {:?} lists imports", c.node_kind, c.breadcrumb));
+            violation(
+                v,
+                Rule::RelevantImports,
+                Some(c.start_line),
+                format!("{} chunk {:?} lists imports", c.node_kind, c.breadcrumb),
+            );
         }
         for import in &c.relevant_imports {
             match statements.get(import.as_str()) {
-                None => violation(v, Rule::RelevantImports, Some(c.start_line), format!("{:?} lists {:?}, not an import of the file", c.breadcrumb, truncate(import))),
-                Some(info) if !info.local_names.iter().any(|n| contains_word(&c.embedding_text, n)) => {
-                    violation(v, Rule::RelevantImports, Some(c.start_line), format!("{:?} lists {:?} but uses none of {:?}", c.breadcrumb, truncate(import), info.local_names))
+                None => violation(
+                    v,
+                    Rule::RelevantImports,
+                    Some(c.start_line),
+                    format!(
+                        "{:?} lists {:?}, not an import of the file",
+                        c.breadcrumb,
+                        truncate(import)
+                    ),
+                ),
+                Some(info)
+                    if !info
+                        .local_names
+                        .iter()
+                        .any(|n| contains_word(&c.embedding_text, n)) =>
+                {
+                    violation(
+                        v,
+                        Rule::RelevantImports,
+                        Some(c.start_line),
+                        format!(
+                            "{:?} lists {:?} but uses none of {:?}",
+                            c.breadcrumb,
+                            truncate(import),
+                            info.local_names
+                        ),
+                    )
                 }
                 Some(_) => {}
             }
@@ -354,4 +557,116 @@ fn truncate(s: &str) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "import jwt from 'jsonwebtoken';\nimport { a } from './a';\n\nexport class Tokens {\n  secret = 'x';\n\n  verify(t: string) {\n    return jwt.decode(t);\n  }\n}\n\nconsole.log(a);\n";
+
+    fn setup() -> (ParsedFile, Vec<CodeChunk>) {
+        let parsed = parse_source("t.ts", SOURCE);
+        let chunks = crate::chunk_file(&parsed, SOURCE, "t.ts");
+        (parsed, chunks)
+    }
+
+    fn rules(v: &[Violation]) -> Vec<Rule> {
+        let mut r: Vec<Rule> = v.iter().map(|v| v.rule).collect();
+        r.dedup();
+        r
+    }
+
+    #[test]
+    fn the_sample_is_clean() {
+        assert!(check_file("t.ts", SOURCE).violations.is_empty());
+    }
+
+    #[test]
+    fn each_rule_catches_its_fault() {
+        let lines = LineIndex::new(SOURCE);
+        let find =
+            |chunks: &[CodeChunk], name: &str| chunks.iter().position(|c| c.name == name).unwrap();
+
+        let (_, mut c) = setup();
+        c.retain(|c| c.node_kind != "expression");
+        let mut v = Vec::new();
+        full_coverage(&c, SOURCE, &lines, &mut v);
+        assert_eq!(rules(&v), [Rule::FullCoverage]);
+        assert_eq!(v[0].line, Some(12));
+
+        let (_, mut c) = setup();
+        let i = find(&c, "secret");
+        c[i].end_line = 7;
+        let mut v = Vec::new();
+        no_overlap(&c, &mut v);
+        assert_eq!(rules(&v), [Rule::NoOverlap]);
+
+        let (_, mut c) = setup();
+        let i = find(&c, "verify");
+        c[i].full_source.push(' ');
+        let mut v = Vec::new();
+        source_fidelity(&c, SOURCE, &lines, &mut v);
+        assert_eq!(rules(&v), [Rule::SourceFidelity]);
+
+        let (_, mut c) = setup();
+        let i = find(&c, "Tokens");
+        c[i].child_chunk_ids.pop();
+        let mut v = Vec::new();
+        hierarchy(&c, &mut v);
+        assert_eq!(rules(&v), [Rule::HierarchyConsistency]);
+
+        let (_, mut c) = setup();
+        c[0].embedding_text = "x".repeat(MAX_CHUNK_TOKENS * 4 + 4);
+        let mut v = Vec::new();
+        token_limit(&c, &mut v);
+        assert_eq!(rules(&v), [Rule::TokenLimit]);
+
+        let (parsed, _) = setup();
+        let mut pairs = crate::chunk_file_with_symbols(&parsed, SOURCE, "t.ts");
+        let i = pairs.iter().position(|(c, _)| c.name == "Tokens").unwrap();
+        pairs[i].0.embedding_text = pairs[i].0.full_source.clone();
+        let mut v = Vec::new();
+        collapsed_children(&pairs, SOURCE, &mut v);
+        assert_eq!(rules(&v), [Rule::CollapsedChildren]);
+
+        let (_, mut c) = setup();
+        let i = find(&c, "verify");
+        c[i].breadcrumb = "t.ts > verify".into();
+        let mut v = Vec::new();
+        breadcrumbs(&c, "t.ts", &mut v);
+        assert_eq!(rules(&v), [Rule::BreadcrumbAccuracy]);
+
+        let (_, mut c) = setup();
+        c[1].id = c[0].id.clone();
+        let mut v = Vec::new();
+        deterministic_ids(&c, "t.ts", SOURCE, &mut v);
+        assert!(rules(&v).contains(&Rule::DeterministicIds));
+
+        let (_, mut c) = setup();
+        c[0].end_line = 2;
+        c.remove(1);
+        let mut v = Vec::new();
+        root_isolation(&c, "t.ts", SOURCE, &lines, &mut v);
+        assert_eq!(rules(&v), [Rule::RootLevelIsolation]);
+
+        let (parsed, mut c) = setup();
+        let i = find(&c, "verify");
+        c[i].relevant_imports
+            .push("import { a } from './a';".into());
+        let mut v = Vec::new();
+        relevant_imports(&c, &parsed, SOURCE, &mut v);
+        assert_eq!(rules(&v), [Rule::RelevantImports]);
+    }
+
+    #[test]
+    fn shadowing_local_is_not_an_import_use() {
+        let source = "import { key } from './k';\nexport function f() {\n  const key = 1;\n  return key;\n}\nexport function g() {\n  return key;\n}\n";
+        let parsed = parse_source("s.ts", source);
+        let chunks = crate::chunk_file(&parsed, source, "s.ts");
+        let f = chunks.iter().find(|c| c.name == "f").unwrap();
+        let g = chunks.iter().find(|c| c.name == "g").unwrap();
+        assert!(f.relevant_imports.is_empty(), "{:?}", f.relevant_imports);
+        assert_eq!(g.relevant_imports, ["import { key } from './k';"]);
+    }
 }

@@ -9,8 +9,21 @@ use codectx_chunker::validate::check_file;
 fn render(chunks: &[codectx_chunker::CodeChunk]) -> String {
     let mut out = String::new();
     for c in chunks {
-        let shape = if c.embedding_text == c.full_source { "leaf" } else { "collapsed" };
-        writeln!(out, "{}[{}] {} L{}-{} {shape}", "  ".repeat(c.depth as usize), c.node_kind, c.breadcrumb, c.start_line, c.end_line).unwrap();
+        let shape = if c.embedding_text == c.full_source {
+            "leaf"
+        } else {
+            "collapsed"
+        };
+        writeln!(
+            out,
+            "{}[{}] {} L{}-{} {shape}",
+            "  ".repeat(c.depth as usize),
+            c.node_kind,
+            c.breadcrumb,
+            c.start_line,
+            c.end_line
+        )
+        .unwrap();
         for import in &c.relevant_imports {
             writeln!(out, "{}  uses: {import}", "  ".repeat(c.depth as usize)).unwrap();
         }
@@ -29,8 +42,16 @@ fn chunks_pass_the_global_rules() {
         let source = std::fs::read_to_string(path).unwrap();
         let name = path.file_name().unwrap().to_str().unwrap();
         let report = check_file(name, &source);
-        let failures: Vec<String> = report.violations.iter().map(|v| format!("{name}: {v}")).collect();
-        assert!(failures.is_empty(), "global rules broken:\n{}", failures.join("\n"));
+        let failures: Vec<String> = report
+            .violations
+            .iter()
+            .map(|v| format!("{name}: {v}"))
+            .collect();
+        assert!(
+            failures.is_empty(),
+            "global rules broken:\n{}",
+            failures.join("\n")
+        );
         insta::assert_snapshot!(render(&report.chunks));
     });
 }

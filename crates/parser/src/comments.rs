@@ -59,14 +59,18 @@ impl<'s> Comments<'s> {
             return false;
         }
         let gap = &self.text[from as usize..to as usize];
-        gap.bytes().all(|b| b.is_ascii_whitespace()) && gap.bytes().filter(|&b| b == b'\n').count() <= 1
+        gap.bytes().all(|b| b.is_ascii_whitespace())
+            && gap.bytes().filter(|&b| b == b'\n').count() <= 1
     }
 
     /// True when only whitespace precedes `offset` on its line.
     pub fn starts_line(&self, offset: u32) -> bool {
         let before = &self.text[..offset as usize];
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        before[line_start..].trim_start_matches('\u{feff}').trim().is_empty()
+        before[line_start..]
+            .trim_start_matches('\u{feff}')
+            .trim()
+            .is_empty()
     }
 }
 
@@ -81,8 +85,14 @@ pub(crate) fn clean_jsdoc(raw: &str) -> String {
             t.strip_prefix(' ').unwrap_or(t).trim_end()
         })
         .collect();
-    let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
-    let last = lines.iter().rposition(|l| !l.is_empty()).map_or(first, |i| i + 1);
+    let first = lines
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(lines.len());
+    let last = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(first, |i| i + 1);
     lines[first..last.max(first)].join("\n")
 }
 
@@ -92,7 +102,10 @@ mod tests {
 
     #[test]
     fn jsdoc_markers_are_stripped() {
-        assert_eq!(clean_jsdoc("/**\n * Validates a token.\n * @param t the token\n */"), "Validates a token.\n@param t the token");
+        assert_eq!(
+            clean_jsdoc("/**\n * Validates a token.\n * @param t the token\n */"),
+            "Validates a token.\n@param t the token"
+        );
         assert_eq!(clean_jsdoc("/** One line. */"), "One line.");
     }
 }

@@ -70,7 +70,10 @@ pub(crate) fn unparsed_item(src: &str, lines: &LineIndex) -> Vec<ParsedSymbol> {
         kind: SymbolKind::Unparsed,
         depth: 0,
         parent_name: None,
-        range: LineRange { start: 1, end: lines.line_count() },
+        range: LineRange {
+            start: 1,
+            end: lines.line_count(),
+        },
         span: ByteSpan::new(0, src.len() as u32),
         body: None,
         signature: String::new(),
@@ -82,7 +85,12 @@ pub(crate) fn unparsed_item(src: &str, lines: &LineIndex) -> Vec<ParsedSymbol> {
 }
 
 /// Adds an `unparsed` root item for each run of `blanked` lines that no root item covers.
-pub(crate) fn add_unparsed_lines(mut roots: Vec<ParsedSymbol>, blanked: &[u32], src: &str, lines: &LineIndex) -> Vec<ParsedSymbol> {
+pub(crate) fn add_unparsed_lines(
+    mut roots: Vec<ParsedSymbol>,
+    blanked: &[u32],
+    src: &str,
+    lines: &LineIndex,
+) -> Vec<ParsedSymbol> {
     let mut uncovered: Vec<u32> = blanked
         .iter()
         .copied()
@@ -207,7 +215,9 @@ impl<'s> Extractor<'s> {
     }
 
     fn top_kind(&self) -> SymbolKind {
-        self.stack.last().map_or(SymbolKind::Statement, |f| f.sym.kind)
+        self.stack
+            .last()
+            .map_or(SymbolKind::Statement, |f| f.sym.kind)
     }
 
     fn is_multiline(&self, span: Span) -> bool {
@@ -218,7 +228,10 @@ impl<'s> Extractor<'s> {
 
     fn open(&mut self, o: Open) {
         let (outer, mut modifiers) = match self.wrapper.take() {
-            Some(w) => (Span::new(w.span.start.min(o.node.start), w.span.end.max(o.node.end)), w.modifiers),
+            Some(w) => (
+                Span::new(w.span.start.min(o.node.start), w.span.end.max(o.node.end)),
+                w.modifiers,
+            ),
             None => (o.node, Vec::new()),
         };
         modifiers.extend(o.modifiers);
@@ -233,7 +246,10 @@ impl<'s> Extractor<'s> {
             kind: o.kind,
             depth: 0,
             parent_name: None,
-            range: LineRange { start: self.lines.line_of(start), end: self.lines.end_line_of(start, outer.end) },
+            range: LineRange {
+                start: self.lines.line_of(start),
+                end: self.lines.end_line_of(start, outer.end),
+            },
             span,
             body: o.body.map(|b| ByteSpan::new(b.start, b.end)),
             signature: self.signature(o.sig.0, o.sig.1),
@@ -242,11 +258,18 @@ impl<'s> Extractor<'s> {
             exported,
             children: Vec::new(),
         };
-        self.stack.push(Frame { floor: outer.start, sym, has_jsx: false, statement_level: false });
+        self.stack.push(Frame {
+            floor: outer.start,
+            sym,
+            has_jsx: false,
+            statement_level: false,
+        });
     }
 
     fn close(&mut self) {
-        let Some(mut frame) = self.stack.pop() else { return };
+        let Some(mut frame) = self.stack.pop() else {
+            return;
+        };
         if frame.has_jsx
             && frame.sym.kind == SymbolKind::Function
             && frame.sym.name.starts_with(|c: char| c.is_ascii_uppercase())
@@ -282,7 +305,9 @@ impl<'s> Extractor<'s> {
         }
         loop {
             let trimmed = out.trim_end();
-            let stripped = ["=>", "{", "=", ";", ",", "(", "."].iter().find_map(|t| trimmed.strip_suffix(t));
+            let stripped = ["=>", "{", "=", ";", ",", "(", "."]
+                .iter()
+                .find_map(|t| trimmed.strip_suffix(t));
             match stripped {
                 Some(s) => out = s.trim_end().to_string(),
                 None => break,
@@ -295,7 +320,12 @@ impl<'s> Extractor<'s> {
     /// short, else the text before the initializer.
     fn head_or_all(&self, start: u32, init_start: Option<u32>, end: u32) -> u32 {
         match init_start {
-            Some(init) if end - start > MAX_INLINE_SIGNATURE as u32 || self.is_multiline(Span::new(init, end)) => init,
+            Some(init)
+                if end - start > MAX_INLINE_SIGNATURE as u32
+                    || self.is_multiline(Span::new(init, end)) =>
+            {
+                init
+            }
             _ => end,
         }
     }
@@ -321,7 +351,9 @@ impl<'s> Extractor<'s> {
                 }
                 Statement::TSImportEqualsDeclaration(d) => {
                     let source = match &d.module_reference {
-                        TSModuleReference::ExternalModuleReference(r) => r.expression.value.to_string(),
+                        TSModuleReference::ExternalModuleReference(r) => {
+                            r.expression.value.to_string()
+                        }
                         other => self.text(other.span()).to_string(),
                     };
                     self.add_import(d.span, &source, &[&d.id]);
@@ -400,12 +432,20 @@ impl<'s> Extractor<'s> {
                 self.close();
             }
             Statement::ExportDeclaration(d) => {
-                self.wrapper = Some(Wrapper { span: d.span, modifiers: vec![Modifier::Exported] });
+                self.wrapper = Some(Wrapper {
+                    span: d.span,
+                    modifiers: vec![Modifier::Exported],
+                });
                 self.visit_declaration(&d.declaration);
             }
             Statement::ExportDefaultDeclaration(d) => self.export_default(d),
             Statement::TSExportAssignment(d) => {
-                self.open(self.item(SymbolKind::Export, "export =".into(), d.span, vec![Modifier::Exported]));
+                self.open(self.item(
+                    SymbolKind::Export,
+                    "export =".into(),
+                    d.span,
+                    vec![Modifier::Exported],
+                ));
                 self.visit_expression(&d.expression);
                 self.close();
             }
@@ -438,24 +478,48 @@ impl<'s> Extractor<'s> {
     }
 
     fn item(&self, kind: SymbolKind, name: String, span: Span, modifiers: Vec<Modifier>) -> Open {
-        Open { name, kind, node: span, sig: (span.start, span.end), body: None, modifiers }
+        Open {
+            name,
+            kind,
+            node: span,
+            sig: (span.start, span.end),
+            body: None,
+            modifiers,
+        }
     }
 
-    fn simple_item(&mut self, kind: SymbolKind, name: String, span: Span, modifiers: Vec<Modifier>) {
+    fn simple_item(
+        &mut self,
+        kind: SymbolKind,
+        name: String,
+        span: Span,
+        modifiers: Vec<Modifier>,
+    ) {
         let o = self.item(kind, name, span, modifiers);
         self.scoped(o, |_| {});
     }
 
     fn export_default(&mut self, d: &ExportDefaultDeclaration<'_>) {
-        self.wrapper = Some(Wrapper { span: d.span, modifiers: vec![Modifier::Exported, Modifier::Default] });
+        self.wrapper = Some(Wrapper {
+            span: d.span,
+            modifiers: vec![Modifier::Exported, Modifier::Default],
+        });
         match &d.declaration {
-            ExportDefaultDeclarationKind::FunctionDeclaration(f) => self.visit_function(f, ScopeFlags::Function),
+            ExportDefaultDeclarationKind::FunctionDeclaration(f) => {
+                self.visit_function(f, ScopeFlags::Function)
+            }
             ExportDefaultDeclarationKind::ClassDeclaration(c) => self.visit_class(c),
-            ExportDefaultDeclarationKind::TSInterfaceDeclaration(i) => self.visit_ts_interface_declaration(i),
+            ExportDefaultDeclarationKind::TSInterfaceDeclaration(i) => {
+                self.visit_ts_interface_declaration(i)
+            }
             other => {
-                let Some(expr) = other.as_expression() else { return };
+                let Some(expr) = other.as_expression() else {
+                    return;
+                };
                 let inner = unwrap_expr(expr);
-                if let Some(o) = self.function_valued("default".into(), inner.span().start, d.span, inner) {
+                if let Some(o) =
+                    self.function_valued("default".into(), inner.span().start, d.span, inner)
+                {
                     self.scoped(o, |s| s.visit_expression(expr));
                 } else {
                     let o = self.item(SymbolKind::Export, "default".into(), d.span, Vec::new());
@@ -471,17 +535,25 @@ impl<'s> Extractor<'s> {
         }
         if let Some((name, right)) = commonjs_export(&e.expression) {
             let right = unwrap_expr(right);
-            self.wrapper = Some(Wrapper { span: e.span, modifiers: vec![Modifier::Exported] });
+            self.wrapper = Some(Wrapper {
+                span: e.span,
+                modifiers: vec![Modifier::Exported],
+            });
             let o = match self.function_valued(name.clone(), e.span.start, e.span, right) {
                 Some(o) => o,
                 None => {
-                    let kind = if name == "module.exports" || matches!(right, Expression::ObjectExpression(_)) {
+                    let kind = if name == "module.exports"
+                        || matches!(right, Expression::ObjectExpression(_))
+                    {
                         SymbolKind::Export
                     } else {
                         SymbolKind::Variable
                     };
                     let mut o = self.item(kind, name, e.span, Vec::new());
-                    o.sig = (e.span.start, self.head_or_all(e.span.start, Some(right.span().start), e.span.end));
+                    o.sig = (
+                        e.span.start,
+                        self.head_or_all(e.span.start, Some(right.span().start), e.span.end),
+                    );
                     o
                 }
             };
@@ -495,17 +567,31 @@ impl<'s> Extractor<'s> {
     /// A symbol for `name = <expr>` when `expr` is a function, class or wrapped component,
     /// claiming the inner node so it does not open a second symbol. `sig_start` is where the
     /// signature text begins (e.g. the `const` keyword).
-    fn function_valued(&mut self, name: String, sig_start: u32, node: Span, expr: &Expression<'_>) -> Option<Open> {
+    fn function_valued(
+        &mut self,
+        name: String,
+        sig_start: u32,
+        node: Span,
+        expr: &Expression<'_>,
+    ) -> Option<Open> {
         let (func, wrapped) = match expr {
-            Expression::CallExpression(call) if is_component_wrapper(&call.callee) => {
-                (call.arguments.first().and_then(|a| a.as_expression()).map(unwrap_expr)?, true)
-            }
+            Expression::CallExpression(call) if is_component_wrapper(&call.callee) => (
+                call.arguments
+                    .first()
+                    .and_then(|a| a.as_expression())
+                    .map(unwrap_expr)?,
+                true,
+            ),
             e => (e, false),
         };
         let (kind, body, mut modifiers) = match func {
             Expression::ArrowFunctionExpression(a) => {
                 self.claimed.insert(a.span.start);
-                (SymbolKind::Function, arrow_body(self.src, a), async_modifier(a.r#async))
+                (
+                    SymbolKind::Function,
+                    arrow_body(self.src, a),
+                    async_modifier(a.r#async),
+                )
             }
             Expression::FunctionExpression(f) => {
                 self.claimed.insert(f.span.start);
@@ -513,11 +599,19 @@ impl<'s> Extractor<'s> {
                 if f.generator {
                     m.push(Modifier::Generator);
                 }
-                (SymbolKind::Function, f.body.as_ref().map_or(f.span, |b| b.span), m)
+                (
+                    SymbolKind::Function,
+                    f.body.as_ref().map_or(f.span, |b| b.span),
+                    m,
+                )
             }
             Expression::ClassExpression(c) => {
                 self.claimed.insert(c.span.start);
-                let kind = if extends_react_component(c) { SymbolKind::Component } else { SymbolKind::Class };
+                let kind = if extends_react_component(c) {
+                    SymbolKind::Component
+                } else {
+                    SymbolKind::Class
+                };
                 let mut m = Vec::new();
                 if c.r#abstract {
                     m.push(Modifier::Abstract);
@@ -529,7 +623,14 @@ impl<'s> Extractor<'s> {
         // A nested `forwardRef(memo(...))` still yields one component.
         let kind = if wrapped { SymbolKind::Component } else { kind };
         modifiers.dedup();
-        Some(Open { name, kind, node, sig: (sig_start, body.start), body: Some(body), modifiers })
+        Some(Open {
+            name,
+            kind,
+            node,
+            sig: (sig_start, body.start),
+            body: Some(body),
+            modifiers,
+        })
     }
 
     /// Comments outside every root item: a comment on a line a root item already occupies
@@ -539,7 +640,10 @@ impl<'s> Extractor<'s> {
         let mut items: Vec<ParsedSymbol> = Vec::new();
         let mut covered = roots.iter().map(|r| (r.span, r.range)).collect::<Vec<_>>();
         if let Some(h) = &program.hashbang {
-            covered.push((ByteSpan::new(h.span.start, h.span.end), self.line_range(h.span.start, h.span.end)));
+            covered.push((
+                ByteSpan::new(h.span.start, h.span.end),
+                self.line_range(h.span.start, h.span.end),
+            ));
             items.push(self.comment_item(h.span.start, h.span.end, "#!".into()));
         }
         covered.sort_by_key(|(s, _)| s.start);
@@ -547,7 +651,11 @@ impl<'s> Extractor<'s> {
         let flush = |group: &mut Option<(u32, u32)>, items: &mut Vec<ParsedSymbol>| {
             if let Some((s, e)) = group.take() {
                 let text = self.text(Span::new(s, e));
-                let first_line = text.lines().find(|l| l.chars().any(char::is_alphanumeric)).unwrap_or(text).trim();
+                let first_line = text
+                    .lines()
+                    .find(|l| l.chars().any(char::is_alphanumeric))
+                    .unwrap_or(text)
+                    .trim();
                 items.push(self.comment_item(s, e, truncate(first_line.to_string(), MAX_NAME)));
             }
         };
@@ -581,11 +689,15 @@ impl<'s> Extractor<'s> {
 
     fn comments_adjacent(&self, prev_end: u32, next_start: u32) -> bool {
         let gap = self.text(Span::new(prev_end, next_start));
-        gap.bytes().all(|b| b.is_ascii_whitespace()) && gap.bytes().filter(|&b| b == b'\n').count() <= 1
+        gap.bytes().all(|b| b.is_ascii_whitespace())
+            && gap.bytes().filter(|&b| b == b'\n').count() <= 1
     }
 
     fn line_range(&self, start: u32, end: u32) -> LineRange {
-        LineRange { start: self.lines.line_of(start), end: self.lines.end_line_of(start, end) }
+        LineRange {
+            start: self.lines.line_of(start),
+            end: self.lines.end_line_of(start, end),
+        }
     }
 
     fn comment_item(&self, start: u32, end: u32, name: String) -> ParsedSymbol {
@@ -609,21 +721,41 @@ impl<'s> Extractor<'s> {
 
     /// A function or arrow not named by its context: a symbol when it spans several lines
     /// (one-liners like `x => x * 2` stay part of their parent) or an export wraps it.
-    fn anonymous_function(&mut self, span: Span, id: Option<&str>, body: Option<Span>, modifiers: Vec<Modifier>, walk: impl FnOnce(&mut Self)) {
+    fn anonymous_function(
+        &mut self,
+        span: Span,
+        id: Option<&str>,
+        body: Option<Span>,
+        modifiers: Vec<Modifier>,
+        walk: impl FnOnce(&mut Self),
+    ) {
         let hint = self.hints.remove(&span.start);
         if self.wrapper.is_none() && !self.is_multiline(span) {
             return walk(self);
         }
-        let name = id.map(str::to_string).or(hint).unwrap_or_else(|| "anonymous".into());
+        let name = id
+            .map(str::to_string)
+            .or(hint)
+            .unwrap_or_else(|| "anonymous".into());
         let sig_end = body.map_or(span.end, |b| b.start);
-        let o = Open { name, kind: SymbolKind::Function, node: span, sig: (span.start, sig_end), body, modifiers };
+        let o = Open {
+            name,
+            kind: SymbolKind::Function,
+            node: span,
+            sig: (span.start, sig_end),
+            body,
+            modifiers,
+        };
         self.scoped(o, walk);
     }
 
     fn hint_callback(&mut self, callee: &Expression<'_>, args: &[Argument<'_>], prefix: &str) {
         for arg in args {
             if let Some(e) = arg.as_expression().map(unwrap_expr)
-                && matches!(e, Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_))
+                && matches!(
+                    e,
+                    Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
+                )
             {
                 let name = format!("{prefix}{} callback", callee_name(self.src, callee));
                 self.hints.insert(e.span().start, name);
@@ -631,31 +763,77 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn declarator_symbol(&mut self, decl: &VariableDeclaration<'_>, d: &VariableDeclarator<'_>, node: Span) {
+    fn declarator_symbol(
+        &mut self,
+        decl: &VariableDeclaration<'_>,
+        d: &VariableDeclarator<'_>,
+        node: Span,
+    ) {
         let name = binding_names(&d.id).join(", ");
-        let sig_start = if decl.declarations.len() == 1 { decl.span.start } else { d.span.start };
+        let sig_start = if decl.declarations.len() == 1 {
+            decl.span.start
+        } else {
+            d.span.start
+        };
         let init = d.init.as_ref().map(unwrap_expr);
-        let mut o = match init.and_then(|e| self.function_valued(name.clone(), sig_start, node, e)) {
+        let mut o = match init.and_then(|e| self.function_valued(name.clone(), sig_start, node, e))
+        {
             Some(o) => o,
             None => {
-                let kind = if decl.kind == VariableDeclarationKind::Const { SymbolKind::Const } else { SymbolKind::Variable };
-                let end = if decl.declarations.len() == 1 { node.end } else { d.span.end };
-                let sig_end = self.head_or_all(sig_start, d.init.as_ref().map(|i| i.span().start), end);
-                Open { name, kind, node, sig: (sig_start, sig_end), body: None, modifiers: Vec::new() }
+                let kind = if decl.kind == VariableDeclarationKind::Const {
+                    SymbolKind::Const
+                } else {
+                    SymbolKind::Variable
+                };
+                let end = if decl.declarations.len() == 1 {
+                    node.end
+                } else {
+                    d.span.end
+                };
+                let sig_end =
+                    self.head_or_all(sig_start, d.init.as_ref().map(|i| i.span().start), end);
+                Open {
+                    name,
+                    kind,
+                    node,
+                    sig: (sig_start, sig_end),
+                    body: None,
+                    modifiers: Vec::new(),
+                }
             }
         };
         if decl.declare {
             o.modifiers.push(Modifier::Declare);
         }
-        if o.kind == SymbolKind::Function && d.type_annotation.as_ref().is_some_and(|t| is_component_type(self.text(t.span))) {
+        if o.kind == SymbolKind::Function
+            && d.type_annotation
+                .as_ref()
+                .is_some_and(|t| is_component_type(self.text(t.span)))
+        {
             o.kind = SymbolKind::Component;
         }
         self.scoped(o, |s| s.visit_variable_declarator(d));
     }
 
-    fn member_open(&self, name: String, kind: SymbolKind, node: Span, decorators: &[Decorator<'_>], sig_end: u32, body: Option<Span>, modifiers: Vec<Modifier>) -> Open {
+    fn member_open(
+        &self,
+        name: String,
+        kind: SymbolKind,
+        node: Span,
+        decorators: &[Decorator<'_>],
+        sig_end: u32,
+        body: Option<Span>,
+        modifiers: Vec<Modifier>,
+    ) -> Open {
         let sig_start = after_decorators(self.src, node.start, decorators);
-        Open { name, kind, node, sig: (sig_start, sig_end), body, modifiers }
+        Open {
+            name,
+            kind,
+            node,
+            sig: (sig_start, sig_end),
+            body,
+            modifiers,
+        }
     }
 }
 
@@ -671,7 +849,10 @@ impl<'a> Visit<'a> for Extractor<'_> {
     }
 
     fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
-        let symbol = it.reference_id.get().and_then(|r| self.scoping.get_reference(r).symbol_id());
+        let symbol = it
+            .reference_id
+            .get()
+            .and_then(|r| self.scoping.get_reference(r).symbol_id());
         if let Some(index) = symbol.and_then(|s| self.import_of_symbol.get(&s)) {
             self.imports[*index].reference_offsets.push(it.span.start);
         }
@@ -699,27 +880,52 @@ impl<'a> Visit<'a> for Extractor<'_> {
             return;
         }
         let node = match &self.wrapper {
-            Some(w) => Span::new(w.span.start.min(decl.span.start), w.span.end.max(decl.span.end)),
+            Some(w) => Span::new(
+                w.span.start.min(decl.span.start),
+                w.span.end.max(decl.span.end),
+            ),
             None => decl.span,
         };
         if let [d] = decl.declarations.as_slice() {
-            if root || d.init.as_ref().is_some_and(|i| is_function_like(unwrap_expr(i))) {
+            if root
+                || d.init
+                    .as_ref()
+                    .is_some_and(|i| is_function_like(unwrap_expr(i)))
+            {
                 return self.declarator_symbol(decl, d, node);
             }
             return walk::walk_variable_declaration(self, decl);
         }
         if root {
-            let names: Vec<String> = decl.declarations.iter().flat_map(|d| binding_names(&d.id)).collect();
-            let kind = if decl.kind == VariableDeclarationKind::Const { SymbolKind::Const } else { SymbolKind::Variable };
+            let names: Vec<String> = decl
+                .declarations
+                .iter()
+                .flat_map(|d| binding_names(&d.id))
+                .collect();
+            let kind = if decl.kind == VariableDeclarationKind::Const {
+                SymbolKind::Const
+            } else {
+                SymbolKind::Variable
+            };
             let sig_end = self.head_or_all(decl.span.start, None, decl.span.end);
             let mut modifiers = Vec::new();
             if decl.declare {
                 modifiers.push(Modifier::Declare);
             }
-            self.open(Open { name: truncate(names.join(", "), MAX_NAME), kind, node, sig: (decl.span.start, sig_end), body: None, modifiers });
+            self.open(Open {
+                name: truncate(names.join(", "), MAX_NAME),
+                kind,
+                node,
+                sig: (decl.span.start, sig_end),
+                body: None,
+                modifiers,
+            });
         }
         for d in &decl.declarations {
-            if d.init.as_ref().is_some_and(|i| is_function_like(unwrap_expr(i))) {
+            if d.init
+                .as_ref()
+                .is_some_and(|i| is_function_like(unwrap_expr(i)))
+            {
                 self.declarator_symbol(decl, d, d.span);
             } else {
                 self.visit_variable_declarator(d);
@@ -747,7 +953,9 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let body = f.body.as_ref().map(|b| b.span);
         match f.r#type {
             FunctionType::FunctionDeclaration | FunctionType::TSDeclareFunction => {
-                let name = f.id.as_ref().map_or_else(|| "default".to_string(), |id| id.name.to_string());
+                let name =
+                    f.id.as_ref()
+                        .map_or_else(|| "default".to_string(), |id| id.name.to_string());
                 let o = Open {
                     name,
                     kind: SymbolKind::Function,
@@ -780,11 +988,17 @@ impl<'a> Visit<'a> for Extractor<'_> {
             }
             return;
         }
-        self.anonymous_function(a.span, None, Some(arrow_body(self.src, a)), async_modifier(a.r#async), |s| {
-            if !s.walk_oversized_body(arrow_block(a)) {
-                walk::walk_arrow_function_expression(s, a)
-            }
-        });
+        self.anonymous_function(
+            a.span,
+            None,
+            Some(arrow_body(self.src, a)),
+            async_modifier(a.r#async),
+            |s| {
+                if !s.walk_oversized_body(arrow_block(a)) {
+                    walk::walk_arrow_function_expression(s, a)
+                }
+            },
+        );
     }
 
     fn visit_class(&mut self, c: &Class<'a>) {
@@ -792,13 +1006,22 @@ impl<'a> Visit<'a> for Extractor<'_> {
             return walk::walk_class(self, c);
         }
         let hint = self.hints.remove(&c.span.start);
-        let name = c
-            .id
-            .as_ref()
-            .map(|id| id.name.to_string())
-            .or(hint)
-            .unwrap_or_else(|| if self.wrapper.is_some() { "default".into() } else { "anonymous class".into() });
-        let kind = if extends_react_component(c) { SymbolKind::Component } else { SymbolKind::Class };
+        let name =
+            c.id.as_ref()
+                .map(|id| id.name.to_string())
+                .or(hint)
+                .unwrap_or_else(|| {
+                    if self.wrapper.is_some() {
+                        "default".into()
+                    } else {
+                        "anonymous class".into()
+                    }
+                });
+        let kind = if extends_react_component(c) {
+            SymbolKind::Component
+        } else {
+            SymbolKind::Class
+        };
         let mut modifiers = Vec::new();
         if c.r#abstract {
             modifiers.push(Modifier::Abstract);
@@ -807,7 +1030,15 @@ impl<'a> Visit<'a> for Extractor<'_> {
             modifiers.push(Modifier::Declare);
         }
         let node = decorated_span(c.span, &c.decorators);
-        let o = self.member_open(name, kind, node, &c.decorators, c.body.span.start, Some(c.body.span), modifiers);
+        let o = self.member_open(
+            name,
+            kind,
+            node,
+            &c.decorators,
+            c.body.span.start,
+            Some(c.body.span),
+            modifiers,
+        );
         self.scoped(o, |s| walk::walk_class(s, c));
     }
 
@@ -818,7 +1049,13 @@ impl<'a> Visit<'a> for Extractor<'_> {
             MethodDefinitionKind::Get => SymbolKind::Getter,
             MethodDefinitionKind::Set => SymbolKind::Setter,
         };
-        let mut modifiers = member_modifiers(m.r#static, m.accessibility, m.r#override, m.optional, &m.key);
+        let mut modifiers = member_modifiers(
+            m.r#static,
+            m.accessibility,
+            m.r#override,
+            m.optional,
+            &m.key,
+        );
         modifiers.extend(async_modifier(m.value.r#async));
         if m.value.generator {
             modifiers.push(Modifier::Generator);
@@ -835,12 +1072,26 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let body = m.value.body.as_ref().map(|b| b.span);
         let name = property_key_name(self.src, &m.key);
         let node = decorated_span(m.span, &m.decorators);
-        let o = self.member_open(name, kind, node, &m.decorators, body.map_or(m.span.end, |b| b.start), body, modifiers);
+        let o = self.member_open(
+            name,
+            kind,
+            node,
+            &m.decorators,
+            body.map_or(m.span.end, |b| b.start),
+            body,
+            modifiers,
+        );
         self.scoped(o, |s| walk::walk_method_definition(s, m));
     }
 
     fn visit_property_definition(&mut self, p: &PropertyDefinition<'a>) {
-        let mut modifiers = member_modifiers(p.r#static, p.accessibility, p.r#override, p.optional, &p.key);
+        let mut modifiers = member_modifiers(
+            p.r#static,
+            p.accessibility,
+            p.r#override,
+            p.optional,
+            &p.key,
+        );
         if p.readonly {
             modifiers.push(Modifier::Readonly);
         }
@@ -853,7 +1104,12 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let name = property_key_name(self.src, &p.key);
         let node = decorated_span(p.span, &p.decorators);
         let sig_start = after_decorators(self.src, node.start, &p.decorators);
-        let o = match p.value.as_ref().map(unwrap_expr).and_then(|v| self.function_valued(name.clone(), sig_start, node, v)) {
+        let o = match p
+            .value
+            .as_ref()
+            .map(unwrap_expr)
+            .and_then(|v| self.function_valued(name.clone(), sig_start, node, v))
+        {
             Some(mut o) => {
                 if o.kind == SymbolKind::Function {
                     o.kind = SymbolKind::Method;
@@ -862,26 +1118,52 @@ impl<'a> Visit<'a> for Extractor<'_> {
                 o
             }
             None => {
-                let sig_end = self.head_or_all(sig_start, p.value.as_ref().map(|v| v.span().start), p.span.end);
-                Open { name, kind: SymbolKind::Property, node, sig: (sig_start, sig_end), body: None, modifiers }
+                let sig_end = self.head_or_all(
+                    sig_start,
+                    p.value.as_ref().map(|v| v.span().start),
+                    p.span.end,
+                );
+                Open {
+                    name,
+                    kind: SymbolKind::Property,
+                    node,
+                    sig: (sig_start, sig_end),
+                    body: None,
+                    modifiers,
+                }
             }
         };
         self.scoped(o, |s| walk::walk_property_definition(s, p));
     }
 
     fn visit_accessor_property(&mut self, p: &AccessorProperty<'a>) {
-        let mut modifiers = member_modifiers(p.r#static, p.accessibility, p.r#override, false, &p.key);
+        let mut modifiers =
+            member_modifiers(p.r#static, p.accessibility, p.r#override, false, &p.key);
         modifiers.push(Modifier::Accessor);
         let name = property_key_name(self.src, &p.key);
         let node = decorated_span(p.span, &p.decorators);
         let sig_start = after_decorators(self.src, node.start, &p.decorators);
-        let sig_end = self.head_or_all(sig_start, p.value.as_ref().map(|v| v.span().start), p.span.end);
-        let o = Open { name, kind: SymbolKind::Property, node, sig: (sig_start, sig_end), body: None, modifiers };
+        let sig_end = self.head_or_all(
+            sig_start,
+            p.value.as_ref().map(|v| v.span().start),
+            p.span.end,
+        );
+        let o = Open {
+            name,
+            kind: SymbolKind::Property,
+            node,
+            sig: (sig_start, sig_end),
+            body: None,
+            modifiers,
+        };
         self.scoped(o, |s| walk::walk_accessor_property(s, p));
     }
 
     fn visit_static_block(&mut self, b: &StaticBlock<'a>) {
-        let brace = self.text(b.span).find('{').map_or(b.span.start, |i| b.span.start + i as u32);
+        let brace = self
+            .text(b.span)
+            .find('{')
+            .map_or(b.span.start, |i| b.span.start + i as u32);
         let body = Span::new(brace, b.span.end);
         let o = Open {
             name: "static".into(),
@@ -895,11 +1177,16 @@ impl<'a> Visit<'a> for Extractor<'_> {
     }
 
     fn visit_ts_index_signature(&mut self, it: &TSIndexSignature<'a>) {
-        if !matches!(self.top_kind(), SymbolKind::Class | SymbolKind::Component | SymbolKind::Interface) {
+        if !matches!(
+            self.top_kind(),
+            SymbolKind::Class | SymbolKind::Component | SymbolKind::Interface
+        ) {
             return walk::walk_ts_index_signature(self, it);
         }
         let text = self.text(it.span);
-        let name = text.find(']').map_or(text, |i| &text[text.find('[').unwrap_or(0)..=i]);
+        let name = text
+            .find(']')
+            .map_or(text, |i| &text[text.find('[').unwrap_or(0)..=i]);
         let mut modifiers = Vec::new();
         if it.readonly {
             modifiers.push(Modifier::Readonly);
@@ -907,8 +1194,18 @@ impl<'a> Visit<'a> for Extractor<'_> {
         if it.r#static {
             modifiers.push(Modifier::Static);
         }
-        let name = truncate(name.split_whitespace().collect::<Vec<_>>().join(" "), MAX_NAME);
-        let o = Open { name, kind: SymbolKind::IndexSignature, node: it.span, sig: (it.span.start, it.span.end), body: None, modifiers };
+        let name = truncate(
+            name.split_whitespace().collect::<Vec<_>>().join(" "),
+            MAX_NAME,
+        );
+        let o = Open {
+            name,
+            kind: SymbolKind::IndexSignature,
+            node: it.span,
+            sig: (it.span.start, it.span.end),
+            body: None,
+            modifiers,
+        };
         self.scoped(o, |s| walk::walk_ts_index_signature(s, it));
     }
 
@@ -924,7 +1221,14 @@ impl<'a> Visit<'a> for Extractor<'_> {
             modifiers.push(Modifier::Optional);
         }
         let name = property_key_name(self.src, &it.key);
-        let o = Open { name, kind: SymbolKind::Property, node: it.span, sig: (it.span.start, it.span.end), body: None, modifiers };
+        let o = Open {
+            name,
+            kind: SymbolKind::Property,
+            node: it.span,
+            sig: (it.span.start, it.span.end),
+            body: None,
+            modifiers,
+        };
         self.scoped(o, |s| walk::walk_ts_property_signature(s, it));
     }
 
@@ -941,7 +1245,14 @@ impl<'a> Visit<'a> for Extractor<'_> {
             modifiers.push(Modifier::Optional);
         }
         let name = property_key_name(self.src, &it.key);
-        let o = Open { name, kind, node: it.span, sig: (it.span.start, it.span.end), body: None, modifiers };
+        let o = Open {
+            name,
+            kind,
+            node: it.span,
+            sig: (it.span.start, it.span.end),
+            body: None,
+            modifiers,
+        };
         self.scoped(o, |s| walk::walk_ts_method_signature(s, it));
     }
 
@@ -949,20 +1260,37 @@ impl<'a> Visit<'a> for Extractor<'_> {
         if self.top_kind() != SymbolKind::Interface {
             return walk::walk_ts_call_signature_declaration(self, it);
         }
-        let o = self.item(SymbolKind::CallSignature, "(call)".into(), it.span, Vec::new());
+        let o = self.item(
+            SymbolKind::CallSignature,
+            "(call)".into(),
+            it.span,
+            Vec::new(),
+        );
         self.scoped(o, |s| walk::walk_ts_call_signature_declaration(s, it));
     }
 
-    fn visit_ts_construct_signature_declaration(&mut self, it: &TSConstructSignatureDeclaration<'a>) {
+    fn visit_ts_construct_signature_declaration(
+        &mut self,
+        it: &TSConstructSignatureDeclaration<'a>,
+    ) {
         if self.top_kind() != SymbolKind::Interface {
             return walk::walk_ts_construct_signature_declaration(self, it);
         }
-        let o = self.item(SymbolKind::ConstructSignature, "new".into(), it.span, Vec::new());
+        let o = self.item(
+            SymbolKind::ConstructSignature,
+            "new".into(),
+            it.span,
+            Vec::new(),
+        );
         self.scoped(o, |s| walk::walk_ts_construct_signature_declaration(s, it));
     }
 
     fn visit_ts_interface_declaration(&mut self, it: &TSInterfaceDeclaration<'a>) {
-        let modifiers = if it.declare { vec![Modifier::Declare] } else { Vec::new() };
+        let modifiers = if it.declare {
+            vec![Modifier::Declare]
+        } else {
+            Vec::new()
+        };
         let o = Open {
             name: it.id.name.to_string(),
             kind: SymbolKind::Interface,
@@ -975,9 +1303,24 @@ impl<'a> Visit<'a> for Extractor<'_> {
     }
 
     fn visit_ts_type_alias_declaration(&mut self, it: &TSTypeAliasDeclaration<'a>) {
-        let modifiers = if it.declare { vec![Modifier::Declare] } else { Vec::new() };
-        let sig_end = self.head_or_all(it.span.start, Some(it.type_annotation.span().start), it.span.end);
-        let o = Open { name: it.id.name.to_string(), kind: SymbolKind::Type, node: it.span, sig: (it.span.start, sig_end), body: None, modifiers };
+        let modifiers = if it.declare {
+            vec![Modifier::Declare]
+        } else {
+            Vec::new()
+        };
+        let sig_end = self.head_or_all(
+            it.span.start,
+            Some(it.type_annotation.span().start),
+            it.span.end,
+        );
+        let o = Open {
+            name: it.id.name.to_string(),
+            kind: SymbolKind::Type,
+            node: it.span,
+            sig: (it.span.start, sig_end),
+            body: None,
+            modifiers,
+        };
         self.scoped(o, |s| walk::walk_ts_type_alias_declaration(s, it));
     }
 
@@ -1001,14 +1344,29 @@ impl<'a> Visit<'a> for Extractor<'_> {
     }
 
     fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
-        let modifiers = if it.declare { vec![Modifier::Declare] } else { Vec::new() };
+        let modifiers = if it.declare {
+            vec![Modifier::Declare]
+        } else {
+            Vec::new()
+        };
         let body = it.body.span();
-        let o = Open { name: it.id.name.to_string(), kind: SymbolKind::Namespace, node: it.span, sig: (it.span.start, body.start), body: Some(body), modifiers };
+        let o = Open {
+            name: it.id.name.to_string(),
+            kind: SymbolKind::Namespace,
+            node: it.span,
+            sig: (it.span.start, body.start),
+            body: Some(body),
+            modifiers,
+        };
         self.scoped(o, |s| walk::walk_ts_namespace_declaration(s, it));
     }
 
     fn visit_ts_external_module_declaration(&mut self, it: &TSExternalModuleDeclaration<'a>) {
-        let modifiers = if it.declare { vec![Modifier::Declare] } else { Vec::new() };
+        let modifiers = if it.declare {
+            vec![Modifier::Declare]
+        } else {
+            Vec::new()
+        };
         let body = it.body.as_ref().map(|b| b.span);
         let o = Open {
             name: it.id.value.to_string(),
@@ -1022,7 +1380,11 @@ impl<'a> Visit<'a> for Extractor<'_> {
     }
 
     fn visit_ts_global_declaration(&mut self, it: &TSGlobalDeclaration<'a>) {
-        let modifiers = if it.declare { vec![Modifier::Declare] } else { Vec::new() };
+        let modifiers = if it.declare {
+            vec![Modifier::Declare]
+        } else {
+            Vec::new()
+        };
         let o = Open {
             name: "global".into(),
             kind: SymbolKind::Module,
@@ -1072,7 +1434,8 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let right = unwrap_expr(&it.right);
         if is_function_like(right) || matches!(right, Expression::ClassExpression(_)) {
             let left = self.signature(it.left.span().start, it.left.span().end);
-            self.hints.insert(right.span().start, truncate(left, MAX_NAME));
+            self.hints
+                .insert(right.span().start, truncate(left, MAX_NAME));
         }
         walk::walk_assignment_expression(self, it);
     }
@@ -1102,7 +1465,11 @@ fn merge_overlapping(roots: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
                 if prev.kind == SymbolKind::Comment && item.kind != SymbolKind::Comment {
                     let (range, span) = (prev.range, prev.span);
                     let mut children = std::mem::take(&mut prev.children);
-                    *prev = ParsedSymbol { range, span, ..item };
+                    *prev = ParsedSymbol {
+                        range,
+                        span,
+                        ..item
+                    };
                     children.append(&mut prev.children);
                     prev.children = children;
                 } else {
@@ -1136,10 +1503,20 @@ fn truncate(mut s: String, max: usize) -> String {
 }
 
 fn async_modifier(is_async: bool) -> Vec<Modifier> {
-    if is_async { vec![Modifier::Async] } else { Vec::new() }
+    if is_async {
+        vec![Modifier::Async]
+    } else {
+        Vec::new()
+    }
 }
 
-fn member_modifiers(is_static: bool, access: Option<TSAccessibility>, is_override: bool, optional: bool, key: &PropertyKey<'_>) -> Vec<Modifier> {
+fn member_modifiers(
+    is_static: bool,
+    access: Option<TSAccessibility>,
+    is_override: bool,
+    optional: bool,
+    key: &PropertyKey<'_>,
+) -> Vec<Modifier> {
     let mut m = Vec::new();
     if is_static {
         m.push(Modifier::Static);
@@ -1179,10 +1556,15 @@ fn unwrap_expr<'b, 'a>(mut e: &'b Expression<'a>) -> &'b Expression<'a> {
 
 fn is_function_like(e: &Expression<'_>) -> bool {
     match e {
-        Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_) | Expression::ClassExpression(_) => true,
+        Expression::ArrowFunctionExpression(_)
+        | Expression::FunctionExpression(_)
+        | Expression::ClassExpression(_) => true,
         Expression::CallExpression(c) => {
             is_component_wrapper(&c.callee)
-                && c.arguments.first().and_then(|a| a.as_expression()).is_some_and(|a| is_function_like(unwrap_expr(a)))
+                && c.arguments
+                    .first()
+                    .and_then(|a| a.as_expression())
+                    .is_some_and(|a| is_function_like(unwrap_expr(a)))
         }
         _ => false,
     }
@@ -1202,11 +1584,20 @@ fn is_component_type(annotation: &str) -> bool {
     let t = annotation.trim_start_matches(':').trim_start();
     let base = t.split('<').next().unwrap_or(t).trim();
     let last = base.rsplit('.').next().unwrap_or(base);
-    matches!(last, "FC" | "FunctionComponent" | "VFC" | "ComponentType" | "ForwardRefExoticComponent" | "MemoExoticComponent")
+    matches!(
+        last,
+        "FC" | "FunctionComponent"
+            | "VFC"
+            | "ComponentType"
+            | "ForwardRefExoticComponent"
+            | "MemoExoticComponent"
+    )
 }
 
 fn extends_react_component(c: &Class<'_>) -> bool {
-    let Some(heritage) = &c.heritage else { return false };
+    let Some(heritage) = &c.heritage else {
+        return false;
+    };
     let name = match &heritage.expression {
         Expression::Identifier(id) => id.name.as_str(),
         Expression::StaticMemberExpression(m) => m.property.name.as_str(),
@@ -1216,13 +1607,19 @@ fn extends_react_component(c: &Class<'_>) -> bool {
 }
 
 fn decorated_span(span: Span, decorators: &[Decorator<'_>]) -> Span {
-    let start = decorators.iter().map(|d| d.span.start).min().map_or(span.start, |d| d.min(span.start));
+    let start = decorators
+        .iter()
+        .map(|d| d.span.start)
+        .min()
+        .map_or(span.start, |d| d.min(span.start));
     Span::new(start, span.end)
 }
 
 /// First non-whitespace offset after the last decorator (or `start`).
 fn after_decorators(src: &str, start: u32, decorators: &[Decorator<'_>]) -> u32 {
-    let Some(last) = decorators.iter().map(|d| d.span.end).max() else { return start };
+    let Some(last) = decorators.iter().map(|d| d.span.end).max() else {
+        return start;
+    };
     let rest = &src[last as usize..];
     last + (rest.len() - rest.trim_start().len()) as u32
 }
@@ -1232,10 +1629,15 @@ fn property_key_name(src: &str, key: &PropertyKey<'_>) -> String {
         PropertyKey::StaticIdentifier(id) => id.name.to_string(),
         PropertyKey::PrivateIdentifier(id) => format!("#{}", id.name),
         PropertyKey::StringLiteral(s) => s.value.to_string(),
-        PropertyKey::NumericLiteral(n) => src[n.span.start as usize..n.span.end as usize].to_string(),
+        PropertyKey::NumericLiteral(n) => {
+            src[n.span.start as usize..n.span.end as usize].to_string()
+        }
         other => {
             let span = other.span();
-            truncate(format!("[{}]", &src[span.start as usize..span.end as usize]), MAX_NAME)
+            truncate(
+                format!("[{}]", &src[span.start as usize..span.end as usize]),
+                MAX_NAME,
+            )
         }
     }
 }
@@ -1246,7 +1648,10 @@ fn binding_names(pattern: &BindingPattern<'_>) -> Vec<String> {
     ids.into_iter().map(|id| id.name.to_string()).collect()
 }
 
-fn collect_binding_ids<'b, 'a>(pattern: &'b BindingPattern<'a>, out: &mut Vec<&'b BindingIdentifier<'a>>) {
+fn collect_binding_ids<'b, 'a>(
+    pattern: &'b BindingPattern<'a>,
+    out: &mut Vec<&'b BindingIdentifier<'a>>,
+) {
     match pattern {
         BindingPattern::BindingIdentifier(id) => out.push(id),
         BindingPattern::ObjectPattern(o) => {
@@ -1271,8 +1676,12 @@ fn collect_binding_ids<'b, 'a>(pattern: &'b BindingPattern<'a>, out: &mut Vec<&'
 
 /// `require('x')` → `x`.
 fn require_call_source<'b>(e: &'b Expression<'_>) -> Option<&'b str> {
-    let Expression::CallExpression(call) = unwrap_expr(e) else { return None };
-    let Expression::Identifier(callee) = &call.callee else { return None };
+    let Expression::CallExpression(call) = unwrap_expr(e) else {
+        return None;
+    };
+    let Expression::Identifier(callee) = &call.callee else {
+        return None;
+    };
     if callee.name != "require" || call.arguments.len() != 1 {
         return None;
     }
@@ -1300,17 +1709,24 @@ fn require_declaration_source<'b>(d: &'b VariableDeclaration<'_>) -> Option<&'b 
 /// `module.exports = x` → ("module.exports", x); `exports.foo = x` / `module.exports.foo = x`
 /// → ("foo", x).
 fn commonjs_export<'b, 'a>(e: &'b Expression<'a>) -> Option<(String, &'b Expression<'a>)> {
-    let Expression::AssignmentExpression(a) = e else { return None };
+    let Expression::AssignmentExpression(a) = e else {
+        return None;
+    };
     if a.operator != AssignmentOperator::Assign {
         return None;
     }
-    let AssignmentTarget::StaticMemberExpression(m) = &a.left else { return None };
+    let AssignmentTarget::StaticMemberExpression(m) = &a.left else {
+        return None;
+    };
     let prop = m.property.name.as_str();
     match &m.object {
-        Expression::Identifier(obj) if obj.name == "module" && prop == "exports" => Some(("module.exports".into(), &a.right)),
+        Expression::Identifier(obj) if obj.name == "module" && prop == "exports" => {
+            Some(("module.exports".into(), &a.right))
+        }
         Expression::Identifier(obj) if obj.name == "exports" => Some((prop.to_string(), &a.right)),
         Expression::StaticMemberExpression(inner)
-            if inner.property.name == "exports" && matches!(&inner.object, Expression::Identifier(o) if o.name == "module") =>
+            if inner.property.name == "exports"
+                && matches!(&inner.object, Expression::Identifier(o) if o.name == "module") =>
         {
             Some((prop.to_string(), &a.right))
         }
@@ -1323,7 +1739,9 @@ fn commonjs_export<'b, 'a>(e: &'b Expression<'a>) -> Option<(String, &'b Express
 fn callee_name(src: &str, callee: &Expression<'_>) -> String {
     let callee = unwrap_expr(callee);
     let text = &src[callee.span().start as usize..callee.span().end as usize];
-    let simple = text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.');
+    let simple = text
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.');
     if simple && text.len() <= 40 {
         return text.to_string();
     }
@@ -1349,7 +1767,10 @@ fn arrow_body(src: &str, a: &ArrowFunctionExpression<'_>) -> Span {
         Some(i) => {
             let after = a.params.span.end + i as u32 + 2;
             let rest = &src[after as usize..body.start as usize];
-            Span::new(after + (rest.len() - rest.trim_start().len()) as u32, a.span.end)
+            Span::new(
+                after + (rest.len() - rest.trim_start().len()) as u32,
+                a.span.end,
+            )
         }
         None => Span::new(body.start, a.span.end),
     }

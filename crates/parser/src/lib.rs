@@ -78,7 +78,10 @@ impl Language {
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
     #[error("{path}: cannot read: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}: not a TS/JS file (supported extensions: {})", EXTENSIONS.join(", "))]
     UnsupportedExtension { path: String },
     #[error("{path}: binary file (NUL byte at offset {offset})")]
@@ -96,15 +99,27 @@ pub fn read_source(path: &Path) -> Result<String, ParseError> {
     if Language::from_path(path).is_none() {
         return Err(ParseError::UnsupportedExtension { path: shown });
     }
-    let bytes = std::fs::read(path).map_err(|source| ParseError::Io { path: shown.clone(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
+        path: shown.clone(),
+        source,
+    })?;
     if bytes.len() as u64 >= u32::MAX as u64 {
-        return Err(ParseError::TooLarge { path: shown, size: bytes.len() as u64 });
+        return Err(ParseError::TooLarge {
+            path: shown,
+            size: bytes.len() as u64,
+        });
     }
     // Binary files usually show a NUL early; scanning the head is enough and cheap.
     if let Some(offset) = bytes.iter().take(8192).position(|&b| b == 0) {
-        return Err(ParseError::Binary { path: shown, offset });
+        return Err(ParseError::Binary {
+            path: shown,
+            offset,
+        });
     }
-    String::from_utf8(bytes).map_err(|e| ParseError::NotUtf8 { path: shown, offset: e.utf8_error().valid_up_to() })
+    String::from_utf8(bytes).map_err(|e| ParseError::NotUtf8 {
+        path: shown,
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// Reads and parses one file. See [`parse_source`].
@@ -132,14 +147,26 @@ pub fn parse_source(path: &str, source: &str) -> ParsedFile {
     let mut first_diagnostics: Option<Vec<Diagnostic>> = None;
     for _ in 0..MAX_RECOVERY_ATTEMPTS {
         match attempt(path, &text, &lines) {
-            Attempt::Parsed { symbols, imports, diagnostics } => {
+            Attempt::Parsed {
+                symbols,
+                imports,
+                diagnostics,
+            } => {
                 let diagnostics = first_diagnostics.unwrap_or(diagnostics);
-                let symbols = if blanked.is_empty() { symbols } else { extract::add_unparsed_lines(symbols, &blanked, source, &lines) };
+                let symbols = if blanked.is_empty() {
+                    symbols
+                } else {
+                    extract::add_unparsed_lines(symbols, &blanked, source, &lines)
+                };
                 return ParsedFile {
                     path: path.to_string(),
                     language,
                     line_count: lines.line_count(),
-                    status: if diagnostics.is_empty() { ParseStatus::Clean } else { ParseStatus::Recovered },
+                    status: if diagnostics.is_empty() {
+                        ParseStatus::Clean
+                    } else {
+                        ParseStatus::Recovered
+                    },
                     symbols,
                     imports,
                     diagnostics,
@@ -170,32 +197,51 @@ pub fn parse_source(path: &str, source: &str) -> ParsedFile {
 }
 
 enum Attempt {
-    Parsed { symbols: Vec<ParsedSymbol>, imports: Vec<ImportInfo>, diagnostics: Vec<Diagnostic> },
-    Failed { diagnostics: Vec<Diagnostic> },
+    Parsed {
+        symbols: Vec<ParsedSymbol>,
+        imports: Vec<ImportInfo>,
+        diagnostics: Vec<Diagnostic>,
+    },
+    Failed {
+        diagnostics: Vec<Diagnostic>,
+    },
 }
 
 fn attempt(path: &str, text: &str, lines: &LineIndex) -> Attempt {
     let allocator = Allocator::default();
     let ret = Parser::new(&allocator, text, source_type_for(path))
-        .with_options(ParseOptions { preserve_parens: false, ..ParseOptions::default() })
+        .with_options(ParseOptions {
+            preserve_parens: false,
+            ..ParseOptions::default()
+        })
         .parse();
     let diagnostics: Vec<Diagnostic> = ret
         .diagnostics
         .iter()
-        .map(|d| Diagnostic { message: d.message.to_string(), line: d.labels.first().map(|l| lines.line_of(l.offset() as u32)) })
+        .map(|d| Diagnostic {
+            message: d.message.to_string(),
+            line: d.labels.first().map(|l| lines.line_of(l.offset() as u32)),
+        })
         .collect();
     if ret.panicked || (ret.program.body.is_empty() && !diagnostics.is_empty()) {
         return Attempt::Failed { diagnostics };
     }
     let semantic = SemanticBuilder::new().build(&ret.program).semantic;
     let (symbols, imports) = extract::extract(&ret.program, semantic.scoping(), text, lines);
-    Attempt::Parsed { symbols, imports, diagnostics }
+    Attempt::Parsed {
+        symbols,
+        imports,
+        diagnostics,
+    }
 }
 
 /// `text` with every byte of 1-indexed `line` except its terminator replaced by a space:
 /// same length, same offsets, still UTF-8.
 fn blank_line(text: &str, lines: &LineIndex, line: u32) -> String {
-    let (from, to) = (lines.line_start(line) as usize, lines.line_end(line, text) as usize);
+    let (from, to) = (
+        lines.line_start(line) as usize,
+        lines.line_end(line, text) as usize,
+    );
     let mut bytes = text.as_bytes().to_vec();
     bytes[from..to].fill(b' ');
     String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
@@ -205,5 +251,9 @@ fn blank_line(text: &str, lines: &LineIndex, line: u32) -> String {
 pub fn source_type_for(path: &str) -> SourceType {
     let st = SourceType::from_path(path).unwrap_or_else(|_| SourceType::ts());
     // oxc never turns on JSX for .js by itself; React code in .js files is common.
-    if st.is_javascript() { st.with_jsx(true) } else { st }
+    if st.is_javascript() {
+        st.with_jsx(true)
+    } else {
+        st
+    }
 }

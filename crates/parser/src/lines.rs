@@ -21,13 +21,20 @@ impl LineIndex {
                 .filter(|&(_, b)| b == b'\n')
                 .map(|(i, _)| i as u32 + 1),
         );
-        Self { starts, len: text.len() as u32 }
+        Self {
+            starts,
+            len: text.len() as u32,
+        }
     }
 
     /// Number of lines; a trailing newline does not start a new line.
     pub fn line_count(&self) -> u32 {
         let n = self.starts.len() as u32;
-        if n > 1 && *self.starts.last().unwrap() == self.len { n - 1 } else { n }
+        if n > 1 && *self.starts.last().unwrap() == self.len {
+            n - 1
+        } else {
+            n
+        }
     }
 
     /// 1-indexed line containing byte `offset`.
@@ -45,14 +52,24 @@ impl LineIndex {
 
     /// Byte offset where 1-indexed `line` starts.
     pub fn line_start(&self, line: u32) -> u32 {
-        self.starts.get(line as usize - 1).copied().unwrap_or(self.len)
+        self.starts
+            .get(line as usize - 1)
+            .copied()
+            .unwrap_or(self.len)
     }
 
     /// Byte offset where the text of 1-indexed `line` ends, excluding `\n` and a preceding `\r`.
     pub fn line_end(&self, line: u32, text: &str) -> u32 {
-        let mut end = self.starts.get(line as usize).map_or(self.len, |next| next - 1);
+        let mut end = self
+            .starts
+            .get(line as usize)
+            .map_or(self.len, |next| next - 1);
         let bytes = text.as_bytes();
-        if end > self.line_start(line) && bytes.get(end as usize - 1) == Some(&b'\r') && (end as usize) < bytes.len() && bytes[end as usize] == b'\n' {
+        if end > self.line_start(line)
+            && bytes.get(end as usize - 1) == Some(&b'\r')
+            && (end as usize) < bytes.len()
+            && bytes[end as usize] == b'\n'
+        {
             end -= 1;
         }
         end

@@ -8,14 +8,28 @@ use codectx_parser::{LineIndex, ParsedFile, ParsedSymbol, parse_source};
 fn render(parsed: &ParsedFile, source: &str) -> String {
     let lines = LineIndex::new(source);
     let mut out = String::new();
-    writeln!(out, "status: {:?}, lines: {}", parsed.status, parsed.line_count).unwrap();
+    writeln!(
+        out,
+        "status: {:?}, lines: {}",
+        parsed.status, parsed.line_count
+    )
+    .unwrap();
     for d in &parsed.diagnostics {
         writeln!(out, "diagnostic L{}: {}", d.line.unwrap_or(0), d.message).unwrap();
     }
     for import in &parsed.imports {
-        let mut used: Vec<u32> = import.reference_offsets.iter().map(|&o| lines.line_of(o)).collect();
+        let mut used: Vec<u32> = import
+            .reference_offsets
+            .iter()
+            .map(|&o| lines.line_of(o))
+            .collect();
         used.dedup();
-        writeln!(out, "import {:?} binds {:?} used on lines {:?}", import.source, import.local_names, used).unwrap();
+        writeln!(
+            out,
+            "import {:?} binds {:?} used on lines {:?}",
+            import.source, import.local_names, used
+        )
+        .unwrap();
     }
     out.push('\n');
     for sym in &parsed.symbols {
@@ -27,7 +41,12 @@ fn render(parsed: &ParsedFile, source: &str) -> String {
 fn render_symbol(out: &mut String, sym: &ParsedSymbol) {
     let indent = "  ".repeat(sym.depth as usize);
     let mods: Vec<&str> = sym.modifiers.iter().map(|m| m.as_str()).collect();
-    write!(out, "{indent}L{}-{} {} {:?}", sym.range.start, sym.range.end, sym.kind, sym.name).unwrap();
+    write!(
+        out,
+        "{indent}L{}-{} {} {:?}",
+        sym.range.start, sym.range.end, sym.kind, sym.name
+    )
+    .unwrap();
     if !mods.is_empty() {
         write!(out, " [{}]", mods.join(", ")).unwrap();
     }
