@@ -127,7 +127,6 @@ pub fn check_file(path: &str, source: &str) -> FileReport {
     }
     relevant_imports(&chunks, &parsed, source, &mut v);
 
-    drop(pairs);
     FileReport {
         path: path.to_string(),
         parsed,

@@ -65,23 +65,34 @@ pub(crate) fn unparsed_item(src: &str, lines: &LineIndex) -> Vec<ParsedSymbol> {
     if src.trim().is_empty() {
         return Vec::new();
     }
-    vec![ParsedSymbol {
-        name: "unparsed".into(),
-        kind: SymbolKind::Unparsed,
+    let range = LineRange {
+        start: 1,
+        end: lines.line_count(),
+    };
+    vec![leaf_item(
+        "unparsed".into(),
+        SymbolKind::Unparsed,
+        range,
+        ByteSpan::new(0, src.len() as u32),
+    )]
+}
+
+/// A root item without modifiers, signature or children (comments, unparsed lines).
+fn leaf_item(name: String, kind: SymbolKind, range: LineRange, span: ByteSpan) -> ParsedSymbol {
+    ParsedSymbol {
+        name,
+        kind,
         depth: 0,
         parent_name: None,
-        range: LineRange {
-            start: 1,
-            end: lines.line_count(),
-        },
-        span: ByteSpan::new(0, src.len() as u32),
+        range,
+        span,
         body: None,
         signature: String::new(),
         modifiers: Vec::new(),
         jsdoc: None,
         exported: false,
         children: Vec::new(),
-    }]
+    }
 }
 
 /// Adds an `unparsed` root item for each run of `blanked` lines that no root item covers.
@@ -106,10 +117,13 @@ pub(crate) fn add_unparsed_lines(
         }
     }
     for (start, end) in runs {
-        let mut item = unparsed_item(src, lines).pop().expect("non-blank line");
-        item.range = LineRange { start, end };
-        item.span = ByteSpan::new(lines.line_start(start), lines.line_end(end, src));
-        roots.push(item);
+        let span = ByteSpan::new(lines.line_start(start), lines.line_end(end, src));
+        roots.push(leaf_item(
+            "unparsed".into(),
+            SymbolKind::Unparsed,
+            LineRange { start, end },
+            span,
+        ));
     }
     roots.sort_by_key(|r| r.span.start);
     let mut roots = merge_overlapping(roots);
@@ -131,20 +145,12 @@ struct Frame {
 impl Frame {
     fn root() -> Self {
         Frame {
-            sym: ParsedSymbol {
-                name: String::new(),
-                kind: SymbolKind::Statement,
-                depth: 0,
-                parent_name: None,
-                range: LineRange { start: 1, end: 1 },
-                span: ByteSpan::new(0, 0),
-                body: None,
-                signature: String::new(),
-                modifiers: Vec::new(),
-                jsdoc: None,
-                exported: false,
-                children: Vec::new(),
-            },
+            sym: leaf_item(
+                String::new(),
+                SymbolKind::Statement,
+                LineRange { start: 1, end: 1 },
+                ByteSpan::new(0, 0),
+            ),
             floor: 0,
             has_jsx: false,
             statement_level: true,
@@ -701,20 +707,12 @@ impl<'s> Extractor<'s> {
     }
 
     fn comment_item(&self, start: u32, end: u32, name: String) -> ParsedSymbol {
-        ParsedSymbol {
+        leaf_item(
             name,
-            kind: SymbolKind::Comment,
-            depth: 0,
-            parent_name: None,
-            range: self.line_range(start, end),
-            span: ByteSpan::new(start, end),
-            body: None,
-            signature: String::new(),
-            modifiers: Vec::new(),
-            jsdoc: None,
-            exported: false,
-            children: Vec::new(),
-        }
+            SymbolKind::Comment,
+            self.line_range(start, end),
+            ByteSpan::new(start, end),
+        )
     }
 
     // ---- nested constructs ----------------------------------------------------------------
