@@ -78,11 +78,18 @@ pub fn chunk_file_with_symbols<'p>(
     source: &str,
     file_path: &str,
 ) -> Vec<(CodeChunk, &'p ParsedSymbol)> {
+    let rebuilt;
+    let lines = if parsed.lines.fits(source) {
+        &parsed.lines
+    } else {
+        rebuilt = LineIndex::new(source);
+        &rebuilt
+    };
     let cx = Context {
         parsed,
         source,
         file_path,
-        lines: LineIndex::new(source),
+        lines,
     };
     let mut out = Vec::new();
     let mut crumbs = vec![parsed.path.clone()];
@@ -130,7 +137,7 @@ struct Context<'p, 's> {
     parsed: &'p ParsedFile,
     source: &'s str,
     file_path: &'s str,
-    lines: LineIndex,
+    lines: &'s LineIndex,
 }
 
 impl<'p> Context<'p, '_> {
@@ -262,16 +269,19 @@ pub fn is_capped(chunk: &CodeChunk) -> bool {
 }
 
 fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {
-    let mut hasher = blake3::Hasher::new();
-    for part in [
+    // One contiguous input: blake3 on a short buffer beats several tiny updates.
+    let start = sym.range.start.to_string();
+    let parts = [
         file_path,
         sym.kind.as_str(),
         &sym.name,
-        &sym.range.start.to_string(),
+        &start,
         parent_id.unwrap_or(""),
-    ] {
-        hasher.update(part.as_bytes());
-        hasher.update(&[0]);
+    ];
+    let mut input = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    for part in parts {
+        input.extend_from_slice(part.as_bytes());
+        input.push(0);
     }
-    hasher.finalize().to_hex()[..32].to_string()
+    blake3::hash(&input).to_hex()[..32].to_string()
 }

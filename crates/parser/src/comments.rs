@@ -77,23 +77,24 @@ impl<'s> Comments<'s> {
 /// Strips `/**`, `*/` and the leading ` * ` of each line.
 pub(crate) fn clean_jsdoc(raw: &str) -> String {
     let inner = raw.trim_start_matches("/**").trim_end_matches("*/");
-    let lines: Vec<&str> = inner
-        .lines()
-        .map(|l| {
-            let t = l.trim();
-            let t = t.strip_prefix('*').unwrap_or(t);
-            t.strip_prefix(' ').unwrap_or(t).trim_end()
-        })
-        .collect();
-    let first = lines
-        .iter()
-        .position(|l| !l.is_empty())
-        .unwrap_or(lines.len());
-    let last = lines
-        .iter()
-        .rposition(|l| !l.is_empty())
-        .map_or(first, |i| i + 1);
-    lines[first..last.max(first)].join("\n")
+    let mut out = String::with_capacity(inner.len());
+    // Blank lines are written only once a non-blank line follows: none lead or trail.
+    let mut blanks = 0;
+    for line in inner.lines() {
+        let t = line.trim();
+        let t = t.strip_prefix('*').unwrap_or(t);
+        let t = t.strip_prefix(' ').unwrap_or(t).trim_end();
+        if t.is_empty() {
+            blanks += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            (0..=blanks).for_each(|_| out.push('\n'));
+        }
+        blanks = 0;
+        out.push_str(t);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -107,5 +108,9 @@ mod tests {
             "Validates a token.\n@param t the token"
         );
         assert_eq!(clean_jsdoc("/** One line. */"), "One line.");
+        assert_eq!(
+            clean_jsdoc("/**\n *\n * First.\n *\n *\n * Second.\n *\n */"),
+            "First.\n\n\nSecond."
+        );
     }
 }

@@ -302,20 +302,16 @@ impl<'s> Extractor<'s> {
         if start >= end {
             return String::new();
         }
-        let mut out = String::new();
-        for word in self.text(Span::new(start, end)).split_whitespace() {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(word);
-        }
-        loop {
+        let (mut out, complete) =
+            collapse_whitespace(self.text(Span::new(start, end)), MAX_SIGNATURE);
+        // Trailing punctuation only matters when the whole text fit: a cut text ends in `…`.
+        while complete {
             let trimmed = out.trim_end();
             let stripped = ["=>", "{", "=", ";", ",", "(", "."]
                 .iter()
-                .find_map(|t| trimmed.strip_suffix(t));
+                .find_map(|t| trimmed.strip_suffix(t).map(|s| s.trim_end().len()));
             match stripped {
-                Some(s) => out = s.trim_end().to_string(),
+                Some(len) => out.truncate(len),
                 None => break,
             }
         }
@@ -1491,6 +1487,39 @@ fn set_hierarchy(sym: &mut ParsedSymbol, parent: Option<&str>, depth: u32) {
 }
 
 // ---- AST helpers ------------------------------------------------------------------------------
+
+/// `text` with each run of whitespace replaced by one space and the ends trimmed, stopping
+/// once more than `max_chars` characters are collected (no caller keeps more); the flag says
+/// whether all of `text` was taken. Signatures can span a whole statement, so this must not
+/// walk (or copy) the rest of a long one.
+fn collapse_whitespace(text: &str, max_chars: usize) -> (String, bool) {
+    // Byte loop: only ASCII whitespace is touched, so UTF-8 sequences pass through intact.
+    let mut out: Vec<u8> = Vec::with_capacity(text.len().min(max_chars + 8));
+    let mut chars = 0;
+    let mut space = false;
+    let mut complete = true;
+    for &b in text.as_bytes() {
+        if b.is_ascii_whitespace() {
+            space = true;
+            continue;
+        }
+        let starts_char = b & 0xC0 != 0x80;
+        if starts_char && chars > max_chars {
+            complete = false;
+            break;
+        }
+        if space && !out.is_empty() {
+            out.push(b' ');
+            chars += 1;
+        }
+        space = false;
+        out.push(b);
+        chars += usize::from(starts_char);
+    }
+    let out = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    (out, complete)
+}
 
 fn truncate(mut s: String, max: usize) -> String {
     if s.chars().count() > max {

@@ -170,6 +170,7 @@ pub fn parse_source(path: &str, source: &str) -> ParsedFile {
                     symbols,
                     imports,
                     diagnostics,
+                    lines,
                 };
             }
             Attempt::Failed { diagnostics } => {
@@ -193,6 +194,7 @@ pub fn parse_source(path: &str, source: &str) -> ParsedFile {
         symbols: extract::unparsed_item(source, &lines),
         imports: Vec::new(),
         diagnostics: first_diagnostics.unwrap_or_default(),
+        lines,
     }
 }
 
@@ -207,9 +209,33 @@ enum Attempt {
     },
 }
 
+/// Arenas above this size are dropped after use instead of reset and kept.
+const MAX_RETAINED_ARENA_BYTES: usize = 16 << 20;
+
+thread_local! {
+    /// One arena per thread, reset between files: a fresh arena per file costs a round of
+    /// large mallocs and cold pages that on small files rivals the parse itself.
+    static ARENA: std::cell::RefCell<Allocator> = std::cell::RefCell::new(Allocator::default());
+}
+
 fn attempt(path: &str, text: &str, lines: &LineIndex) -> Attempt {
-    let allocator = Allocator::default();
-    let ret = Parser::new(&allocator, text, source_type_for(path))
+    ARENA.with(|arena| match arena.try_borrow_mut() {
+        Ok(mut allocator) => {
+            allocator.reset();
+            let result = attempt_in(&allocator, path, text, lines);
+            // Don't let one huge file pin its arena for the life of the thread.
+            if allocator.capacity() > MAX_RETAINED_ARENA_BYTES {
+                *allocator = Allocator::default();
+            }
+            result
+        }
+        // Only reachable if parsing ever re-entered itself; a private arena is then correct.
+        Err(_) => attempt_in(&Allocator::default(), path, text, lines),
+    })
+}
+
+fn attempt_in(allocator: &Allocator, path: &str, text: &str, lines: &LineIndex) -> Attempt {
+    let ret = Parser::new(allocator, text, source_type_for(path))
         .with_options(ParseOptions {
             preserve_parens: false,
             ..ParseOptions::default()

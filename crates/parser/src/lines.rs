@@ -5,26 +5,34 @@
 //! a `\r` before it belongs to the line terminator, not to the line's text.
 
 /// Start offsets of every line of one source text.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineIndex {
     starts: Vec<u32>,
     len: u32,
+}
+
+impl Default for LineIndex {
+    /// The index of the empty text.
+    fn default() -> Self {
+        Self::new("")
+    }
 }
 
 impl LineIndex {
     /// Indexes `text`. Texts over 4 GiB are not supported (oxc has the same limit).
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0u32];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i as u32 + 1),
-        );
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1));
         Self {
             starts,
             len: text.len() as u32,
         }
+    }
+
+    /// True when this index was built from a text of `text`'s length: the cheap check that
+    /// lets a consumer reuse the parser's index instead of rebuilding it.
+    pub fn fits(&self, text: &str) -> bool {
+        self.len as usize == text.len()
     }
 
     /// Number of lines; a trailing newline does not start a new line.

@@ -266,6 +266,11 @@ pub struct ParsedFile {
     pub symbols: Vec<ParsedSymbol>,
     pub imports: Vec<ImportInfo>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Line starts of the parsed text, kept so later phases need not rebuild them. Not
+    /// serialized: after a round trip it is empty and consumers rebuild it (see
+    /// [`crate::LineIndex::fits`]).
+    #[serde(skip)]
+    pub lines: crate::LineIndex,
 }
 
 impl ParsedFile {
