@@ -112,7 +112,7 @@ fn run_one(mode: Mode, name: &str, source: &str) -> usize {
 }
 
 /// Peak resident set size of this process (VmHWM), in MB; 0 where /proc is unavailable.
-fn peak_rss_mb() -> f64 {
+pub(crate) fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

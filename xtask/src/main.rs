@@ -7,6 +7,7 @@
 //!   alone, parse + semantic, and our parser + chunker. Build with `--release` for figures.
 
 mod bench;
+mod graph;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -31,6 +32,19 @@ enum Command {
     Validate {
         #[command(subcommand)]
         phase: Phase,
+    },
+    /// Compare the structural graph with TypeScript LanguageService ground truth
+    /// (`structure_truth.js` output): callee/caller P/R/F1, ref-file counts, type hierarchy.
+    GraphAccuracy {
+        /// Project root the truth was computed on.
+        #[arg(long)]
+        root: PathBuf,
+        /// JSON-lines truth file (one symbol per line).
+        #[arg(long)]
+        truth: PathBuf,
+        /// Print the N worst-missed symbols per metric.
+        #[arg(long, default_value_t = 0)]
+        show: usize,
     },
     /// Measure a phase's speed and memory.
     Bench {
@@ -64,10 +78,22 @@ enum BenchTarget {
         #[arg(long, hide = true)]
         only: Option<bench::Mode>,
     },
+    /// Graph facts for every file vs parsing alone, one symbol's metadata, one re-link.
+    Graph {
+        /// Project root.
+        #[arg(long)]
+        root: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
+        Command::Bench {
+            target: BenchTarget::Graph { root, runs },
+        } => graph::bench(&root, runs),
         Command::Validate {
             phase: Phase::Parser { corpus },
         } => {

@@ -1,0 +1,1571 @@
+//! Per-file structural facts: one oxc parse + semantic pass, copied into owned data.
+//!
+//! Everything here is resolved as far as one file allows: a name used in the file points at
+//! a declaration of the file ([`Target::Local`]), at an import binding ([`Target::Import`]),
+//! or at nothing known ([`Target::Global`]). Crossing files is the linker's job
+//! ([`crate::ProjectGraph`]), so facts can be cached per file and re-extracted one at a time.
+
+use std::collections::HashMap;
+
+use codectx_parser::LineIndex;
+use oxc_allocator::Allocator;
+use oxc_ast::ast::*;
+use oxc_ast_visit::{Visit, walk};
+use oxc_parser::{ParseOptions, Parser};
+use oxc_semantic::{Scoping, SemanticBuilder, SymbolId};
+use oxc_span::{GetSpan, Span};
+use oxc_syntax::scope::ScopeFlags;
+use serde::{Deserialize, Serialize};
+
+/// What a declaration is, in the words of the blueprint's call hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeclKind {
+    Function,
+    Method,
+    Constructor,
+    Getter,
+    Setter,
+    Class,
+    Interface,
+    TypeAlias,
+    Enum,
+    Property,
+    Variable,
+    Namespace,
+}
+
+impl DeclKind {
+    /// Declarations that run code: the nodes of call trees.
+    pub fn is_callable(self) -> bool {
+        matches!(
+            self,
+            DeclKind::Function
+                | DeclKind::Method
+                | DeclKind::Constructor
+                | DeclKind::Getter
+                | DeclKind::Setter
+        )
+    }
+
+    /// Declarations that own members and take part in type hierarchies.
+    pub fn is_type(self) -> bool {
+        matches!(
+            self,
+            DeclKind::Class | DeclKind::Interface | DeclKind::TypeAlias | DeclKind::Enum
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeclKind::Function => "function",
+            DeclKind::Method => "method",
+            DeclKind::Constructor => "constructor",
+            DeclKind::Getter => "getter",
+            DeclKind::Setter => "setter",
+            DeclKind::Class => "class",
+            DeclKind::Interface => "interface",
+            DeclKind::TypeAlias => "type",
+            DeclKind::Enum => "enum",
+            DeclKind::Property => "property",
+            DeclKind::Variable => "variable",
+            DeclKind::Namespace => "namespace",
+        }
+    }
+}
+
+/// A name as written in one file, resolved as far as that file allows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "to")]
+pub enum Target {
+    /// A declaration of this file (index into [`FileFacts::decls`]).
+    Local { decl: u32 },
+    /// An imported binding: `name` is the exported name (`default` for default imports).
+    Import { request: u32, name: String },
+    /// The namespace object of a module (`import * as ns`, `export * as ns`).
+    Namespace { request: u32 },
+    /// Not declared in the project as far as this file can tell (globals, lib types).
+    Global { name: String },
+}
+
+/// The object a member is looked up on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "on")]
+pub enum Receiver {
+    /// `this` inside the class declaration `class`.
+    This { class: u32 },
+    /// `super` inside the class declaration `class`.
+    Super { class: u32 },
+    /// A value whose declared type is `target` (annotated parameter, `new X()` local…).
+    Typed { target: Target },
+    /// The declared entity itself: a class (static members), an object-literal constant,
+    /// a namespace.
+    Value { target: Target },
+    /// The value of `receiver.name`.
+    Member {
+        receiver: Box<Receiver>,
+        name: String,
+    },
+    /// The result of calling `receiver.name(…)`.
+    Returned {
+        receiver: Box<Receiver>,
+        name: String,
+    },
+}
+
+/// What a call site or reference points at.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "via")]
+pub enum Callee {
+    /// A plain name: `f()`, `new C()`, `<Comp />`.
+    Name { target: Target },
+    /// A member: `x.m()`, `this.m`, `ns.f()`.
+    Member { receiver: Receiver, name: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteKind {
+    Call,
+    New,
+    Jsx,
+    /// A member read that is not called (`this.handler` passed along, a getter read).
+    Access,
+    TaggedTemplate,
+    Decorator,
+}
+
+/// One call (or call-like access) inside a declaration, or at module level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallSite {
+    /// The innermost enclosing function-like or class declaration; `None` = module level.
+    pub caller: Option<u32>,
+    pub line: u32,
+    pub kind: SiteKind,
+    pub callee: Callee,
+}
+
+/// One non-declaration occurrence of a name (identifier, type reference, member name,
+/// import/export specifier).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefSite {
+    pub line: u32,
+    pub to: Callee,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeParam {
+    pub name: String,
+    pub constraint: Option<String>,
+    pub default: Option<String>,
+}
+
+/// A parameter or return type as written, with the type names it mentions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypedSlot {
+    /// Parameter name; empty for a return type.
+    pub name: String,
+    /// The annotation's text (`Promise<User>`); empty when unannotated.
+    pub type_text: String,
+    /// Type names referenced by the annotation, in order.
+    pub types: Vec<Target>,
+}
+
+/// One declaration: the nodes of the structural graph.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decl {
+    pub name: String,
+    /// `Class.member` inside a class or interface, else the name.
+    pub qualified_name: String,
+    pub kind: DeclKind,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub span: (u32, u32),
+    /// Enclosing class or interface.
+    pub container: Option<u32>,
+    /// The object-literal constant that owns this method (`const api = { get() {} }`).
+    pub owner: Option<u32>,
+    pub exported: bool,
+    pub is_static: bool,
+    pub is_abstract: bool,
+    /// Head of the declaration, whitespace-normalized, without its body.
+    pub signature: String,
+    pub type_params: Vec<TypeParam>,
+    pub extends: Vec<Target>,
+    pub implements: Vec<Target>,
+    pub params: Vec<TypedSlot>,
+    pub returns: Option<TypedSlot>,
+    /// Declared or constructed type of a property, variable or accessor; the aliased type of
+    /// a type alias.
+    pub value_type: Option<Target>,
+    /// Members of a class or interface, in source order.
+    pub members: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestKind {
+    Import,
+    TypeImport,
+    ReExport,
+    Dynamic,
+    Require,
+}
+
+/// One module specifier written in the file, with the names it brings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleRequest {
+    pub specifier: String,
+    pub line: u32,
+    pub kind: RequestKind,
+    /// Imported or re-exported names (`default`, `*` for namespaces and star re-exports).
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum ExportTarget {
+    Local {
+        decl: u32,
+    },
+    Reexport {
+        request: u32,
+        name: String,
+    },
+    Namespace {
+        request: u32,
+    },
+    /// `export default <expression>` and other exports with no declaration to point at.
+    Expression,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Export {
+    pub name: String,
+    pub line: u32,
+    pub target: ExportTarget,
+}
+
+/// Everything the graph knows about one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileFacts {
+    pub path: String,
+    pub line_count: u32,
+    pub decls: Vec<Decl>,
+    pub requests: Vec<ModuleRequest>,
+    pub exports: Vec<Export>,
+    /// `export * from` requests.
+    pub star_exports: Vec<u32>,
+    pub calls: Vec<CallSite>,
+    pub refs: Vec<RefSite>,
+    /// oxc diagnostics; facts of a file with errors are what oxc recovered.
+    pub syntax_errors: u32,
+}
+
+/// Extracts the facts of one file. Never panics on bad input: a file oxc cannot parse at
+/// all gives empty facts with `syntax_errors > 0`.
+pub fn extract_facts(path: &str, source: &str) -> FileFacts {
+    let lines = LineIndex::new(source);
+    let allocator = Allocator::default();
+    let ret = Parser::new(&allocator, source, codectx_parser::source_type_for(path))
+        .with_options(ParseOptions {
+            preserve_parens: false,
+            ..ParseOptions::default()
+        })
+        .parse();
+    let mut facts = FileFacts {
+        path: path.to_string(),
+        line_count: lines.line_count(),
+        decls: Vec::new(),
+        requests: Vec::new(),
+        exports: Vec::new(),
+        star_exports: Vec::new(),
+        calls: Vec::new(),
+        refs: Vec::new(),
+        syntax_errors: ret.diagnostics.len() as u32,
+    };
+    if ret.panicked {
+        return facts;
+    }
+    let semantic = SemanticBuilder::new().build(&ret.program).semantic;
+    let scoping = semantic.scoping();
+    let mut ex = Extractor {
+        src: source,
+        lines: &lines,
+        scoping,
+        facts: &mut facts,
+        symbol_decl: HashMap::new(),
+        symbol_import: HashMap::new(),
+        symbol_type: HashMap::new(),
+        callers: Vec::new(),
+        containers: Vec::new(),
+        classes: Vec::new(),
+        export_start: None,
+        exported: false,
+        pending_calls: Vec::new(),
+        pending_refs: Vec::new(),
+        pending_types: Vec::new(),
+    };
+    ex.collect_module_items(&ret.program);
+    ex.visit_program(&ret.program);
+    ex.finish();
+    facts
+}
+
+// ---- extraction -------------------------------------------------------------------------
+
+/// A name seen during the walk, before the file's bindings are all known.
+#[derive(Clone)]
+enum Raw {
+    Symbol(SymbolId),
+    Global(String),
+    /// Already resolved (a namespace member `ns.Foo` is an import of `Foo`).
+    Resolved(Target),
+}
+
+#[derive(Clone)]
+enum RawReceiver {
+    /// `new X()`: a value of type X.
+    Constructed(Raw),
+    This(u32),
+    Super(u32),
+    Name(Raw),
+    Member(Box<RawReceiver>, String),
+    Returned(Box<RawReceiver>, String),
+}
+
+#[derive(Clone)]
+enum RawCallee {
+    Name(Raw),
+    Member(RawReceiver, String),
+}
+
+/// Where a type slot must be written once names resolve.
+enum TypeSlotRef {
+    Param(u32, usize),
+    Return(u32),
+    Value(u32),
+    Extends(u32),
+    Implements(u32),
+}
+
+struct Extractor<'s, 'f> {
+    src: &'s str,
+    lines: &'s LineIndex,
+    scoping: &'s Scoping,
+    facts: &'f mut FileFacts,
+    symbol_decl: HashMap<SymbolId, u32>,
+    symbol_import: HashMap<SymbolId, Target>,
+    /// Declared or constructed type of parameters and locals, as raw names.
+    symbol_type: HashMap<SymbolId, Raw>,
+    callers: Vec<u32>,
+    /// Enclosing classes and interfaces (for qualified names).
+    containers: Vec<u32>,
+    /// Enclosing classes (for `this` / `super`); `None` inside a non-arrow function that
+    /// rebinds `this`.
+    classes: Vec<Option<u32>>,
+    export_start: Option<u32>,
+    exported: bool,
+    pending_calls: Vec<(Option<u32>, u32, SiteKind, RawCallee)>,
+    pending_refs: Vec<(u32, RawCallee)>,
+    pending_types: Vec<(TypeSlotRef, Raw)>,
+}
+
+impl<'a> Extractor<'_, '_> {
+    fn line(&self, offset: u32) -> u32 {
+        self.lines.line_of(offset)
+    }
+
+    fn text(&self, span: Span) -> &str {
+        let end = (span.end as usize).min(self.src.len());
+        self.src.get(span.start as usize..end).unwrap_or("")
+    }
+
+    fn request(&mut self, specifier: &str, offset: u32, kind: RequestKind) -> u32 {
+        let line = self.line(offset);
+        self.facts.requests.push(ModuleRequest {
+            specifier: specifier.to_string(),
+            line,
+            kind,
+            names: Vec::new(),
+        });
+        (self.facts.requests.len() - 1) as u32
+    }
+
+    /// Imports and exports first: references may precede the import statement.
+    fn collect_module_items(&mut self, program: &Program<'a>) {
+        for stmt in &program.body {
+            match stmt {
+                Statement::ImportDeclaration(d) => {
+                    let kind = if d.import_kind.is_type() {
+                        RequestKind::TypeImport
+                    } else {
+                        RequestKind::Import
+                    };
+                    let request = self.request(&d.source.value, d.span.start, kind);
+                    for s in d.specifiers.iter().flatten() {
+                        let (local, target, name) = match s {
+                            ImportDeclarationSpecifier::ImportSpecifier(s) => {
+                                let name = s.imported.name().to_string();
+                                (
+                                    &s.local,
+                                    Target::Import {
+                                        request,
+                                        name: name.clone(),
+                                    },
+                                    name,
+                                )
+                            }
+                            ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => (
+                                &s.local,
+                                Target::Import {
+                                    request,
+                                    name: "default".into(),
+                                },
+                                "default".into(),
+                            ),
+                            ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => {
+                                (&s.local, Target::Namespace { request }, "*".into())
+                            }
+                        };
+                        self.facts.requests[request as usize].names.push(name);
+                        if let Some(symbol) = local.symbol_id.get() {
+                            self.symbol_import.insert(symbol, target.clone());
+                        }
+                        // An import specifier is a reference to what it imports.
+                        if !matches!(target, Target::Namespace { .. }) {
+                            let line = self.line(s.span().start);
+                            self.facts.refs.push(RefSite {
+                                line,
+                                to: Callee::Name { target },
+                            });
+                        }
+                    }
+                }
+                Statement::TSImportEqualsDeclaration(d) => {
+                    if let TSModuleReference::ExternalModuleReference(m) = &d.module_reference {
+                        let request =
+                            self.request(&m.expression.value, d.span.start, RequestKind::Require);
+                        self.facts.requests[request as usize].names.push("*".into());
+                        if let Some(symbol) = d.id.symbol_id.get() {
+                            self.symbol_import
+                                .insert(symbol, Target::Namespace { request });
+                        }
+                    }
+                }
+                Statement::ExportAllDeclaration(d) => {
+                    let request =
+                        self.request(&d.source.value, d.span.start, RequestKind::ReExport);
+                    let line = self.line(d.span.start);
+                    match &d.exported {
+                        Some(name) => {
+                            self.facts.requests[request as usize].names.push("*".into());
+                            self.facts.exports.push(Export {
+                                name: name.name().to_string(),
+                                line,
+                                target: ExportTarget::Namespace { request },
+                            });
+                        }
+                        None => {
+                            self.facts.requests[request as usize].names.push("*".into());
+                            self.facts.star_exports.push(request);
+                        }
+                    }
+                }
+                Statement::ExportFromDeclaration(d) => {
+                    let request =
+                        self.request(&d.source.value, d.span.start, RequestKind::ReExport);
+                    for s in &d.specifiers {
+                        let local = s.local.name().to_string();
+                        let line = self.line(s.span.start);
+                        self.facts.requests[request as usize]
+                            .names
+                            .push(local.clone());
+                        let target = if local == "*" {
+                            ExportTarget::Namespace { request }
+                        } else {
+                            ExportTarget::Reexport {
+                                request,
+                                name: local.clone(),
+                            }
+                        };
+                        self.facts.exports.push(Export {
+                            name: s.exported.name().to_string(),
+                            line,
+                            target,
+                        });
+                        self.facts.refs.push(RefSite {
+                            line,
+                            to: Callee::Name {
+                                target: Target::Import {
+                                    request,
+                                    name: local,
+                                },
+                            },
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn push_decl(&mut self, mut decl: Decl, symbol: Option<SymbolId>) -> u32 {
+        decl.container = self.containers.last().copied();
+        if let Some(c) = decl.container {
+            decl.qualified_name = format!(
+                "{}.{}",
+                self.facts.decls[c as usize].qualified_name, decl.name
+            );
+            let index = self.facts.decls.len() as u32;
+            self.facts.decls[c as usize].members.push(index);
+        }
+        let index = self.facts.decls.len() as u32;
+        if let Some(symbol) = symbol {
+            self.symbol_decl.insert(symbol, index);
+        }
+        self.facts.decls.push(decl);
+        index
+    }
+
+    fn new_decl(&mut self, name: String, kind: DeclKind, node: Span, sig: (u32, u32)) -> Decl {
+        let start = self
+            .export_start
+            .take()
+            .map_or(node.start, |s| s.min(node.start));
+        let exported = std::mem::take(&mut self.exported);
+        Decl {
+            qualified_name: name.clone(),
+            name,
+            kind,
+            start_line: self.line(start),
+            end_line: self.lines.end_line_of(node.start, node.end),
+            span: (start, node.end),
+            container: None,
+            owner: None,
+            exported,
+            is_static: false,
+            is_abstract: false,
+            signature: collapse(self.text(Span::new(sig.0, sig.1.max(sig.0)))),
+            type_params: Vec::new(),
+            extends: Vec::new(),
+            implements: Vec::new(),
+            params: Vec::new(),
+            returns: None,
+            value_type: None,
+            members: Vec::new(),
+        }
+    }
+
+    fn type_params(&self, tp: Option<&TSTypeParameterDeclaration<'a>>) -> Vec<TypeParam> {
+        tp.map(|tp| {
+            tp.params
+                .iter()
+                .map(|p| TypeParam {
+                    name: p.name.name.to_string(),
+                    constraint: p.constraint.as_ref().map(|c| collapse(self.text(c.span()))),
+                    default: p.default.as_ref().map(|d| collapse(self.text(d.span()))),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    /// Records parameter and return slots of a function-like declaration.
+    fn signature_slots(
+        &mut self,
+        decl: u32,
+        params: &FormalParameters<'a>,
+        returns: Option<&TSTypeAnnotation<'a>>,
+    ) {
+        for (i, p) in params.items.iter().enumerate() {
+            let name = self.text(p.pattern.span()).to_string();
+            let type_text = p
+                .type_annotation
+                .as_ref()
+                .map(|t| collapse(self.text(t.type_annotation.span())))
+                .unwrap_or_default();
+            self.facts.decls[decl as usize].params.push(TypedSlot {
+                name,
+                type_text,
+                types: Vec::new(),
+            });
+            if let Some(t) = &p.type_annotation {
+                for raw in type_names(self.scoping, &t.type_annotation) {
+                    self.pending_types.push((TypeSlotRef::Param(decl, i), raw));
+                }
+                if let BindingPattern::BindingIdentifier(id) = &p.pattern
+                    && let (Some(symbol), Some(first)) = (
+                        id.symbol_id.get(),
+                        primary_type(self.scoping, &t.type_annotation),
+                    )
+                {
+                    self.symbol_type.insert(symbol, first);
+                }
+            }
+        }
+        if let Some(r) = returns {
+            self.facts.decls[decl as usize].returns = Some(TypedSlot {
+                name: String::new(),
+                type_text: collapse(self.text(r.type_annotation.span())),
+                types: Vec::new(),
+            });
+            for raw in type_names(self.scoping, &r.type_annotation) {
+                self.pending_types.push((TypeSlotRef::Return(decl), raw));
+            }
+        }
+    }
+
+    fn enclosing_class(&self) -> Option<u32> {
+        self.classes.last().copied().flatten()
+    }
+
+    fn raw_of_expr(&self, e: &Expression<'a>) -> Option<RawReceiver> {
+        match e.get_inner_expression() {
+            Expression::Identifier(id) => Some(RawReceiver::Name(self.raw_ident(id))),
+            Expression::ThisExpression(_) => self.enclosing_class().map(RawReceiver::This),
+            Expression::Super(_) => self.enclosing_class().map(RawReceiver::Super),
+            Expression::StaticMemberExpression(m) => Some(RawReceiver::Member(
+                Box::new(self.raw_of_expr(&m.object)?),
+                m.property.name.to_string(),
+            )),
+            Expression::PrivateFieldExpression(m) => Some(RawReceiver::Member(
+                Box::new(self.raw_of_expr(&m.object)?),
+                format!("#{}", m.field.name),
+            )),
+            Expression::CallExpression(c) => match c.callee.get_inner_expression() {
+                Expression::StaticMemberExpression(m) => Some(RawReceiver::Returned(
+                    Box::new(self.raw_of_expr(&m.object)?),
+                    m.property.name.to_string(),
+                )),
+                _ => None,
+            },
+            Expression::NewExpression(n) => match n.callee.get_inner_expression() {
+                Expression::Identifier(id) => Some(RawReceiver::Constructed(self.raw_ident(id))),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn raw_ident(&self, id: &IdentifierReference<'a>) -> Raw {
+        ident_raw(self.scoping, id)
+    }
+
+    fn callee_of(&self, e: &Expression<'a>) -> Option<RawCallee> {
+        match e.get_inner_expression() {
+            Expression::Identifier(id) => Some(RawCallee::Name(self.raw_ident(id))),
+            Expression::StaticMemberExpression(m) => Some(RawCallee::Member(
+                self.raw_of_expr(&m.object)?,
+                m.property.name.to_string(),
+            )),
+            Expression::PrivateFieldExpression(m) => Some(RawCallee::Member(
+                self.raw_of_expr(&m.object)?,
+                format!("#{}", m.field.name),
+            )),
+            _ => None,
+        }
+    }
+
+    fn call_site(&mut self, kind: SiteKind, callee: Option<RawCallee>, offset: u32) {
+        if let Some(callee) = callee {
+            let caller = self.callers.last().copied();
+            let line = self.line(offset);
+            self.pending_calls.push((caller, line, kind, callee));
+        }
+    }
+
+    /// Opens a declaration scope for callers and `this`.
+    fn scoped_caller(&mut self, decl: u32, f: impl FnOnce(&mut Self)) {
+        self.callers.push(decl);
+        f(self);
+        self.callers.pop();
+    }
+
+    fn function_like(&mut self, decl: u32, func: &Function<'a>, flags: ScopeFlags) {
+        self.facts.decls[decl as usize].type_params =
+            self.type_params(func.type_parameters.as_deref());
+        self.signature_slots(decl, &func.params, func.return_type.as_deref());
+        self.scoped_caller(decl, |s| walk::walk_function(s, func, flags));
+    }
+
+    // ---- finishing: raw names → targets -------------------------------------------------
+
+    fn target(&self, raw: &Raw) -> Target {
+        match raw {
+            Raw::Symbol(symbol) => {
+                if let Some(&decl) = self.symbol_decl.get(symbol) {
+                    Target::Local { decl }
+                } else if let Some(t) = self.symbol_import.get(symbol) {
+                    t.clone()
+                } else {
+                    Target::Global {
+                        name: self.scoping.symbol_name(*symbol).to_string(),
+                    }
+                }
+            }
+            Raw::Global(name) => Target::Global { name: name.clone() },
+            Raw::Resolved(t) => t.clone(),
+        }
+    }
+
+    fn receiver(&self, raw: &RawReceiver) -> Option<Receiver> {
+        Some(match raw {
+            RawReceiver::This(c) => Receiver::This { class: *c },
+            RawReceiver::Super(c) => Receiver::Super { class: *c },
+            RawReceiver::Constructed(raw) => Receiver::Typed {
+                target: self.target(raw),
+            },
+            RawReceiver::Name(raw) => {
+                if let Raw::Symbol(symbol) = raw
+                    && !self.symbol_decl.contains_key(symbol)
+                    && !self.symbol_import.contains_key(symbol)
+                    && let Some(t) = self.symbol_type.get(symbol)
+                {
+                    return Some(Receiver::Typed {
+                        target: self.target(t),
+                    });
+                }
+                // A local variable with a declared/constructed type is a typed value.
+                if let Raw::Symbol(symbol) = raw
+                    && let Some(&decl) = self.symbol_decl.get(symbol)
+                    && self.facts.decls[decl as usize].kind == DeclKind::Variable
+                    && let Some(t) = self.symbol_type.get(symbol)
+                {
+                    return Some(Receiver::Typed {
+                        target: self.target(t),
+                    });
+                }
+                Receiver::Value {
+                    target: self.target(raw),
+                }
+            }
+            RawReceiver::Member(r, name) => Receiver::Member {
+                receiver: Box::new(self.receiver(r)?),
+                name: name.clone(),
+            },
+            RawReceiver::Returned(r, name) => Receiver::Returned {
+                receiver: Box::new(self.receiver(r)?),
+                name: name.clone(),
+            },
+        })
+    }
+
+    fn callee(&self, raw: &RawCallee) -> Option<Callee> {
+        Some(match raw {
+            RawCallee::Name(raw) => Callee::Name {
+                target: self.target(raw),
+            },
+            RawCallee::Member(r, name) => Callee::Member {
+                receiver: self.receiver(r)?,
+                name: name.clone(),
+            },
+        })
+    }
+
+    fn finish(&mut self) {
+        for (caller, line, kind, raw) in std::mem::take(&mut self.pending_calls) {
+            if let Some(callee) = self.callee(&raw) {
+                self.facts.calls.push(CallSite {
+                    caller,
+                    line,
+                    kind,
+                    callee,
+                });
+            }
+        }
+        for (line, raw) in std::mem::take(&mut self.pending_refs) {
+            if let Some(to) = self.callee(&raw) {
+                self.facts.refs.push(RefSite { line, to });
+            }
+        }
+        for (slot, raw) in std::mem::take(&mut self.pending_types) {
+            let target = self.target(&raw);
+            let decls = &mut self.facts.decls;
+            match slot {
+                TypeSlotRef::Param(d, i) => decls[d as usize].params[i].types.push(target),
+                TypeSlotRef::Return(d) => {
+                    if let Some(r) = decls[d as usize].returns.as_mut() {
+                        r.types.push(target);
+                    }
+                }
+                TypeSlotRef::Value(d) => {
+                    decls[d as usize].value_type.get_or_insert(target);
+                }
+                TypeSlotRef::Extends(d) => decls[d as usize].extends.push(target),
+                TypeSlotRef::Implements(d) => decls[d as usize].implements.push(target),
+            }
+        }
+        // Local exports (`export { a as b }`, `export default a`) resolve now that every
+        // declaration is known.
+        let exports = std::mem::take(&mut self.facts.exports);
+        self.facts.exports = exports;
+    }
+
+    fn export_local(&mut self, name: String, offset: u32, raw: Raw) {
+        let line = self.line(offset);
+        let target = match self.target(&raw) {
+            Target::Local { decl } => ExportTarget::Local { decl },
+            Target::Import { request, name } => ExportTarget::Reexport { request, name },
+            Target::Namespace { request } => ExportTarget::Namespace { request },
+            Target::Global { .. } => ExportTarget::Expression,
+        };
+        self.facts.exports.push(Export { name, line, target });
+    }
+
+    fn export_decl(&mut self, decl: u32, name: &str) {
+        let line = self.facts.decls[decl as usize].start_line;
+        self.facts.exports.push(Export {
+            name: name.to_string(),
+            line,
+            target: ExportTarget::Local { decl },
+        });
+    }
+
+    fn class_decl(&mut self, c: &Class<'a>, name: String, symbol: Option<SymbolId>) -> u32 {
+        let node = decorated(c.span, &c.decorators);
+        let mut decl = self.new_decl(name, DeclKind::Class, node, (node.start, c.body.span.start));
+        decl.is_abstract = c.r#abstract;
+        decl.type_params = self.type_params(c.type_parameters.as_deref());
+        let index = self.push_decl(decl, symbol);
+        if let Some(h) = &c.heritage
+            && let Some(raw) = self.heritage_raw(&h.expression)
+        {
+            self.pending_types.push((TypeSlotRef::Extends(index), raw));
+        }
+        for i in &c.implements {
+            if let Some(raw) = self.type_name_raw(&i.expression) {
+                self.pending_types
+                    .push((TypeSlotRef::Implements(index), raw));
+            }
+        }
+        index
+    }
+
+    fn heritage_raw(&self, e: &Expression<'a>) -> Option<Raw> {
+        match e.get_inner_expression() {
+            Expression::Identifier(id) => Some(self.raw_ident(id)),
+            Expression::StaticMemberExpression(m) => {
+                // `ns.Base`: only namespace imports resolve; keep the member name for them.
+                let Expression::Identifier(ns) = m.object.get_inner_expression() else {
+                    return None;
+                };
+                Some(self.member_of_namespace(ns, &m.property.name))
+            }
+            _ => None,
+        }
+    }
+
+    fn type_name_raw(&self, n: &TSTypeName<'a>) -> Option<Raw> {
+        match n {
+            TSTypeName::IdentifierReference(id) => Some(self.raw_ident(id)),
+            TSTypeName::QualifiedName(q) => match &q.left {
+                TSTypeName::IdentifierReference(ns) => {
+                    Some(self.member_of_namespace(ns, &q.right.name))
+                }
+                _ => None,
+            },
+            TSTypeName::ThisExpression(_) => None,
+        }
+    }
+
+    /// `ns.Name` where `ns` is `import * as ns`: `Name` imported from that module.
+    fn member_of_namespace(&self, ns: &IdentifierReference<'a>, member: &str) -> Raw {
+        if let Raw::Symbol(symbol) = self.raw_ident(ns)
+            && let Some(Target::Namespace { request }) = self.symbol_import.get(&symbol)
+        {
+            return Raw::Resolved(Target::Import {
+                request: *request,
+                name: member.to_string(),
+            });
+        }
+        Raw::Global(member.to_string())
+    }
+}
+
+impl<'a> Visit<'a> for Extractor<'_, '_> {
+    fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
+        self.export_start = Some(it.span.start);
+        self.exported = true;
+        let before = self.facts.decls.len() as u32;
+        walk::walk_export_declaration(self, it);
+        self.export_start = None;
+        self.exported = false;
+        // Every top-level declaration the statement introduced is exported under its name.
+        let mut exported = Vec::new();
+        for (i, d) in self.facts.decls.iter().enumerate().skip(before as usize) {
+            if d.container.is_none() && d.owner.is_none() && d.exported {
+                exported.push((i as u32, d.name.clone()));
+            }
+        }
+        for (i, name) in exported {
+            self.export_decl(i, &name);
+        }
+    }
+
+    fn visit_export_default_declaration(&mut self, it: &ExportDefaultDeclaration<'a>) {
+        self.export_start = Some(it.span.start);
+        self.exported = true;
+        let before = self.facts.decls.len();
+        match &it.declaration {
+            ExportDefaultDeclarationKind::Identifier(id) => {
+                let raw = self.raw_ident(id);
+                self.export_local("default".into(), it.span.start, raw);
+            }
+            _ => {}
+        }
+        walk::walk_export_default_declaration(self, it);
+        self.export_start = None;
+        self.exported = false;
+        if self.facts.decls.len() > before {
+            self.export_decl(before as u32, "default");
+        } else if !matches!(&it.declaration, ExportDefaultDeclarationKind::Identifier(_)) {
+            let line = self.line(it.span.start);
+            self.facts.exports.push(Export {
+                name: "default".into(),
+                line,
+                target: ExportTarget::Expression,
+            });
+        }
+    }
+
+    fn visit_export_named_declaration(&mut self, it: &ExportNamedDeclaration<'a>) {
+        for s in &it.specifiers {
+            if let ModuleExportName::IdentifierReference(id) = &s.local {
+                let raw = self.raw_ident(id);
+                self.export_local(s.exported.name().to_string(), s.span.start, raw.clone());
+                let line = self.line(s.span.start);
+                self.pending_refs.push((line, RawCallee::Name(raw)));
+            }
+        }
+    }
+
+    fn visit_ts_export_assignment(&mut self, it: &TSExportAssignment<'a>) {
+        if let Expression::Identifier(id) = it.expression.get_inner_expression() {
+            let raw = self.raw_ident(id);
+            self.export_local("default".into(), it.span.start, raw);
+        }
+        walk::walk_ts_export_assignment(self, it);
+    }
+
+    fn visit_import_declaration(&mut self, _it: &ImportDeclaration<'a>) {
+        // Collected up front; nothing inside needs walking.
+    }
+
+    fn visit_export_all_declaration(&mut self, _it: &ExportAllDeclaration<'a>) {}
+
+    fn visit_export_from_declaration(&mut self, _it: &ExportFromDeclaration<'a>) {}
+
+    fn visit_function(&mut self, f: &Function<'a>, flags: ScopeFlags) {
+        let is_decl = matches!(
+            f.r#type,
+            FunctionType::FunctionDeclaration | FunctionType::TSDeclareFunction
+        );
+        // Function expressions and anonymous functions are not declarations of their own
+        // (const-bound ones are handled by the declarator); they rebind `this`.
+        let name = if is_decl {
+            f.id.as_ref().map(|id| id.name.to_string())
+        } else {
+            None
+        };
+        let name = name.or_else(|| self.exported.then(|| "default".to_string()));
+        self.classes.push(None);
+        match name {
+            Some(name) if is_decl || self.export_start.is_some() => {
+                let body = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
+                let mut decl =
+                    self.new_decl(name, DeclKind::Function, f.span, (f.span.start, body));
+                decl.container = None;
+                let symbol = f.id.as_ref().and_then(|id| id.symbol_id.get());
+                // Functions nested in a class body are not its members.
+                let saved = std::mem::take(&mut self.containers);
+                let index = self.push_decl(decl, symbol);
+                self.containers = saved;
+                self.function_like(index, f, flags);
+            }
+            _ => walk::walk_function(self, f, flags),
+        }
+        self.classes.pop();
+    }
+
+    fn visit_variable_declarator(&mut self, d: &VariableDeclarator<'a>) {
+        let BindingPattern::BindingIdentifier(id) = &d.id else {
+            return walk::walk_variable_declarator(self, d);
+        };
+        let name = id.name.to_string();
+        let symbol = id.symbol_id.get();
+        let init = d.init.as_ref().map(|i| i.get_inner_expression());
+        match init {
+            Some(Expression::ArrowFunctionExpression(a)) => {
+                let body_start = a.body.span().start;
+                let decl =
+                    self.new_decl(name, DeclKind::Function, d.span, (d.span.start, body_start));
+                let saved = std::mem::take(&mut self.containers);
+                let index = self.push_decl(decl, symbol);
+                self.containers = saved;
+                self.facts.decls[index as usize].type_params =
+                    self.type_params(a.type_parameters.as_deref());
+                self.signature_slots(index, &a.params, a.return_type.as_deref());
+                self.scoped_caller(index, |s| walk::walk_arrow_function_expression(s, a));
+            }
+            Some(Expression::FunctionExpression(f)) => {
+                let body_start = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
+                let decl =
+                    self.new_decl(name, DeclKind::Function, d.span, (d.span.start, body_start));
+                let saved = std::mem::take(&mut self.containers);
+                let index = self.push_decl(decl, symbol);
+                self.containers = saved;
+                self.classes.push(None);
+                self.function_like(index, f, ScopeFlags::Function);
+                self.classes.pop();
+            }
+            Some(Expression::ClassExpression(c)) => {
+                let saved = std::mem::take(&mut self.containers);
+                let index = self.class_decl(c, name, symbol);
+                self.containers = saved;
+                self.walk_class_body(index, c);
+            }
+            _ => {
+                let sig_end = d.init.as_ref().map_or(d.span.end, |i| {
+                    if d.span.end - d.span.start > 160 {
+                        i.span().start
+                    } else {
+                        d.span.end
+                    }
+                });
+                let decl = self.new_decl(name, DeclKind::Variable, d.span, (d.span.start, sig_end));
+                let saved = std::mem::take(&mut self.containers);
+                let index = self.push_decl(decl, symbol);
+                self.containers = saved;
+                if let Some(t) = &d.type_annotation {
+                    if let Some(raw) = primary_type(self.scoping, &t.type_annotation) {
+                        if let Some(symbol) = symbol {
+                            self.symbol_type.insert(symbol, raw.clone());
+                        }
+                        self.pending_types.push((TypeSlotRef::Value(index), raw));
+                    }
+                } else if let Some(Expression::NewExpression(n)) = init
+                    && let Expression::Identifier(cls) = n.callee.get_inner_expression()
+                {
+                    let raw = self.raw_ident(cls);
+                    if let Some(symbol) = symbol {
+                        self.symbol_type.insert(symbol, raw.clone());
+                    }
+                    self.pending_types.push((TypeSlotRef::Value(index), raw));
+                }
+                if let Some(Expression::ObjectExpression(o)) = init {
+                    self.object_literal(index, o);
+                    if let Some(t) = &d.type_annotation {
+                        self.visit_ts_type_annotation(t);
+                    }
+                } else {
+                    walk::walk_variable_declarator(self, d);
+                }
+            }
+        }
+    }
+
+    fn visit_class(&mut self, c: &Class<'a>) {
+        let name =
+            c.id.as_ref()
+                .map(|id| id.name.to_string())
+                .or_else(|| self.exported.then(|| "default".to_string()));
+        match name {
+            Some(name) => {
+                let symbol = c.id.as_ref().and_then(|id| id.symbol_id.get());
+                let saved = std::mem::take(&mut self.containers);
+                let index = self.class_decl(c, name, symbol);
+                self.containers = saved;
+                self.walk_class_body(index, c);
+            }
+            None => {
+                self.classes.push(None);
+                walk::walk_class(self, c);
+                self.classes.pop();
+            }
+        }
+    }
+
+    fn visit_method_definition(&mut self, m: &MethodDefinition<'a>) {
+        let kind = match m.kind {
+            MethodDefinitionKind::Constructor => DeclKind::Constructor,
+            MethodDefinitionKind::Method => DeclKind::Method,
+            MethodDefinitionKind::Get => DeclKind::Getter,
+            MethodDefinitionKind::Set => DeclKind::Setter,
+        };
+        let Some(name) = key_name(&m.key) else {
+            return walk::walk_method_definition(self, m);
+        };
+        let node = decorated(m.span, &m.decorators);
+        let body = m.value.body.as_ref().map_or(m.span.end, |b| b.span.start);
+        let mut decl = self.new_decl(name, kind, node, (node.start, body));
+        decl.is_static = m.r#static;
+        decl.is_abstract = m.r#type == MethodDefinitionType::TSAbstractMethodDefinition;
+        let index = self.push_decl(decl, None);
+        for dec in &m.decorators {
+            self.visit_decorator(dec);
+        }
+        if kind == DeclKind::Getter
+            && let Some(r) = &m.value.return_type
+            && let Some(raw) = primary_type(self.scoping, &r.type_annotation)
+        {
+            self.pending_types.push((TypeSlotRef::Value(index), raw));
+        }
+        if kind == DeclKind::Constructor {
+            // `constructor(private repo: Repo)` declares typed properties.
+            for p in &m.value.params.items {
+                if (p.accessibility.is_some() || p.readonly)
+                    && let BindingPattern::BindingIdentifier(id) = &p.pattern
+                {
+                    let decl = self.new_decl(
+                        id.name.to_string(),
+                        DeclKind::Property,
+                        p.span,
+                        (p.span.start, p.span.end),
+                    );
+                    let prop = self.push_decl(decl, None);
+                    if let Some(t) = &p.type_annotation
+                        && let Some(raw) = primary_type(self.scoping, &t.type_annotation)
+                    {
+                        self.pending_types.push((TypeSlotRef::Value(prop), raw));
+                    }
+                }
+            }
+        }
+        self.classes.push(self.enclosing_class());
+        let saved = std::mem::take(&mut self.containers);
+        self.function_like(index, &m.value, ScopeFlags::Function);
+        self.containers = saved;
+        self.classes.pop();
+    }
+
+    fn visit_property_definition(&mut self, p: &PropertyDefinition<'a>) {
+        let Some(name) = key_name(&p.key) else {
+            return walk::walk_property_definition(self, p);
+        };
+        let node = decorated(p.span, &p.decorators);
+        let sig_end = p.value.as_ref().map_or(p.span.end, |v| v.span().start);
+        let mut decl = self.new_decl(name, DeclKind::Property, node, (node.start, sig_end));
+        decl.is_static = p.r#static;
+        let index = self.push_decl(decl, None);
+        if let Some(t) = &p.type_annotation
+            && let Some(raw) = primary_type(self.scoping, &t.type_annotation)
+        {
+            self.pending_types.push((TypeSlotRef::Value(index), raw));
+        } else if let Some(Expression::NewExpression(n)) =
+            p.value.as_ref().map(|v| v.get_inner_expression())
+            && let Expression::Identifier(cls) = n.callee.get_inner_expression()
+        {
+            let raw = self.raw_ident(cls);
+            self.pending_types.push((TypeSlotRef::Value(index), raw));
+        }
+        // Initializers run as part of the class: the class is their caller.
+        let saved = std::mem::take(&mut self.containers);
+        walk::walk_property_definition(self, p);
+        self.containers = saved;
+    }
+
+    fn visit_ts_interface_declaration(&mut self, it: &TSInterfaceDeclaration<'a>) {
+        let name = it.id.name.to_string();
+        let mut decl = self.new_decl(
+            name,
+            DeclKind::Interface,
+            it.span,
+            (it.span.start, it.body.span.start),
+        );
+        decl.type_params = self.type_params(it.type_parameters.as_deref());
+        let saved = std::mem::take(&mut self.containers);
+        let index = self.push_decl(decl, it.id.symbol_id.get());
+        self.containers = saved;
+        for h in &it.extends {
+            if let Some(raw) = self.type_name_raw(&h.type_name) {
+                self.pending_types.push((TypeSlotRef::Extends(index), raw));
+            }
+        }
+        self.containers.push(index);
+        walk::walk_ts_interface_declaration(self, it);
+        self.containers.pop();
+    }
+
+    fn visit_ts_method_signature(&mut self, it: &TSMethodSignature<'a>) {
+        if let Some(name) = key_name(&it.key) {
+            let kind = match it.kind {
+                TSMethodSignatureKind::Get => DeclKind::Getter,
+                TSMethodSignatureKind::Set => DeclKind::Setter,
+                TSMethodSignatureKind::Method => DeclKind::Method,
+            };
+            let decl = self.new_decl(name, kind, it.span, (it.span.start, it.span.end));
+            let index = self.push_decl(decl, None);
+            self.facts.decls[index as usize].type_params =
+                self.type_params(it.type_parameters.as_deref());
+            self.signature_slots(index, &it.params, it.return_type.as_deref());
+            if let Some(r) = &it.return_type
+                && let Some(raw) = primary_type(self.scoping, &r.type_annotation)
+            {
+                self.pending_types.push((TypeSlotRef::Value(index), raw));
+            }
+        }
+        walk::walk_ts_method_signature(self, it);
+    }
+
+    fn visit_ts_property_signature(&mut self, it: &TSPropertySignature<'a>) {
+        if let Some(name) = key_name(&it.key) {
+            let decl = self.new_decl(
+                name,
+                DeclKind::Property,
+                it.span,
+                (it.span.start, it.span.end),
+            );
+            let index = self.push_decl(decl, None);
+            if let Some(t) = &it.type_annotation
+                && let Some(raw) = primary_type(self.scoping, &t.type_annotation)
+            {
+                self.pending_types.push((TypeSlotRef::Value(index), raw));
+            }
+        }
+        walk::walk_ts_property_signature(self, it);
+    }
+
+    fn visit_ts_type_alias_declaration(&mut self, it: &TSTypeAliasDeclaration<'a>) {
+        let name = it.id.name.to_string();
+        let mut decl = self.new_decl(
+            name,
+            DeclKind::TypeAlias,
+            it.span,
+            (it.span.start, it.span.end),
+        );
+        if decl.signature.len() > 200 {
+            decl.signature =
+                collapse(self.text(Span::new(it.span.start, it.type_annotation.span().start)));
+        }
+        decl.type_params = self.type_params(it.type_parameters.as_deref());
+        let saved = std::mem::take(&mut self.containers);
+        let index = self.push_decl(decl, it.id.symbol_id.get());
+        self.containers = saved;
+        if let TSType::TSTypeReference(r) = &it.type_annotation
+            && let Some(raw) = self.type_name_raw(&r.type_name)
+        {
+            self.pending_types.push((TypeSlotRef::Value(index), raw));
+        }
+        walk::walk_ts_type_alias_declaration(self, it);
+    }
+
+    fn visit_ts_enum_declaration(&mut self, it: &TSEnumDeclaration<'a>) {
+        let name = it.id.name.to_string();
+        let decl = self.new_decl(
+            name,
+            DeclKind::Enum,
+            it.span,
+            (it.span.start, it.body.span.start),
+        );
+        let saved = std::mem::take(&mut self.containers);
+        self.push_decl(decl, it.id.symbol_id.get());
+        self.containers = saved;
+        walk::walk_ts_enum_declaration(self, it);
+    }
+
+    fn visit_ts_namespace_declaration(&mut self, it: &TSNamespaceDeclaration<'a>) {
+        let name = it.id.name.to_string();
+        let body_start = match &it.body {
+            TSNamespaceDeclarationBody::TSModuleBlock(b) => b.span.start,
+            TSNamespaceDeclarationBody::TSNamespaceDeclaration(n) => n.span.start,
+        };
+        let decl = self.new_decl(
+            name,
+            DeclKind::Namespace,
+            it.span,
+            (it.span.start, body_start),
+        );
+        let saved = std::mem::take(&mut self.containers);
+        self.push_decl(decl, it.id.symbol_id.get());
+        walk::walk_ts_namespace_declaration(self, it);
+        self.containers = saved;
+    }
+
+    fn visit_arrow_function_expression(&mut self, a: &ArrowFunctionExpression<'a>) {
+        // Anonymous arrows keep `this` and belong to the enclosing caller.
+        walk::walk_arrow_function_expression(self, a);
+    }
+
+    fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+        let callee = self.callee_of(&it.callee);
+        self.call_site(SiteKind::Call, callee, it.span.start);
+        // `require('x')` is a module request.
+        if let Expression::Identifier(id) = it.callee.get_inner_expression()
+            && id.name == "require"
+            && let [Argument::StringLiteral(s)] = it.arguments.as_slice()
+        {
+            let request = self.request(&s.value, it.span.start, RequestKind::Require);
+            self.facts.requests[request as usize].names.push("*".into());
+        }
+        // The callee member itself is not an extra access site.
+        match it.callee.get_inner_expression() {
+            Expression::StaticMemberExpression(m) => {
+                self.member_ref(
+                    &m.object,
+                    m.property.name.to_string(),
+                    m.property.span.start,
+                );
+                self.visit_expression(&m.object);
+            }
+            Expression::PrivateFieldExpression(m) => {
+                self.member_ref(&m.object, format!("#{}", m.field.name), m.field.span.start);
+                self.visit_expression(&m.object);
+            }
+            _ => self.visit_expression(&it.callee),
+        }
+        if let Some(t) = &it.type_arguments {
+            self.visit_ts_type_parameter_instantiation(t);
+        }
+        for arg in &it.arguments {
+            self.visit_argument(arg);
+        }
+    }
+
+    fn visit_new_expression(&mut self, it: &NewExpression<'a>) {
+        let callee = self.callee_of(&it.callee);
+        self.call_site(SiteKind::New, callee, it.span.start);
+        walk::walk_new_expression(self, it);
+    }
+
+    fn visit_tagged_template_expression(&mut self, it: &TaggedTemplateExpression<'a>) {
+        let callee = self.callee_of(&it.tag);
+        self.call_site(SiteKind::TaggedTemplate, callee, it.span.start);
+        walk::walk_tagged_template_expression(self, it);
+    }
+
+    fn visit_decorator(&mut self, it: &Decorator<'a>) {
+        let target = match it.expression.get_inner_expression() {
+            Expression::CallExpression(c) => &c.callee,
+            e => e,
+        };
+        let callee = self.callee_of(target);
+        self.call_site(SiteKind::Decorator, callee, it.span.start);
+        walk::walk_decorator(self, it);
+    }
+
+    fn visit_jsx_opening_element(&mut self, it: &JSXOpeningElement<'a>) {
+        if let JSXElementName::IdentifierReference(id) = &it.name {
+            let raw = self.raw_ident(id);
+            self.call_site(SiteKind::Jsx, Some(RawCallee::Name(raw)), it.span.start);
+        }
+        walk::walk_jsx_opening_element(self, it);
+    }
+
+    fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
+        if let Expression::StringLiteral(s) = &it.source {
+            let request = self.request(&s.value, it.span.start, RequestKind::Dynamic);
+            self.facts.requests[request as usize].names.push("*".into());
+        }
+        walk::walk_import_expression(self, it);
+    }
+
+    fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+        // A member read (not a call's callee, which visit_call_expression handles).
+        let callee = self
+            .raw_of_expr(&it.object)
+            .map(|r| RawCallee::Member(r, it.property.name.to_string()));
+        if let Some(c) = callee.clone() {
+            self.call_site(SiteKind::Access, Some(c.clone()), it.span.start);
+            let line = self.line(it.property.span.start);
+            self.pending_refs.push((line, c));
+        }
+        walk::walk_static_member_expression(self, it);
+    }
+
+    fn visit_private_field_expression(&mut self, it: &PrivateFieldExpression<'a>) {
+        let callee = self
+            .raw_of_expr(&it.object)
+            .map(|r| RawCallee::Member(r, format!("#{}", it.field.name)));
+        if let Some(c) = callee {
+            self.call_site(SiteKind::Access, Some(c.clone()), it.span.start);
+            let line = self.line(it.field.span.start);
+            self.pending_refs.push((line, c));
+        }
+        walk::walk_private_field_expression(self, it);
+    }
+
+    fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
+        let raw = self.raw_ident(it);
+        if let Raw::Symbol(_) = raw {
+            let line = self.line(it.span.start);
+            self.pending_refs.push((line, RawCallee::Name(raw)));
+        }
+    }
+
+    fn visit_ts_qualified_name(&mut self, it: &TSQualifiedName<'a>) {
+        if let TSTypeName::IdentifierReference(ns) = &it.left {
+            let raw = self.member_of_namespace(ns, &it.right.name);
+            if let Raw::Resolved(_) = &raw {
+                let line = self.line(it.right.span.start);
+                self.pending_refs.push((line, RawCallee::Name(raw)));
+            }
+        }
+        walk::walk_ts_qualified_name(self, it);
+    }
+}
+
+impl<'a> Extractor<'_, '_> {
+    fn walk_class_body(&mut self, index: u32, c: &Class<'a>) {
+        for dec in &c.decorators {
+            self.visit_decorator(dec);
+        }
+        if let Some(h) = &c.heritage {
+            self.visit_expression(&h.expression);
+            if let Some(t) = &h.type_arguments {
+                self.visit_ts_type_parameter_instantiation(t);
+            }
+        }
+        for i in &c.implements {
+            self.visit_ts_class_implements(i);
+        }
+        if let Some(tp) = &c.type_parameters {
+            self.visit_ts_type_parameter_declaration(tp);
+        }
+        self.containers.push(index);
+        self.classes.push(Some(index));
+        self.callers.push(index);
+        self.visit_class_body(&c.body);
+        self.callers.pop();
+        self.classes.pop();
+        self.containers.pop();
+    }
+
+    /// Methods of an object literal bound to a constant: `obj.m()` resolves to them.
+    fn object_literal(&mut self, owner: u32, o: &ObjectExpression<'a>) {
+        for prop in &o.properties {
+            let ObjectPropertyKind::ObjectProperty(p) = prop else {
+                self.visit_object_property_kind(prop);
+                continue;
+            };
+            let value = p.value.get_inner_expression();
+            let func = match value {
+                Expression::FunctionExpression(f) if p.method || p.kind != PropertyKind::Init => {
+                    Some(f)
+                }
+                _ => None,
+            };
+            match (func, key_name(&p.key)) {
+                (Some(f), Some(name)) => {
+                    let kind = match p.kind {
+                        PropertyKind::Get => DeclKind::Getter,
+                        PropertyKind::Set => DeclKind::Setter,
+                        PropertyKind::Init => DeclKind::Method,
+                    };
+                    let body = f.body.as_ref().map_or(p.span.end, |b| b.span.start);
+                    let mut decl = self.new_decl(name, kind, p.span, (p.span.start, body));
+                    decl.owner = Some(owner);
+                    let index = self.push_decl(decl, None);
+                    self.classes.push(None);
+                    let saved = std::mem::take(&mut self.containers);
+                    self.function_like(index, f, ScopeFlags::Function);
+                    self.containers = saved;
+                    self.classes.pop();
+                }
+                _ => self.visit_object_property(p),
+            }
+        }
+    }
+
+    fn member_ref(&mut self, object: &Expression<'a>, name: String, offset: u32) {
+        if let Some(r) = self.raw_of_expr(object) {
+            let line = self.line(offset);
+            self.pending_refs.push((line, RawCallee::Member(r, name)));
+        }
+    }
+}
+
+/// The type names an annotation mentions (`Promise<User | Admin>` → Promise, User, Admin).
+fn type_names(scoping: &Scoping, t: &TSType<'_>) -> Vec<Raw> {
+    struct Names<'s>(&'s Scoping, Vec<Raw>);
+    impl<'a> Visit<'a> for Names<'_> {
+        fn visit_ts_type_name(&mut self, it: &TSTypeName<'a>) {
+            if let TSTypeName::IdentifierReference(id) = it {
+                self.1.push(ident_raw(self.0, id));
+            }
+        }
+    }
+    let mut names = Names(scoping, Vec::new());
+    names.visit_ts_type(t);
+    names.1
+}
+
+fn ident_raw(scoping: &Scoping, id: &IdentifierReference<'_>) -> Raw {
+    id.reference_id
+        .get()
+        .and_then(|r| scoping.get_reference(r).symbol_id())
+        .map_or_else(|| Raw::Global(id.name.to_string()), Raw::Symbol)
+}
+
+/// The type a value of this annotation has, when it names one: `Foo`, `Foo<T>`,
+/// `Foo | undefined`.
+fn primary_type(scoping: &Scoping, t: &TSType<'_>) -> Option<Raw> {
+    match t {
+        TSType::TSTypeReference(r) => match &r.type_name {
+            TSTypeName::IdentifierReference(id) => Some(ident_raw(scoping, id)),
+            _ => None,
+        },
+        TSType::TSUnionType(u) => {
+            let mut named = u
+                .types
+                .iter()
+                .filter(|t| !matches!(t, TSType::TSUndefinedKeyword(_) | TSType::TSNullKeyword(_)));
+            let first = named.next()?;
+            if named.next().is_some() {
+                return None;
+            }
+            primary_type(scoping, first)
+        }
+        TSType::TSParenthesizedType(p) => primary_type(scoping, &p.type_annotation),
+        _ => None,
+    }
+}
+
+fn decorated(span: Span, decorators: &[Decorator<'_>]) -> Span {
+    let start = decorators
+        .iter()
+        .map(|d| d.span.start)
+        .min()
+        .unwrap_or(span.start);
+    Span::new(start.min(span.start), span.end)
+}
+
+fn key_name(key: &PropertyKey<'_>) -> Option<String> {
+    match key {
+        PropertyKey::PrivateIdentifier(id) => Some(format!("#{}", id.name)),
+        _ => key.static_name().map(|n| n.to_string()),
+    }
+}
+
+/// Whitespace-normalized text, capped for display.
+fn collapse(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(400));
+    for word in text.split_ascii_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.len() > 400 {
+            let cut = (0..=400)
+                .rev()
+                .find(|&i| out.is_char_boundary(i))
+                .unwrap_or(0);
+            out.truncate(cut);
+            out.push('…');
+            break;
+        }
+    }
+    let trimmed = out
+        .trim_end_matches(|c: char| c == '{' || c == '=' || c.is_whitespace())
+        .len();
+    out.truncate(trimmed);
+    out
+}

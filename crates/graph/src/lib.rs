@@ -1,0 +1,394 @@
+//! Phase 3 of the blueprint: the structural graph of a TypeScript/JavaScript project.
+//!
+//! oxc_semantic resolves names inside each file ([`facts`]); oxc_resolver maps module
+//! specifiers to files ([`modules`]); [`ProjectGraph`] links the two into call edges, type
+//! hierarchies, reference counts and file relationships, and answers [`SymbolMetadata`]
+//! queries. No TypeScript compiler and no node at run time.
+//!
+//! ```no_run
+//! use codectx_graph::{ProjectGraph, MetadataOptions};
+//! let graph = ProjectGraph::load(std::path::Path::new("my-project")).unwrap();
+//! for symbol in graph.find_by_name("createUser") {
+//!     let meta = graph.metadata(symbol, &MetadataOptions::default());
+//!     println!("{}", serde_json::to_string_pretty(&meta).unwrap());
+//! }
+//! ```
+
+pub mod facts;
+mod link;
+mod metadata;
+pub mod modules;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub use facts::{DeclKind, FileFacts, extract_facts};
+pub use link::{FileEdge, FileRelationships};
+pub use metadata::{
+    CallNode, MetadataOptions, ReferenceCount, RelatedSymbol, SymbolInfo, SymbolMetadata, TypeFlow,
+    TypeFlows, TypeHierarchy,
+};
+use modules::{ModuleResolver, Resolved};
+
+/// One declaration of the project: file index and declaration index in that file's facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymbolRef {
+    pub file: u32,
+    pub decl: u32,
+}
+
+/// Where a call comes from: a declaration, or a file's top-level code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallerRef {
+    Symbol(SymbolRef),
+    Module(u32),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error("project root {0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("cannot walk {path}: {message}")]
+    Walk { path: PathBuf, message: String },
+}
+
+/// Which files a project graph covers.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Skip `*.d.ts` (declarations are not user code).
+    pub skip_declaration_files: bool,
+    /// Directory names never entered, on top of `.gitignore`.
+    pub skip_dirs: Vec<String>,
+    /// Files larger than this are left out (bundles, generated code).
+    pub max_file_bytes: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self {
+            skip_declaration_files: true,
+            skip_dirs: ["node_modules", "dist", "build", "out", "coverage", ".git"]
+                .map(String::from)
+                .to_vec(),
+            max_file_bytes: 2 << 20,
+        }
+    }
+}
+
+/// A file of the graph.
+#[derive(Debug, Clone)]
+pub struct FileNode {
+    /// Path relative to the root, with `/` separators.
+    pub path: String,
+    pub abs: PathBuf,
+    pub facts: FileFacts,
+    /// Resolution of each of `facts.requests`.
+    pub resolved: Vec<Resolved>,
+    /// File index of each request that resolved inside the project.
+    pub request_files: Vec<Option<u32>>,
+}
+
+/// The linked structural graph of a project.
+pub struct ProjectGraph {
+    root: PathBuf,
+    resolver: ModuleResolver,
+    files: Vec<FileNode>,
+    by_path: HashMap<String, u32>,
+    links: link::Links,
+}
+
+impl ProjectGraph {
+    /// Enumerates the project's source files (gitignore-aware), extracts facts and links.
+    pub fn load(root: &Path) -> Result<Self, GraphError> {
+        Self::load_with(root, &LoadOptions::default())
+    }
+
+    pub fn load_with(root: &Path, options: &LoadOptions) -> Result<Self, GraphError> {
+        let root = root
+            .canonicalize()
+            .map_err(|_| GraphError::NotADirectory(root.to_path_buf()))?;
+        if !root.is_dir() {
+            return Err(GraphError::NotADirectory(root));
+        }
+        let mut sources = Vec::new();
+        for path in source_files(&root, options) {
+            if let Ok(source) = codectx_parser::read_source(&path) {
+                sources.push((path, source));
+            }
+        }
+        Ok(Self::from_sources(&root, sources))
+    }
+
+    /// Builds a graph from in-memory sources (absolute paths under `root`).
+    pub fn from_sources(root: &Path, sources: Vec<(PathBuf, String)>) -> Self {
+        let resolver = ModuleResolver::new(root);
+        let mut files = Vec::with_capacity(sources.len());
+        for (abs, source) in sources {
+            let path = relative(root, &abs);
+            let facts = extract_facts(&path, &source);
+            files.push(FileNode {
+                path,
+                abs,
+                facts,
+                resolved: Vec::new(),
+                request_files: Vec::new(),
+            });
+        }
+        let mut graph = Self {
+            root: root.to_path_buf(),
+            resolver,
+            files,
+            by_path: HashMap::new(),
+            links: link::Links::default(),
+        };
+        graph.index_paths();
+        for i in 0..graph.files.len() {
+            graph.resolve_requests(i);
+        }
+        graph.relink();
+        graph
+    }
+
+    /// Replaces (or adds) one file and re-links. `source = None` removes the file.
+    pub fn update_file(&mut self, abs: &Path, source: Option<&str>) {
+        let path = relative(&self.root, abs);
+        let existing = self.by_path.get(&path).copied();
+        match (existing, source) {
+            (Some(i), Some(source)) => {
+                self.files[i as usize].facts = extract_facts(&path, source);
+                self.resolve_requests(i as usize);
+            }
+            (None, Some(source)) => {
+                self.resolver.clear_cache();
+                self.files.push(FileNode {
+                    facts: extract_facts(&path, source),
+                    path,
+                    abs: abs.to_path_buf(),
+                    resolved: Vec::new(),
+                    request_files: Vec::new(),
+                });
+                self.index_paths();
+                for i in 0..self.files.len() {
+                    self.resolve_requests(i);
+                }
+            }
+            (Some(i), None) => {
+                self.resolver.clear_cache();
+                self.files.remove(i as usize);
+                self.index_paths();
+                for i in 0..self.files.len() {
+                    self.resolve_requests(i);
+                }
+            }
+            (None, None) => return,
+        }
+        self.relink();
+    }
+
+    fn index_paths(&mut self) {
+        self.by_path = self
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), i as u32))
+            .collect();
+    }
+
+    fn resolve_requests(&mut self, i: usize) {
+        let file = &self.files[i];
+        let resolved: Vec<Resolved> = file
+            .facts
+            .requests
+            .iter()
+            .map(|r| self.resolver.resolve(&file.abs, &r.specifier))
+            .collect();
+        let request_files = resolved
+            .iter()
+            .map(|r| match r {
+                Resolved::File(p) => self.by_path.get(&relative(&self.root, p)).copied(),
+                _ => None,
+            })
+            .collect();
+        let file = &mut self.files[i];
+        file.resolved = resolved;
+        file.request_files = request_files;
+    }
+
+    fn relink(&mut self) {
+        self.links = link::Links::build(&self.files);
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn files(&self) -> &[FileNode] {
+        &self.files
+    }
+
+    pub fn file_index(&self, path: &str) -> Option<u32> {
+        self.by_path.get(path).copied()
+    }
+
+    pub fn decl(&self, s: SymbolRef) -> &facts::Decl {
+        &self.files[s.file as usize].facts.decls[s.decl as usize]
+    }
+
+    /// Every declaration of the project.
+    pub fn symbols(&self) -> impl Iterator<Item = SymbolRef> + '_ {
+        self.files.iter().enumerate().flat_map(|(f, file)| {
+            (0..file.facts.decls.len()).map(move |d| SymbolRef {
+                file: f as u32,
+                decl: d as u32,
+            })
+        })
+    }
+
+    /// Declarations named `name` (plain or qualified `Class.member`).
+    pub fn find_by_name(&self, name: &str) -> Vec<SymbolRef> {
+        self.symbols()
+            .filter(|&s| {
+                let d = self.decl(s);
+                d.name == name || d.qualified_name == name
+            })
+            .collect()
+    }
+
+    /// The declaration `qualified_name` of `path` (relative), optionally at `line`.
+    pub fn find(&self, path: &str, qualified_name: &str, line: Option<u32>) -> Vec<SymbolRef> {
+        let Some(file) = self.file_index(path) else {
+            return Vec::new();
+        };
+        self.files[file as usize]
+            .facts
+            .decls
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| {
+                d.qualified_name == qualified_name && line.is_none_or(|l| d.start_line == l)
+            })
+            .map(|(i, _)| SymbolRef {
+                file,
+                decl: i as u32,
+            })
+            .collect()
+    }
+
+    /// `path::Qualified.name@line`, the id the benchmark kit uses.
+    pub fn symbol_id(&self, s: SymbolRef) -> String {
+        let d = self.decl(s);
+        format!(
+            "{}::{}@{}",
+            self.files[s.file as usize].path, d.qualified_name, d.start_line
+        )
+    }
+
+    pub fn caller_id(&self, c: CallerRef) -> String {
+        match c {
+            CallerRef::Symbol(s) => self.symbol_id(s),
+            CallerRef::Module(f) => format!("{}::<module>", self.files[f as usize].path),
+        }
+    }
+
+    /// Direct callees of a declaration, with the line of each call, in source order.
+    pub fn callees(&self, s: SymbolRef) -> &[(SymbolRef, u32)] {
+        self.links.callees(CallerRef::Symbol(s))
+    }
+
+    /// Callees of a file's top-level code.
+    pub fn module_callees(&self, file: u32) -> &[(SymbolRef, u32)] {
+        self.links.callees(CallerRef::Module(file))
+    }
+
+    /// Direct callers of a declaration (for a class: its `new` sites), with lines.
+    pub fn callers(&self, s: SymbolRef) -> &[(CallerRef, u32)] {
+        self.links.callers(s)
+    }
+
+    /// Callers of a constructor are the `new` sites of its class.
+    pub fn callers_of_constructor_or_self(&self, s: SymbolRef) -> &[(CallerRef, u32)] {
+        let d = self.decl(s);
+        match (d.kind, d.container) {
+            (DeclKind::Constructor, Some(class)) => self.links.callers(SymbolRef {
+                file: s.file,
+                decl: class,
+            }),
+            _ => self.links.callers(s),
+        }
+    }
+
+    /// Non-declaration references: (occurrences, other files referencing).
+    pub fn references(&self, s: SymbolRef) -> (u32, Vec<u32>) {
+        self.links.references(s)
+    }
+
+    /// Direct supertypes (extends + implements), resolved to declarations.
+    pub fn supertypes(&self, s: SymbolRef) -> Vec<SymbolRef> {
+        self.links.supertypes(s).to_vec()
+    }
+
+    /// Direct subtypes: declarations whose heritage resolves to `s`.
+    pub fn subtypes(&self, s: SymbolRef) -> Vec<SymbolRef> {
+        self.links.subtypes(s).to_vec()
+    }
+
+    /// Imports and imported-by of one file, each edge with its names and line.
+    pub fn file_relationships(&self, file: u32) -> FileRelationships {
+        link::file_relationships(&self.files, file)
+    }
+
+    /// The blueprint's SymbolMetadata for one declaration.
+    pub fn metadata(&self, s: SymbolRef, options: &MetadataOptions) -> SymbolMetadata {
+        metadata::build(self, s, options)
+    }
+
+    /// Seed 002's related symbols: same file, then same directory, then import-connected.
+    pub fn related(&self, s: SymbolRef, limit: usize) -> Vec<RelatedSymbol> {
+        metadata::related(self, s, limit)
+    }
+
+    pub fn info(&self, s: SymbolRef) -> SymbolInfo {
+        metadata::info(self, s)
+    }
+}
+
+/// Source files under `root`, gitignore-aware, sorted for determinism.
+pub fn source_files(root: &Path, options: &LoadOptions) -> Vec<PathBuf> {
+    let skip = options.skip_dirs.clone();
+    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .follow_links(false)
+        .require_git(false)
+        .filter_entry(move |e| {
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && skip.iter().any(|s| e.file_name() == s.as_str()))
+        })
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.into_path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            codectx_parser::Language::from_path(name).is_some()
+                && !(options.skip_declaration_files && is_declaration_file(name))
+                && p.metadata()
+                    .is_ok_and(|m| m.len() <= options.max_file_bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn is_declaration_file(name: &str) -> bool {
+    [".d.ts", ".d.mts", ".d.cts"]
+        .iter()
+        .any(|e| name.ends_with(e))
+        || (name.contains(".d.") && name.ends_with(".ts"))
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}

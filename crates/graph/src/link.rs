@@ -1,0 +1,444 @@
+//! Cross-file linking: export tables (barrels and `export *` followed to the declaring
+//! file), then every call site, reference and heritage clause resolved to a declaration.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::facts::{Callee, DeclKind, ExportTarget, FileFacts, Receiver, SiteKind, Target};
+use crate::modules::Resolved;
+use crate::{CallerRef, FileNode, SymbolRef};
+
+/// What a name can denote across files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Entity {
+    Symbol(SymbolRef),
+    /// A module's namespace object.
+    Module(u32),
+}
+
+/// Where member lookups happen.
+#[derive(Debug, Clone, Copy)]
+enum Scope {
+    /// Instances of a class / values of an interface or type alias.
+    Type(SymbolRef),
+    /// The declared entity itself (class statics, object-literal constants).
+    Value(SymbolRef),
+    Module(u32),
+}
+
+/// Maximum chain length when following re-exports, aliases and inheritance.
+const MAX_HOPS: usize = 32;
+
+#[derive(Default)]
+pub(crate) struct Links {
+    callees: HashMap<CallerRef, Vec<(SymbolRef, u32)>>,
+    callers: HashMap<SymbolRef, Vec<(CallerRef, u32)>>,
+    refs: HashMap<SymbolRef, (u32, Vec<u32>)>,
+    supertypes: HashMap<SymbolRef, Vec<SymbolRef>>,
+    subtypes: HashMap<SymbolRef, Vec<SymbolRef>>,
+}
+
+impl Links {
+    pub(crate) fn build(files: &[FileNode]) -> Self {
+        let linker = Linker {
+            files,
+            exports: RefCell::new(HashMap::new()),
+        };
+        let mut links = Links::default();
+        for (f, file) in files.iter().enumerate() {
+            let f = f as u32;
+            for call in &file.facts.calls {
+                let Some(target) = linker.callee(f, &call.callee) else {
+                    continue;
+                };
+                let d = linker.decl(target);
+                let counts = match call.kind {
+                    SiteKind::Access => matches!(
+                        d.kind,
+                        DeclKind::Method | DeclKind::Getter | DeclKind::Setter
+                    ),
+                    SiteKind::New => d.kind == DeclKind::Class,
+                    _ => d.kind.is_callable() || d.kind == DeclKind::Class,
+                };
+                if !counts {
+                    continue;
+                }
+                let caller = match call.caller {
+                    Some(decl) => CallerRef::Symbol(SymbolRef { file: f, decl }),
+                    None => CallerRef::Module(f),
+                };
+                push_unique(
+                    links.callees.entry(caller).or_default(),
+                    (target, call.line),
+                );
+                push_unique(
+                    links.callers.entry(target).or_default(),
+                    (caller, call.line),
+                );
+            }
+            for r in &file.facts.refs {
+                let Some(target) = linker.callee(f, &r.to) else {
+                    continue;
+                };
+                let entry = links.refs.entry(target).or_default();
+                entry.0 += 1;
+                if target.file != f && !entry.1.contains(&f) {
+                    entry.1.push(f);
+                }
+            }
+            for (d, decl) in file.facts.decls.iter().enumerate() {
+                let me = SymbolRef {
+                    file: f,
+                    decl: d as u32,
+                };
+                for t in decl.extends.iter().chain(&decl.implements) {
+                    if let Some(Entity::Symbol(base)) = linker.target(f, t)
+                        && base != me
+                    {
+                        push_unique(links.supertypes.entry(me).or_default(), base);
+                        push_unique(links.subtypes.entry(base).or_default(), me);
+                    }
+                }
+            }
+        }
+        links
+    }
+
+    pub(crate) fn callees(&self, c: CallerRef) -> &[(SymbolRef, u32)] {
+        self.callees.get(&c).map_or(&[], Vec::as_slice)
+    }
+
+    pub(crate) fn callers(&self, s: SymbolRef) -> &[(CallerRef, u32)] {
+        self.callers.get(&s).map_or(&[], Vec::as_slice)
+    }
+
+    pub(crate) fn references(&self, s: SymbolRef) -> (u32, Vec<u32>) {
+        self.refs.get(&s).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn supertypes(&self, s: SymbolRef) -> &[SymbolRef] {
+        self.supertypes.get(&s).map_or(&[], Vec::as_slice)
+    }
+
+    pub(crate) fn subtypes(&self, s: SymbolRef) -> &[SymbolRef] {
+        self.subtypes.get(&s).map_or(&[], Vec::as_slice)
+    }
+}
+
+fn push_unique<T: PartialEq>(v: &mut Vec<T>, item: T) {
+    if !v.contains(&item) {
+        v.push(item);
+    }
+}
+
+/// Resolution over a set of files, with memoized export lookups.
+pub(crate) struct Linker<'g> {
+    files: &'g [FileNode],
+    exports: RefCell<HashMap<(u32, String), Option<Entity>>>,
+}
+
+impl<'g> Linker<'g> {
+    fn facts(&self, f: u32) -> &'g FileFacts {
+        &self.files[f as usize].facts
+    }
+
+    fn decl(&self, s: SymbolRef) -> &'g crate::facts::Decl {
+        &self.facts(s.file).decls[s.decl as usize]
+    }
+
+    fn request_file(&self, f: u32, request: u32) -> Option<u32> {
+        self.files[f as usize]
+            .request_files
+            .get(request as usize)
+            .copied()
+            .flatten()
+    }
+
+    /// What `name` exported by file `f` is, following re-exports and `export *`.
+    fn export(&self, f: u32, name: &str) -> Option<Entity> {
+        let mut visiting = HashSet::new();
+        self.export_inner(f, name, &mut visiting)
+    }
+
+    fn export_inner(
+        &self,
+        f: u32,
+        name: &str,
+        visiting: &mut HashSet<(u32, String)>,
+    ) -> Option<Entity> {
+        let key = (f, name.to_string());
+        if let Some(hit) = self.exports.borrow().get(&key) {
+            return *hit;
+        }
+        if visiting.len() > MAX_HOPS || !visiting.insert(key.clone()) {
+            return None; // an export cycle: nothing declares the name
+        }
+        let facts = self.facts(f);
+        let mut found = None;
+        for e in facts.exports.iter().filter(|e| e.name == name) {
+            found = match &e.target {
+                ExportTarget::Local { decl } => Some(Entity::Symbol(SymbolRef {
+                    file: f,
+                    decl: *decl,
+                })),
+                ExportTarget::Reexport { request, name } => self
+                    .request_file(f, *request)
+                    .and_then(|t| self.export_inner(t, name, visiting)),
+                ExportTarget::Namespace { request } => {
+                    self.request_file(f, *request).map(Entity::Module)
+                }
+                ExportTarget::Expression => None,
+            };
+            if found.is_some() {
+                break;
+            }
+        }
+        if found.is_none() && name != "default" {
+            for &request in &facts.star_exports {
+                if let Some(t) = self.request_file(f, request)
+                    && let Some(hit) = self.export_inner(t, name, visiting)
+                {
+                    found = Some(hit);
+                    break;
+                }
+            }
+        }
+        visiting.remove(&key);
+        self.exports.borrow_mut().insert(key, found);
+        found
+    }
+
+    fn target(&self, f: u32, t: &Target) -> Option<Entity> {
+        match t {
+            Target::Local { decl } => Some(Entity::Symbol(SymbolRef {
+                file: f,
+                decl: *decl,
+            })),
+            Target::Import { request, name } => {
+                let file = self.request_file(f, *request)?;
+                self.export(file, name)
+            }
+            Target::Namespace { request } => self.request_file(f, *request).map(Entity::Module),
+            Target::Global { .. } => None,
+        }
+    }
+
+    /// A declaration used as a type: follows type aliases to what they alias.
+    fn as_type(&self, mut s: SymbolRef) -> SymbolRef {
+        for _ in 0..MAX_HOPS {
+            let d = self.decl(s);
+            if d.kind != DeclKind::TypeAlias {
+                break;
+            }
+            match d.value_type.as_ref().and_then(|t| self.target(s.file, t)) {
+                Some(Entity::Symbol(next)) if next != s => s = next,
+                _ => break,
+            }
+        }
+        s
+    }
+
+    /// The type declaration a declaration's value has (property type, getter return…).
+    fn value_type_of(&self, s: SymbolRef) -> Option<SymbolRef> {
+        let d = self.decl(s);
+        let t = match d.kind {
+            DeclKind::Method | DeclKind::Function => d.returns.as_ref()?.types.first()?,
+            _ => d.value_type.as_ref()?,
+        };
+        match self.target(s.file, t)? {
+            Entity::Symbol(t) => Some(self.as_type(t)),
+            Entity::Module(_) => None,
+        }
+    }
+
+    fn scope(&self, f: u32, r: &Receiver, depth: usize) -> Option<Scope> {
+        if depth > MAX_HOPS {
+            return None;
+        }
+        match r {
+            Receiver::This { class } => Some(Scope::Type(SymbolRef {
+                file: f,
+                decl: *class,
+            })),
+            Receiver::Super { class } => {
+                let me = SymbolRef {
+                    file: f,
+                    decl: *class,
+                };
+                let base = self.decl(me).extends.first()?;
+                match self.target(f, base)? {
+                    Entity::Symbol(b) => Some(Scope::Type(self.as_type(b))),
+                    Entity::Module(_) => None,
+                }
+            }
+            Receiver::Typed { target } => match self.target(f, target)? {
+                Entity::Symbol(s) => Some(Scope::Type(self.as_type(s))),
+                Entity::Module(m) => Some(Scope::Module(m)),
+            },
+            Receiver::Value { target } => match self.target(f, target)? {
+                Entity::Symbol(s) => {
+                    let d = self.decl(s);
+                    match d.kind {
+                        DeclKind::Variable | DeclKind::Property => match self.value_type_of(s) {
+                            Some(t) => Some(Scope::Type(t)),
+                            None => Some(Scope::Value(s)),
+                        },
+                        _ => Some(Scope::Value(s)),
+                    }
+                }
+                Entity::Module(m) => Some(Scope::Module(m)),
+            },
+            Receiver::Member { receiver, name } => {
+                let owner = self.scope(f, receiver, depth + 1)?;
+                match self.member(owner, name)? {
+                    Entity::Symbol(m) => {
+                        let d = self.decl(m);
+                        match d.kind {
+                            DeclKind::Class | DeclKind::Namespace | DeclKind::Enum => {
+                                Some(Scope::Value(m))
+                            }
+                            DeclKind::Variable if d.value_type.is_none() => Some(Scope::Value(m)),
+                            _ => self.value_type_of(m).map(Scope::Type),
+                        }
+                    }
+                    Entity::Module(m) => Some(Scope::Module(m)),
+                }
+            }
+            Receiver::Returned { receiver, name } => {
+                let owner = self.scope(f, receiver, depth + 1)?;
+                match self.member(owner, name)? {
+                    Entity::Symbol(m) => self.value_type_of(m).map(Scope::Type),
+                    Entity::Module(_) => None,
+                }
+            }
+        }
+    }
+
+    /// `name` looked up in a scope, through inheritance.
+    fn member(&self, scope: Scope, name: &str) -> Option<Entity> {
+        match scope {
+            Scope::Module(m) => self.export(m, name),
+            Scope::Value(s) => {
+                let d = self.decl(s);
+                if d.kind == DeclKind::Class {
+                    return self.class_member(s, name).map(Entity::Symbol);
+                }
+                // Object-literal constants: methods owned by the constant.
+                let facts = self.facts(s.file);
+                facts
+                    .decls
+                    .iter()
+                    .position(|m| m.owner == Some(s.decl) && m.name == name)
+                    .map(|i| {
+                        Entity::Symbol(SymbolRef {
+                            file: s.file,
+                            decl: i as u32,
+                        })
+                    })
+            }
+            Scope::Type(s) => self.class_member(s, name).map(Entity::Symbol),
+        }
+    }
+
+    fn class_member(&self, start: SymbolRef, name: &str) -> Option<SymbolRef> {
+        let mut queue = vec![start];
+        let mut seen = HashSet::new();
+        while let Some(s) = queue.pop() {
+            if !seen.insert(s) || seen.len() > MAX_HOPS {
+                continue;
+            }
+            let d = self.decl(s);
+            if let Some(&m) = d
+                .members
+                .iter()
+                .find(|&&m| self.facts(s.file).decls[m as usize].name == name)
+            {
+                return Some(SymbolRef {
+                    file: s.file,
+                    decl: m,
+                });
+            }
+            for t in d.extends.iter().chain(&d.implements) {
+                if let Some(Entity::Symbol(b)) = self.target(s.file, t) {
+                    queue.push(self.as_type(b));
+                }
+            }
+        }
+        None
+    }
+
+    fn callee(&self, f: u32, c: &Callee) -> Option<SymbolRef> {
+        let entity = match c {
+            Callee::Name { target } => self.target(f, target)?,
+            Callee::Member { receiver, name } => {
+                let scope = self.scope(f, receiver, 0)?;
+                self.member(scope, name)?
+            }
+        };
+        match entity {
+            Entity::Symbol(s) => Some(s),
+            Entity::Module(_) => None,
+        }
+    }
+}
+
+/// One import edge between two files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileEdge {
+    /// The other file (relative path), or the specifier when it is external/unresolved.
+    pub file: String,
+    pub specifier: String,
+    pub kind: crate::facts::RequestKind,
+    pub names: Vec<String>,
+    pub line: u32,
+    /// `file`, `external` or `unresolved`.
+    pub resolution: &'static str,
+}
+
+/// Seed 004's analyze_relationship / seed 002's import edges for one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileRelationships {
+    pub file: String,
+    pub imports: Vec<FileEdge>,
+    pub imported_by: Vec<FileEdge>,
+}
+
+pub(crate) fn file_relationships(files: &[FileNode], file: u32) -> FileRelationships {
+    let me = &files[file as usize];
+    let edge = |node: &FileNode, i: usize, other: String, resolution| {
+        let r = &node.facts.requests[i];
+        FileEdge {
+            file: other,
+            specifier: r.specifier.clone(),
+            kind: r.kind,
+            names: r.names.clone(),
+            line: r.line,
+            resolution,
+        }
+    };
+    let imports = (0..me.facts.requests.len())
+        .map(|i| match (&me.resolved[i], me.request_files[i]) {
+            (_, Some(t)) => edge(me, i, files[t as usize].path.clone(), "file"),
+            (Resolved::External(s), None) => edge(me, i, s.clone(), "external"),
+            (Resolved::File(p), None) => edge(me, i, p.to_string_lossy().into_owned(), "external"),
+            (Resolved::Unresolved(s), None) => edge(me, i, s.clone(), "unresolved"),
+        })
+        .collect();
+    let mut imported_by = Vec::new();
+    for other in files {
+        for (i, t) in other.request_files.iter().enumerate() {
+            if *t == Some(file) {
+                imported_by.push(edge(other, i, other.path.clone(), "file"));
+            }
+        }
+    }
+    FileRelationships {
+        file: me.path.clone(),
+        imports,
+        imported_by,
+    }
+}
