@@ -111,6 +111,9 @@ pub enum Receiver {
         receiver: Box<Receiver>,
         name: String,
     },
+    /// A local value with no declared type (an inferred callback parameter, an untyped
+    /// variable): only a project-unique member name can be resolved on it.
+    Untyped,
 }
 
 /// What a call site or reference points at.
@@ -743,6 +746,12 @@ impl<'a> Extractor<'_, '_> {
                     return Some(Receiver::Typed {
                         target: self.target(t),
                     });
+                }
+                if let Raw::Symbol(symbol) = raw
+                    && !self.symbol_decl.contains_key(symbol)
+                    && !self.symbol_import.contains_key(symbol)
+                {
+                    return Some(Receiver::Untyped);
                 }
                 Receiver::Value {
                     target: self.target(raw),

@@ -73,10 +73,13 @@ impl Links {
                     links.callees.entry(caller).or_default(),
                     (target, call.line),
                 );
-                push_unique(
-                    links.callers.entry(target).or_default(),
-                    (caller, call.line),
-                );
+                // Every overload signature of the callee is called (as TypeScript reports).
+                for sibling in overloads(files, target) {
+                    push_unique(
+                        links.callers.entry(sibling).or_default(),
+                        (caller, call.line),
+                    );
+                }
             }
             for r in &file.facts.refs {
                 let Some(target) = linker.callee(f, &r.to) else {
@@ -125,6 +128,30 @@ impl Links {
     pub(crate) fn subtypes(&self, s: SymbolRef) -> &[SymbolRef] {
         self.subtypes.get(&s).map_or(&[], Vec::as_slice)
     }
+}
+
+/// `s` and the other declarations of the same callable (overload signatures).
+fn overloads(files: &[FileNode], s: SymbolRef) -> Vec<SymbolRef> {
+    let decls = &files[s.file as usize].facts.decls;
+    let d = &decls[s.decl as usize];
+    // Only members: same-named functions of one file are usually distinct nested helpers.
+    let (true, Some(c)) = (d.kind.is_callable(), d.container) else {
+        return vec![s];
+    };
+    decls[c as usize]
+        .members
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let o = &decls[i as usize];
+            i == s.decl
+                || (o.kind == d.kind
+                    && o.qualified_name == d.qualified_name
+                    && o.owner == d.owner
+                    && o.container == d.container)
+        })
+        .map(|decl| SymbolRef { file: s.file, decl })
+        .collect()
 }
 
 fn push_unique<T: PartialEq>(v: &mut Vec<T>, item: T) {
@@ -306,6 +333,9 @@ impl<'g> Linker<'g> {
                     Entity::Module(m) => Some(Scope::Module(m)),
                 }
             }
+            // Without a type, a member could be anything; guessing by name cost more
+            // precision than it gained recall on hono (callee F1 0.905 → 0.885).
+            Receiver::Untyped => None,
             Receiver::Returned { receiver, name } => {
                 let owner = self.scope(f, receiver, depth + 1)?;
                 match self.member(owner, name)? {
