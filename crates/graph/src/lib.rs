@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 pub use facts::{DeclKind, FileFacts, extract_facts};
 pub use link::{FileEdge, FileRelationships};
 pub use metadata::{
-    CallNode, MetadataOptions, ReferenceCount, RelatedSymbol, SymbolInfo, SymbolMetadata, TypeFlow,
-    TypeFlows, TypeHierarchy,
+    CallNode, MAX_TRANSITIVE_DEPTH, MetadataOptions, ReferenceCount, RelatedSymbol, SymbolInfo,
+    SymbolMetadata, TypeFlow, TypeFlows, TypeHierarchy,
 };
 use modules::{ModuleResolver, Resolved};
 

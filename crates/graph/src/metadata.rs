@@ -176,6 +176,16 @@ fn shown_callee(g: &ProjectGraph, s: SymbolRef) -> SymbolRef {
     s
 }
 
+fn dedupe<N: Copy + PartialEq>(edges: &[(N, u32)]) -> Vec<(N, u32)> {
+    let mut out: Vec<(N, u32)> = Vec::with_capacity(edges.len());
+    for &(n, line) in edges {
+        if !out.iter().any(|(m, _)| *m == n) {
+            out.push((n, line));
+        }
+    }
+    out
+}
+
 fn max_depth(options: &MetadataOptions) -> usize {
     match options.call_depth {
         d if d < 0 => MAX_TRANSITIVE_DEPTH,
@@ -230,7 +240,8 @@ pub(crate) fn build(g: &ProjectGraph, s: SymbolRef, options: &MetadataOptions) -
     let outgoing = tree(
         s,
         depth,
-        &|n: SymbolRef| g.callees(n).to_vec(),
+        // One entry per callee (the first call site), as the blueprint groups them.
+        &|n: SymbolRef| dedupe(g.callees(n)),
         &|n, line| CallNode {
             symbol: info(g, shown_callee(g, n)),
             line,
@@ -251,7 +262,7 @@ pub(crate) fn build(g: &ProjectGraph, s: SymbolRef, options: &MetadataOptions) -
         CallerRef::Symbol(incoming_root),
         depth,
         &|n: CallerRef| match n {
-            CallerRef::Symbol(sym) => g.callers(sym).to_vec(),
+            CallerRef::Symbol(sym) => dedupe(g.callers(sym)),
             CallerRef::Module(_) => Vec::new(),
         },
         &|n, line| CallNode {
