@@ -277,13 +277,56 @@ pub struct FileFacts {
 /// all gives empty facts with `syntax_errors > 0`.
 pub fn extract_facts(path: &str, source: &str) -> FileFacts {
     let lines = LineIndex::new(source);
-    let allocator = Allocator::default();
-    let ret = Parser::new(&allocator, source, codectx_parser::source_type_for(path))
-        .with_options(ParseOptions {
-            preserve_parens: false,
-            ..ParseOptions::default()
-        })
-        .parse();
+    // oxc often gives up on a whole file for one bad line: blank the failing line (offsets
+    // and line numbers unchanged) and retry, as the parser crate does.
+    let mut text = std::borrow::Cow::Borrowed(source);
+    let mut errors = 0;
+    for _ in 0..codectx_parser::MAX_RECOVERY_ATTEMPTS {
+        let allocator = Allocator::default();
+        let ret = Parser::new(&allocator, &text, codectx_parser::source_type_for(path))
+            .with_options(ParseOptions {
+                preserve_parens: false,
+                ..ParseOptions::default()
+            })
+            .parse();
+        errors = errors.max(ret.diagnostics.len() as u32);
+        let failed = ret.panicked || (ret.program.body.is_empty() && !ret.diagnostics.is_empty());
+        let bad_line = ret
+            .diagnostics
+            .iter()
+            .find_map(|d| d.labels.first().map(|l| lines.line_of(l.offset() as u32)));
+        match (failed, bad_line) {
+            (true, Some(line)) => {
+                let blanked = codectx_parser::blank_line(&text, &lines, line);
+                if blanked == *text {
+                    break;
+                }
+                text = std::borrow::Cow::Owned(blanked);
+            }
+            (true, None) => break,
+            (false, _) => return facts_of(path, &text, &lines, &ret, errors),
+        }
+    }
+    FileFacts {
+        path: path.to_string(),
+        line_count: lines.line_count(),
+        decls: Vec::new(),
+        requests: Vec::new(),
+        exports: Vec::new(),
+        star_exports: Vec::new(),
+        calls: Vec::new(),
+        refs: Vec::new(),
+        syntax_errors: errors.max(1),
+    }
+}
+
+fn facts_of(
+    path: &str,
+    source: &str,
+    lines: &LineIndex,
+    ret: &oxc_parser::ParserReturn<'_>,
+    errors: u32,
+) -> FileFacts {
     let mut facts = FileFacts {
         path: path.to_string(),
         line_count: lines.line_count(),
@@ -293,16 +336,13 @@ pub fn extract_facts(path: &str, source: &str) -> FileFacts {
         star_exports: Vec::new(),
         calls: Vec::new(),
         refs: Vec::new(),
-        syntax_errors: ret.diagnostics.len() as u32,
+        syntax_errors: errors,
     };
-    if ret.panicked {
-        return facts;
-    }
     let semantic = SemanticBuilder::new().build(&ret.program).semantic;
     let scoping = semantic.scoping();
     let mut ex = Extractor {
         src: source,
-        lines: &lines,
+        lines,
         scoping,
         facts: &mut facts,
         symbol_decl: HashMap::new(),

@@ -285,3 +285,12 @@ fn tempdir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn syntax_errors_keep_the_rest_of_the_file() {
+    let source = std::fs::read_to_string(fixtures_dir().join("bad-input/broken.ts")).unwrap();
+    let facts = codectx_graph::extract_facts("broken.ts", &source);
+    let names: Vec<&str> = facts.decls.iter().map(|d| d.name.as_str()).collect();
+    assert!(facts.syntax_errors > 0);
+    assert!(names.contains(&"before"), "{names:?}");
+}

@@ -130,7 +130,8 @@ pub fn parse_path(path: &Path, display_path: &str) -> Result<(String, ParsedFile
 }
 
 /// How many times a failing line is blanked out before the file is given up as unparsed.
-const MAX_RECOVERY_ATTEMPTS: usize = 8;
+/// How many failing lines are blanked before a file is given up on (see [`blank_line`]).
+pub const MAX_RECOVERY_ATTEMPTS: usize = 8;
 
 /// Parses `source` as the file `path` (whose extension picks the dialect; unknown
 /// extensions are parsed as TypeScript). Never panics on any input text.
@@ -263,7 +264,7 @@ fn attempt_in(allocator: &Allocator, path: &str, text: &str, lines: &LineIndex) 
 
 /// `text` with every byte of 1-indexed `line` except its terminator replaced by a space:
 /// same length, same offsets, still UTF-8.
-fn blank_line(text: &str, lines: &LineIndex, line: u32) -> String {
+pub fn blank_line(text: &str, lines: &LineIndex, line: u32) -> String {
     let (from, to) = (
         lines.line_start(line) as usize,
         lines.line_end(line, text) as usize,
