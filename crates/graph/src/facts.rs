@@ -356,6 +356,7 @@ fn facts_of(
         pending_calls: Vec::new(),
         pending_refs: Vec::new(),
         pending_types: Vec::new(),
+        pending_exports: Vec::new(),
     };
     ex.collect_module_items(&ret.program);
     ex.visit_program(&ret.program);
@@ -420,6 +421,7 @@ struct Extractor<'s, 'f> {
     pending_calls: Vec<(Option<u32>, u32, SiteKind, RawCallee)>,
     pending_refs: Vec<(u32, RawCallee)>,
     pending_types: Vec<(TypeSlotRef, Raw)>,
+    pending_exports: Vec<(String, u32, Raw)>,
 }
 
 impl<'a> Extractor<'_, '_> {
@@ -821,6 +823,15 @@ impl<'a> Extractor<'_, '_> {
     }
 
     fn finish(&mut self) {
+        for (name, line, raw) in std::mem::take(&mut self.pending_exports) {
+            let target = match self.target(&raw) {
+                Target::Local { decl } => ExportTarget::Local { decl },
+                Target::Import { request, name } => ExportTarget::Reexport { request, name },
+                Target::Namespace { request } => ExportTarget::Namespace { request },
+                Target::Global { .. } => ExportTarget::Expression,
+            };
+            self.facts.exports.push(Export { name, line, target });
+        }
         for (caller, line, kind, raw) in std::mem::take(&mut self.pending_calls) {
             if let Some(callee) = self.callee(&raw) {
                 self.facts.calls.push(CallSite {
@@ -853,21 +864,13 @@ impl<'a> Extractor<'_, '_> {
                 TypeSlotRef::Implements(d) => decls[d as usize].implements.push(target),
             }
         }
-        // Local exports (`export { a as b }`, `export default a`) resolve now that every
-        // declaration is known.
-        let exports = std::mem::take(&mut self.facts.exports);
-        self.facts.exports = exports;
     }
 
+    /// `export { a as b }` / `export default a`: resolved in `finish`, once declarations
+    /// further down the file are known too.
     fn export_local(&mut self, name: String, offset: u32, raw: Raw) {
         let line = self.line(offset);
-        let target = match self.target(&raw) {
-            Target::Local { decl } => ExportTarget::Local { decl },
-            Target::Import { request, name } => ExportTarget::Reexport { request, name },
-            Target::Namespace { request } => ExportTarget::Namespace { request },
-            Target::Global { .. } => ExportTarget::Expression,
-        };
-        self.facts.exports.push(Export { name, line, target });
+        self.pending_exports.push((name, line, raw));
     }
 
     fn export_decl(&mut self, decl: u32, name: &str) {

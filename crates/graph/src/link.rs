@@ -42,10 +42,7 @@ pub(crate) struct Links {
 
 impl Links {
     pub(crate) fn build(files: &[FileNode]) -> Self {
-        let linker = Linker {
-            files,
-            exports: RefCell::new(HashMap::new()),
-        };
+        let linker = Linker::new(files);
         let mut links = Links::default();
         for (f, file) in files.iter().enumerate() {
             let f = f as u32;
@@ -167,6 +164,21 @@ pub(crate) struct Linker<'g> {
 }
 
 impl<'g> Linker<'g> {
+    pub(crate) fn new(files: &'g [FileNode]) -> Self {
+        Self {
+            files,
+            exports: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The declaration a name written in file `f` denotes, if any.
+    pub(crate) fn symbol(&self, f: u32, t: &Target) -> Option<SymbolRef> {
+        match self.target(f, t)? {
+            Entity::Symbol(s) => Some(s),
+            Entity::Module(_) => None,
+        }
+    }
+
     fn facts(&self, f: u32) -> &'g FileFacts {
         &self.files[f as usize].facts
     }

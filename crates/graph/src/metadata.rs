@@ -369,59 +369,7 @@ pub(crate) fn build(g: &ProjectGraph, s: SymbolRef, options: &MetadataOptions) -
 }
 
 fn resolve_symbol(g: &ProjectGraph, file: u32, t: &Target) -> Option<SymbolRef> {
-    // Reuse the linker's export resolution through a one-off lookup.
-    match t {
-        Target::Local { decl } => Some(SymbolRef { file, decl: *decl }),
-        Target::Import { request, name } => {
-            let target = g.files()[file as usize]
-                .request_files
-                .get(*request as usize)
-                .copied()
-                .flatten()?;
-            export_symbol(g, target, name, &mut HashSet::new())
-        }
-        _ => None,
-    }
-}
-
-fn export_symbol(
-    g: &ProjectGraph,
-    f: u32,
-    name: &str,
-    seen: &mut HashSet<(u32, String)>,
-) -> Option<SymbolRef> {
-    if !seen.insert((f, name.to_string())) || seen.len() > 32 {
-        return None;
-    }
-    let file = &g.files()[f as usize];
-    for e in file.facts.exports.iter().filter(|e| e.name == name) {
-        match &e.target {
-            crate::facts::ExportTarget::Local { decl } => {
-                return Some(SymbolRef {
-                    file: f,
-                    decl: *decl,
-                });
-            }
-            crate::facts::ExportTarget::Reexport { request, name } => {
-                if let Some(t) = file.request_files.get(*request as usize).copied().flatten()
-                    && let Some(hit) = export_symbol(g, t, name, seen)
-                {
-                    return Some(hit);
-                }
-            }
-            _ => {}
-        }
-    }
-    if name != "default" {
-        for &r in &file.facts.star_exports {
-            if let Some(t) = file.request_files.get(r as usize).copied().flatten()
-                && let Some(hit) = export_symbol(g, t, name, seen)
-            {
-                return Some(hit);
-            }
-        }
-    }
-    None
+    crate::link::Linker::new(g.files()).symbol(file, t)
 }
 
 pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<RelatedSymbol> {
