@@ -273,6 +273,23 @@ pub struct FileFacts {
     pub syntax_errors: u32,
 }
 
+impl FileFacts {
+    /// Facts with nothing found yet (also what a file oxc cannot parse at all gives).
+    fn empty(path: &str, line_count: u32, syntax_errors: u32) -> Self {
+        FileFacts {
+            path: path.to_string(),
+            line_count,
+            decls: Vec::new(),
+            requests: Vec::new(),
+            exports: Vec::new(),
+            star_exports: Vec::new(),
+            calls: Vec::new(),
+            refs: Vec::new(),
+            syntax_errors,
+        }
+    }
+}
+
 /// Extracts the facts of one file. Never panics on bad input: a file oxc cannot parse at
 /// all gives empty facts with `syntax_errors > 0`.
 pub fn extract_facts(path: &str, source: &str) -> FileFacts {
@@ -307,17 +324,7 @@ pub fn extract_facts(path: &str, source: &str) -> FileFacts {
             (false, _) => return facts_of(path, &text, &lines, &ret, errors),
         }
     }
-    FileFacts {
-        path: path.to_string(),
-        line_count: lines.line_count(),
-        decls: Vec::new(),
-        requests: Vec::new(),
-        exports: Vec::new(),
-        star_exports: Vec::new(),
-        calls: Vec::new(),
-        refs: Vec::new(),
-        syntax_errors: errors.max(1),
-    }
+    FileFacts::empty(path, lines.line_count(), errors.max(1))
 }
 
 fn facts_of(
@@ -327,17 +334,7 @@ fn facts_of(
     ret: &oxc_parser::ParserReturn<'_>,
     errors: u32,
 ) -> FileFacts {
-    let mut facts = FileFacts {
-        path: path.to_string(),
-        line_count: lines.line_count(),
-        decls: Vec::new(),
-        requests: Vec::new(),
-        exports: Vec::new(),
-        star_exports: Vec::new(),
-        calls: Vec::new(),
-        refs: Vec::new(),
-        syntax_errors: errors,
-    };
+    let mut facts = FileFacts::empty(path, lines.line_count(), errors);
     let semantic = SemanticBuilder::new().build(&ret.program).semantic;
     let scoping = semantic.scoping();
     let mut ex = Extractor {
