@@ -208,7 +208,27 @@ pub struct Decl {
     pub value_type: Option<Target>,
     /// Members of a class or interface, in source order.
     pub members: Vec<u32>,
+    /// Declaration keyword, type and short initializer of a variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constant: Option<ConstantInfo>,
 }
+
+/// What the connection graph's "Type: number (value: 3600)" line needs about a variable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConstantInfo {
+    /// `const`, `let`, `var`, `using`…
+    pub keyword: String,
+    /// The annotation as written, else the type of a literal initializer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub type_text: Option<String>,
+    /// The initializer as written, when it is at most [`MAX_CONSTANT_VALUE`] bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// Longest initializer kept as a constant's value.
+pub const MAX_CONSTANT_VALUE: usize = 80;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -354,6 +374,7 @@ fn facts_of(
         pending_refs: Vec::new(),
         pending_types: Vec::new(),
         pending_exports: Vec::new(),
+        var_keyword: "var",
     };
     ex.collect_module_items(&ret.program);
     ex.visit_program(&ret.program);
@@ -419,6 +440,8 @@ struct Extractor<'s, 'f> {
     pending_refs: Vec<(u32, RawCallee)>,
     pending_types: Vec<(TypeSlotRef, Raw)>,
     pending_exports: Vec<(String, u32, Raw)>,
+    /// Keyword of the variable declaration being walked.
+    var_keyword: &'static str,
 }
 
 impl<'a> Extractor<'_, '_> {
@@ -604,6 +627,33 @@ impl<'a> Extractor<'_, '_> {
             returns: None,
             value_type: None,
             members: Vec::new(),
+            constant: None,
+        }
+    }
+
+    fn constant_info(&self, d: &VariableDeclarator<'a>) -> ConstantInfo {
+        let init = d.init.as_ref().map(|i| i.get_inner_expression());
+        let literal_type = match init {
+            Some(Expression::NumericLiteral(_)) => Some("number"),
+            Some(Expression::StringLiteral(_) | Expression::TemplateLiteral(_)) => Some("string"),
+            Some(Expression::BooleanLiteral(_)) => Some("boolean"),
+            Some(Expression::BigIntLiteral(_)) => Some("bigint"),
+            Some(Expression::RegExpLiteral(_)) => Some("RegExp"),
+            _ => None,
+        };
+        let value = d
+            .init
+            .as_ref()
+            .map(|i| collapse(self.text(i.span())))
+            .filter(|v| v.len() <= MAX_CONSTANT_VALUE);
+        ConstantInfo {
+            keyword: self.var_keyword.to_string(),
+            type_text: d
+                .type_annotation
+                .as_ref()
+                .map(|t| collapse(self.text(t.type_annotation.span())))
+                .or(literal_type.map(str::to_string)),
+            value,
         }
     }
 
@@ -1045,6 +1095,12 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         self.classes.pop();
     }
 
+    fn visit_variable_declaration(&mut self, it: &VariableDeclaration<'a>) {
+        let saved = std::mem::replace(&mut self.var_keyword, it.kind.as_str());
+        walk::walk_variable_declaration(self, it);
+        self.var_keyword = saved;
+    }
+
     fn visit_variable_declarator(&mut self, d: &VariableDeclarator<'a>) {
         let BindingPattern::BindingIdentifier(id) = &d.id else {
             return walk::walk_variable_declarator(self, d);
@@ -1090,7 +1146,9 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                         d.span.end
                     }
                 });
-                let decl = self.new_decl(name, DeclKind::Variable, d.span, (d.span.start, sig_end));
+                let mut decl =
+                    self.new_decl(name, DeclKind::Variable, d.span, (d.span.start, sig_end));
+                decl.constant = Some(self.constant_info(d));
                 let saved = std::mem::take(&mut self.containers);
                 let index = self.push_decl(decl, symbol);
                 self.containers = saved;

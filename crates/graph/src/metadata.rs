@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::facts::{DeclKind, Target};
 use crate::{CallerRef, ProjectGraph, SymbolRef};
@@ -28,7 +28,7 @@ impl Default for MetadataOptions {
 }
 
 /// A declaration, as other structures point at it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SymbolInfo {
     /// `path::Qualified.name@line`.
@@ -39,37 +39,37 @@ pub struct SymbolInfo {
     pub file: String,
     pub start_line: u32,
     pub end_line: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_abstract: Option<bool>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallNode {
     pub symbol: SymbolInfo,
     /// Line of the call site (in the caller's file).
     pub line: u32,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cyclic: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub depth_limited: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<CallNode>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TypeHierarchy {
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extends: Option<SymbolInfo>,
     pub implements: Vec<SymbolInfo>,
     pub subtypes: Vec<SymbolInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_abstract: Option<bool>,
     pub type_parameters: Vec<crate::facts::TypeParam>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReferenceCount {
     /// Files other than the declaring one that reference the symbol.
@@ -79,7 +79,7 @@ pub struct ReferenceCount {
     pub file_list: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TypeFlow {
     /// Parameter name; empty for the return type.
@@ -89,21 +89,21 @@ pub struct TypeFlow {
     pub declared_in: Vec<SymbolInfo>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TypeFlows {
     pub parameters: Vec<TypeFlow>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub returns: Option<TypeFlow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SymbolMetadata {
     pub symbol: SymbolInfo,
     pub signature: String,
     pub modifiers: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_hierarchy: Option<TypeHierarchy>,
     pub outgoing_calls: Vec<CallNode>,
     pub incoming_callers: Vec<CallNode>,
@@ -112,6 +112,9 @@ pub struct SymbolMetadata {
     pub members: Vec<SymbolInfo>,
     /// Enclosing declarations, outermost first (seed 002's ancestors).
     pub ancestors: Vec<SymbolInfo>,
+    /// Keyword, type and value of a variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constant: Option<crate::facts::ConstantInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -365,6 +368,7 @@ pub(crate) fn build(g: &ProjectGraph, s: SymbolRef, options: &MetadataOptions) -
             })
             .collect(),
         ancestors,
+        constant: d.constant.clone(),
     }
 }
 

@@ -187,6 +187,10 @@ fn constructor_type_hierarchy_flows_members() {
         "references_timeout",
         metadata(&g, "config.ts", "timeout", 1)
     );
+    insta::assert_snapshot!(
+        "references_constant",
+        metadata(&g, "config.ts", "DEFAULT_TIMEOUT", 1)
+    );
 }
 
 #[test]
