@@ -24,7 +24,7 @@ mod refs;
 mod skeleton;
 mod snapshot;
 
-pub use skeleton::{CacheStats, FileSkeleton, SkeletonCache, file_skeleton};
+pub use skeleton::{CacheStats, FileSkeleton, SkeletonCache, file_skeleton, symbol_skeleton};
 pub use snapshot::{SmartSnapshot, smart_snapshot};
 
 /// Why a snapshot could not be built.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use codectx_chunker::{kept_children, stub_end};
-use codectx_parser::{ParsedFile, ParsedSymbol, SymbolKind};
+use codectx_parser::{LineIndex, LineRange, ParsedFile, ParsedSymbol, SymbolKind};
 
 /// One file's skeleton.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +52,46 @@ pub fn file_skeleton(parsed: &ParsedFile, source: &str) -> FileSkeleton {
         text,
         line_count: parsed.line_count,
     }
+}
+
+/// One symbol's lines (`range`, as in a `CodeChunk`) with every function-like body inside
+/// collapsed to `{ … }`: a function's head, a class with its members' heads. `None` when no
+/// symbol spans exactly `range`.
+pub fn symbol_skeleton(parsed: &ParsedFile, source: &str, range: LineRange) -> Option<String> {
+    let path = crate::snapshot::path_to_range(&parsed.symbols, range)?;
+    let sym = path.last()?;
+    let lines = if parsed.lines.fits(source) {
+        parsed.lines.clone()
+    } else {
+        LineIndex::new(source)
+    };
+    let start = lines.line_start(range.start);
+    let end = lines.line_end(range.end, source);
+    let mut collapsed = Vec::new();
+    collect_collapsed(source, sym, &mut collapsed);
+    collapsed.sort_unstable();
+    Some(collapse_bodies(&source[..end as usize], start, &collapsed))
+}
+
+/// `source[start..]` with each collapsed range replaced by `{ … }` (an expression body by `…`).
+fn collapse_bodies(source: &str, start: u32, collapsed: &[(u32, u32)]) -> String {
+    let mut text = String::with_capacity(source.len() - start as usize);
+    let mut at = start;
+    for &(s, e) in collapsed {
+        if s < at || e as usize > source.len() {
+            continue;
+        }
+        text.push_str(&source[at as usize..s as usize]);
+        let body = source[s as usize..e as usize].trim_start();
+        text.push_str(if body.starts_with('{') {
+            " { … }"
+        } else {
+            " …"
+        });
+        at = e;
+    }
+    text.push_str(&source[at as usize..]);
+    text
 }
 
 fn is_container(sym: &ParsedSymbol) -> bool {

@@ -115,7 +115,10 @@ fn is_context(sym: &ParsedSymbol) -> bool {
 }
 
 /// The outermost symbol whose lines are exactly `range`, with its ancestors (root first).
-fn path_to_range(symbols: &[ParsedSymbol], range: LineRange) -> Option<Vec<&ParsedSymbol>> {
+pub(crate) fn path_to_range(
+    symbols: &[ParsedSymbol],
+    range: LineRange,
+) -> Option<Vec<&ParsedSymbol>> {
     let mut path = Vec::new();
     let mut level = symbols;
     loop {

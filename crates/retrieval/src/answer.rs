@@ -1,0 +1,248 @@
+//! Assembling an answer in the blueprint's result format: the connection graph first, then
+//! one smart structural snapshot per file, inside a token budget.
+
+use codectx_chunker::{CodeChunk, estimate_tokens};
+use codectx_connection_graph::ConnectionGraph;
+use codectx_graph::{MetadataOptions, SymbolMetadata};
+use codectx_parser::LineRange;
+use serde::Serialize;
+
+use crate::project::Project;
+
+/// One content item of an answer (an MCP text item with its priority annotation).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContentItem {
+    pub text: String,
+    /// 1.0 for the connection graph; a snapshot's best result score otherwise.
+    pub priority: f32,
+    /// The snapshot's file; `None` for the connection graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// A result of an answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultSymbol {
+    pub file: String,
+    /// Qualified name (`Class.method`).
+    pub name: String,
+    pub breadcrumb: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub score: f32,
+}
+
+/// A complete answer: what `codebase_search` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    pub query: String,
+    pub results: Vec<ResultSymbol>,
+    /// Connection graph first, then snapshots by non-increasing priority.
+    pub content: Vec<ContentItem>,
+    /// Token estimate of all content items.
+    pub estimated_tokens: usize,
+    pub budget: usize,
+    /// Results left out because their snapshots did not fit the budget.
+    pub omitted: usize,
+    /// Why the answer is empty or incomplete, in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Options of answer assembly.
+#[derive(Debug, Clone)]
+pub struct AnswerOptions {
+    /// Token budget of the whole answer (the blueprint's 8,000).
+    pub budget: usize,
+    pub call_depth: i32,
+}
+
+impl Default for AnswerOptions {
+    fn default() -> Self {
+        Self {
+            budget: 8_000,
+            call_depth: 1,
+        }
+    }
+}
+
+/// Builds the answer for `ranked` (chunk, score), best first. Files are added whole (one
+/// merged snapshot each) while the answer fits `budget`; a file that does not fit is left
+/// out with its results and counted in `omitted`, never cut.
+pub fn assemble(
+    project: &Project,
+    query: &str,
+    ranked: &[(&CodeChunk, f32)],
+    options: &AnswerOptions,
+) -> Answer {
+    // Files in order of their best result.
+    let mut files: Vec<(&str, f32, Vec<&CodeChunk>)> = Vec::new();
+    for &(chunk, score) in ranked {
+        match files.iter_mut().find(|f| f.0 == chunk.relative_path) {
+            Some(f) => f.2.push(chunk),
+            None => files.push((&chunk.relative_path, score, vec![chunk])),
+        }
+    }
+    let mut kept: Vec<(&CodeChunk, f32)> = Vec::new();
+    let mut snapshots: Vec<ContentItem> = Vec::new();
+    let mut snapshot_tokens = 0;
+    let mut omitted = 0;
+    for (path, score, chunks) in &files {
+        let Some(text) = snapshot_text(project, path, chunks) else {
+            omitted += chunks.len();
+            continue;
+        };
+        let tokens = estimate_tokens(&text);
+        let with: Vec<(&CodeChunk, f32)> = kept
+            .iter()
+            .copied()
+            .chain(chunks.iter().map(|&c| (c, score_of(ranked, c))))
+            .collect();
+        let graph = connection_graph(project, query, &with, snapshot_tokens + tokens, options);
+        if estimate_tokens(&graph) + snapshot_tokens + tokens > options.budget {
+            omitted += chunks.len();
+            continue;
+        }
+        kept = with;
+        snapshot_tokens += tokens;
+        snapshots.push(ContentItem {
+            text,
+            priority: *score,
+            file: Some(path.to_string()),
+        });
+    }
+    let graph = connection_graph(project, query, &kept, snapshot_tokens, options);
+    let estimated_tokens = estimate_tokens(&graph) + snapshot_tokens;
+    let mut content = vec![ContentItem {
+        text: graph,
+        priority: 1.0,
+        file: None,
+    }];
+    content.extend(snapshots);
+    let message = match (ranked.is_empty(), omitted) {
+        (true, _) => None,
+        (false, 0) => None,
+        (false, n) => Some(format!(
+            "{n} result{} left out: {} would exceed the {}-token budget.",
+            if n == 1 { "" } else { "s" },
+            if n == 1 {
+                "its snapshot"
+            } else {
+                "their snapshots"
+            },
+            options.budget
+        )),
+    };
+    Answer {
+        query: query.to_string(),
+        results: kept
+            .iter()
+            .map(|&(c, score)| result_symbol(c, score))
+            .collect(),
+        content,
+        estimated_tokens,
+        budget: options.budget,
+        omitted,
+        message,
+    }
+}
+
+fn score_of(ranked: &[(&CodeChunk, f32)], chunk: &CodeChunk) -> f32 {
+    ranked
+        .iter()
+        .find(|(c, _)| c.id == chunk.id)
+        .map_or(0.0, |r| r.1)
+}
+
+fn result_symbol(c: &CodeChunk, score: f32) -> ResultSymbol {
+    let crumbs: Vec<&str> = c.breadcrumb.split(" > ").skip(1).collect();
+    ResultSymbol {
+        file: c.relative_path.clone(),
+        name: crumbs.join("."),
+        breadcrumb: c.breadcrumb.clone(),
+        kind: c.node_kind.clone(),
+        start_line: c.start_line,
+        end_line: c.end_line,
+        score,
+    }
+}
+
+fn snapshot_text(project: &Project, path: &str, chunks: &[&CodeChunk]) -> Option<String> {
+    let file = project.file(path)?;
+    let ranges: Vec<LineRange> = chunks
+        .iter()
+        .map(|c| LineRange {
+            start: c.start_line,
+            end: c.end_line,
+        })
+        .collect();
+    codectx_snapshot::smart_snapshot(&file.parsed, &file.source, &ranges)
+        .ok()
+        .map(|s| s.text)
+}
+
+fn connection_graph(
+    project: &Project,
+    query: &str,
+    results: &[(&CodeChunk, f32)],
+    snapshot_tokens: usize,
+    options: &AnswerOptions,
+) -> String {
+    let metadata: Vec<SymbolMetadata> = results
+        .iter()
+        .map(|(c, _)| metadata_of(project, c, options.call_depth))
+        .collect();
+    codectx_connection_graph::render(&ConnectionGraph {
+        query: query.to_string(),
+        results: metadata,
+        budget: options.budget,
+        snapshot_tokens,
+        call_depth: options.call_depth,
+    })
+}
+
+/// The graph's metadata of a chunk; a chunk the graph has no declaration for (an import, a
+/// root expression) gets metadata from the chunk alone.
+pub(crate) fn metadata_of(project: &Project, chunk: &CodeChunk, call_depth: i32) -> SymbolMetadata {
+    if let Some(s) = project.graph_symbol(chunk) {
+        return project.graph().metadata(s, &MetadataOptions { call_depth });
+    }
+    let qualified: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
+    SymbolMetadata {
+        symbol: codectx_graph::SymbolInfo {
+            id: format!(
+                "{}::{}@{}",
+                chunk.relative_path,
+                qualified.join("."),
+                chunk.start_line
+            ),
+            name: chunk.name.clone(),
+            qualified_name: qualified.join("."),
+            kind: chunk.node_kind.clone(),
+            file: chunk.relative_path.clone(),
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            is_abstract: None,
+        },
+        signature: chunk.signature.clone(),
+        modifiers: Vec::new(),
+        type_hierarchy: None,
+        outgoing_calls: Vec::new(),
+        incoming_callers: Vec::new(),
+        reference_count: codectx_graph::ReferenceCount {
+            files: 0,
+            occurrences: 0,
+            file_list: Vec::new(),
+        },
+        type_flows: codectx_graph::TypeFlows {
+            parameters: Vec::new(),
+            returns: None,
+        },
+        members: Vec::new(),
+        ancestors: Vec::new(),
+        constant: None,
+    }
+}

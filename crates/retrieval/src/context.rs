@@ -1,0 +1,151 @@
+//! Seed 002's `get_code_context`: ranked symbols fitted into a token budget, as signatures
+//! (`breadth`: more symbols, less detail) or full bodies (`depth`: fewer symbols, whole).
+
+use codectx_chunker::{CodeChunk, estimate_tokens};
+use codectx_parser::LineRange;
+use serde::{Deserialize, Serialize};
+
+use crate::project::Project;
+
+/// The default `max_tokens` (seed 002).
+pub const DEFAULT_MAX_TOKENS: usize = 4_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Signatures (bodies collapsed to `{ … }`): as many symbols as fit.
+    #[default]
+    Breadth,
+    /// Full bodies, best first; a symbol whose body does not fit is given as its signature.
+    Depth,
+}
+
+/// How much of a symbol an item holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Detail {
+    Signature,
+    Body,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextItem {
+    pub file: String,
+    pub name: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub detail: Detail,
+    /// `// file:start-end` and the code.
+    pub text: String,
+    pub tokens: usize,
+}
+
+/// The answer of `get_code_context`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeContext {
+    pub strategy: Strategy,
+    pub max_tokens: usize,
+    pub context_items: Vec<ContextItem>,
+    /// Sum of the items' tokens; never above `max_tokens`.
+    pub estimated_tokens: usize,
+    /// Some candidate (or its body) was left out for lack of budget.
+    pub truncated: bool,
+    /// What to do when nothing (or not everything) fitted, in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+}
+
+/// Fits `ranked` (best first) into `max_tokens` (default [`DEFAULT_MAX_TOKENS`]).
+pub fn code_context(
+    project: &Project,
+    ranked: &[&CodeChunk],
+    max_tokens: Option<usize>,
+    strategy: Strategy,
+) -> CodeContext {
+    let max_tokens = max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut items = Vec::new();
+    let mut used = 0;
+    let mut truncated = false;
+    let mut smallest_left_out: Option<(usize, &str)> = None;
+    for chunk in ranked {
+        let mut forms = Vec::with_capacity(2);
+        if strategy == Strategy::Depth {
+            forms.push((Detail::Body, chunk.full_source.clone()));
+        }
+        if let Some(sig) = signature_form(project, chunk) {
+            forms.push((Detail::Signature, sig));
+        }
+        let fitting = forms
+            .into_iter()
+            .map(|(detail, code)| item(chunk, detail, code))
+            .enumerate()
+            .find(|(_, it)| used + it.tokens <= max_tokens);
+        match fitting {
+            Some((rank, it)) => {
+                truncated |= rank > 0;
+                used += it.tokens;
+                items.push(it);
+            }
+            None => {
+                truncated = true;
+                let need = item(
+                    chunk,
+                    Detail::Signature,
+                    signature_form(project, chunk).unwrap_or_default(),
+                )
+                .tokens;
+                if smallest_left_out.is_none_or(|(n, _)| need < n) {
+                    smallest_left_out = Some((need, chunk.name.as_str()));
+                }
+            }
+        }
+    }
+    let suggestion = match (items.is_empty(), smallest_left_out) {
+        (_, None) if ranked.is_empty() => Some("No symbol matched the query.".to_string()),
+        (true, Some((need, name))) => Some(format!(
+            "Nothing fits in {max_tokens} tokens: the smallest candidate ({name}) needs {need}. Raise max_tokens to at least {need}."
+        )),
+        (false, Some(_)) if strategy == Strategy::Depth => Some(
+            "Some symbols were left out or shown as signatures; use strategy \"breadth\" or a larger max_tokens to see more.".to_string(),
+        ),
+        (false, Some(_)) => Some("Some symbols were left out; raise max_tokens to see more.".to_string()),
+        _ => None,
+    };
+    CodeContext {
+        strategy,
+        max_tokens,
+        context_items: items,
+        estimated_tokens: used,
+        truncated,
+        suggestion,
+    }
+}
+
+fn signature_form(project: &Project, chunk: &CodeChunk) -> Option<String> {
+    let file = project.file(&chunk.relative_path)?;
+    let range = LineRange {
+        start: chunk.start_line,
+        end: chunk.end_line,
+    };
+    codectx_snapshot::symbol_skeleton(&file.parsed, &file.source, range)
+}
+
+fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
+    let text = format!(
+        "// {}:{}-{}\n{code}\n",
+        chunk.relative_path, chunk.start_line, chunk.end_line
+    );
+    let crumbs: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
+    ContextItem {
+        file: chunk.relative_path.clone(),
+        name: crumbs.join("."),
+        kind: chunk.node_kind.clone(),
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        detail,
+        tokens: estimate_tokens(&text),
+        text,
+    }
+}

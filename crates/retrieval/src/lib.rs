@@ -1,0 +1,82 @@
+//! Query handling over a project (… → store → **retrieval** → snapshot + connection graph
+//! → mcp): the library façade other Rust tools embed.
+//!
+//! Today it holds the project in memory ([`Project`]: every file parsed and chunked, plus
+//! the structural graph) and answers what needs no embeddings:
+//!
+//! - **symbol lookup** (blueprint Phase 6): `symbol = [path >] [Parent >] name`, exact
+//!   names, every match, closest names when none ([`lookup`], [`search_symbol`]);
+//! - **answers** in the blueprint's result format: connection graph first, then one merged
+//!   smart snapshot per file, inside a token budget ([`assemble`]);
+//! - **budgeted context** (seed 002's `get_code_context`): ranked symbols fitted into
+//!   `max_tokens` as signatures or bodies ([`code_context`]).
+//!
+//! The store (LanceDB) and the vector/lexical retrieval pipeline plug in front of
+//! [`assemble`] and [`code_context`], which take ranked chunks from any source.
+//!
+//! ```no_run
+//! let project = codectx_retrieval::Project::open(std::path::Path::new("."))?;
+//! let answer = codectx_retrieval::search_symbol(&project, "symbol = TokenService > validateToken", &Default::default())
+//!     .expect("a lookup query")?;
+//! for item in &answer.content {
+//!     println!("{}", item.text);
+//! }
+//! # Ok::<(), codectx_retrieval::RetrievalError>(())
+//! ```
+
+mod answer;
+mod context;
+mod lookup;
+mod project;
+
+use std::path::PathBuf;
+
+pub use answer::{Answer, AnswerOptions, ContentItem, ResultSymbol, assemble};
+pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
+pub use lookup::{LOOKUP_PREFIX, Lookup, SymbolQuery, lookup};
+pub use project::{Project, ProjectFile};
+
+/// Errors of query handling, each naming its input.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RetrievalError {
+    #[error("{0}: not a directory")]
+    NotADirectory(PathBuf),
+    #[error("the path in {0:?} leaves the project root")]
+    OutsideRoot(String),
+    #[error(
+        "{0:?} names no symbol: write `symbol = Name`, `symbol = Parent > Name` or `symbol = path/file.ts > Name`"
+    )]
+    EmptyLookup(String),
+}
+
+/// Answers a `symbol = …` query: `None` when `query` is not a lookup. Several matches are
+/// all returned; none gives an empty answer whose message lists the closest names.
+pub fn search_symbol(
+    project: &Project,
+    query: &str,
+    options: &AnswerOptions,
+) -> Option<Result<Answer, RetrievalError>> {
+    let parsed = match SymbolQuery::parse(query)? {
+        Ok(q) => q,
+        Err(e) => return Some(Err(e)),
+    };
+    let found = lookup(project, &parsed);
+    let ranked: Vec<_> = found.matches.iter().map(|&c| (c, 1.0)).collect();
+    let mut answer = assemble(project, query, &ranked, options);
+    if found.matches.is_empty() {
+        let scope = parsed
+            .file
+            .as_deref()
+            .map_or(String::new(), |f| format!(" in {f}"));
+        answer.message = Some(if found.closest.is_empty() {
+            format!("No symbol named {:?}{scope}.", parsed.name)
+        } else {
+            format!(
+                "No symbol named {:?}{scope}. Closest names: {}.",
+                parsed.name,
+                found.closest.join(", ")
+            )
+        });
+    }
+    Some(Ok(answer))
+}

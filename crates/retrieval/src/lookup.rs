@@ -1,0 +1,199 @@
+//! Blueprint Phase 6, symbol lookup: `symbol = [file >] [Parent > …] name`, exact names only,
+//! no vectors and no reranking.
+
+use codectx_chunker::CodeChunk;
+
+use crate::RetrievalError;
+use crate::project::Project;
+
+/// The prefix that makes a query a lookup.
+pub const LOOKUP_PREFIX: &str = "symbol = ";
+
+/// A parsed `symbol = …` query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolQuery {
+    /// Relative path the lookup is scoped to.
+    pub file: Option<String>,
+    /// Enclosing symbols, outermost first; they must be the match's nearest ancestors.
+    pub parents: Vec<String>,
+    pub name: String,
+}
+
+impl SymbolQuery {
+    /// `None` when `query` is not a lookup (no `symbol = ` prefix); an error when it is one
+    /// but names nothing or a path outside the project root.
+    pub fn parse(query: &str) -> Option<Result<SymbolQuery, RetrievalError>> {
+        let rest = query.trim_start().strip_prefix("symbol")?;
+        let rest = rest.trim_start().strip_prefix('=')?.trim();
+        let mut parts: Vec<String> = rest
+            .split('>')
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .collect();
+        let Some(name) = parts.pop() else {
+            return Some(Err(RetrievalError::EmptyLookup(query.to_string())));
+        };
+        let file = match parts.first() {
+            Some(first) if looks_like_path(first) => Some(parts.remove(0)),
+            _ => None,
+        };
+        let file = match file.map(|f| normalize(&f)) {
+            Some(Err(e)) => return Some(Err(e)),
+            Some(Ok(f)) => Some(f),
+            None => None,
+        };
+        Some(Ok(SymbolQuery {
+            file,
+            parents: parts,
+            name,
+        }))
+    }
+
+    /// Whether `chunk` is what this query names.
+    pub fn matches(&self, chunk: &CodeChunk) -> bool {
+        if chunk.name != self.name {
+            return false;
+        }
+        if self
+            .file
+            .as_deref()
+            .is_some_and(|f| f != chunk.relative_path)
+        {
+            return false;
+        }
+        // breadcrumb = "path > A > B > name": the parents must be the nearest ancestors.
+        let crumbs: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
+        let ancestors = &crumbs[..crumbs.len().saturating_sub(1)];
+        ancestors.len() >= self.parents.len()
+            && ancestors[ancestors.len() - self.parents.len()..]
+                .iter()
+                .zip(&self.parents)
+                .all(|(a, p)| a == p)
+    }
+}
+
+/// Lookup result: the matching chunks, or, when there are none, the closest names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lookup<'p> {
+    pub matches: Vec<&'p CodeChunk>,
+    /// Up to five names of the scope most similar to the query's name (only when nothing
+    /// matched).
+    pub closest: Vec<String>,
+}
+
+/// Finds every chunk `query` names, in path and line order.
+pub fn lookup<'p>(project: &'p Project, query: &SymbolQuery) -> Lookup<'p> {
+    let matches: Vec<&CodeChunk> = project.chunks().filter(|c| query.matches(c)).collect();
+    let closest = if matches.is_empty() {
+        closest_names(project, query)
+    } else {
+        Vec::new()
+    };
+    Lookup { matches, closest }
+}
+
+fn closest_names(project: &Project, query: &SymbolQuery) -> Vec<String> {
+    let mut names: Vec<(f64, &str)> = project
+        .chunks()
+        .filter(|c| query.file.as_deref().is_none_or(|f| f == c.relative_path))
+        .filter(|c| !c.name.starts_with("import:") && c.node_kind != "comment")
+        .map(|c| {
+            let score = strsim::jaro_winkler(&c.name.to_lowercase(), &query.name.to_lowercase());
+            (score, c.name.as_str())
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    names.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    names.dedup_by(|a, b| a.1 == b.1);
+    names
+        .into_iter()
+        .take(5)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+fn looks_like_path(part: &str) -> bool {
+    part.contains('/') || codectx_parser::Language::from_path(part).is_some()
+}
+
+/// `./src//a.ts` → `src/a.ts`; a path that leaves the root (`..`, absolute) is an error.
+fn normalize(path: &str) -> Result<String, RetrievalError> {
+    let outside = || RetrievalError::OutsideRoot(path.to_string());
+    if path.starts_with('/') || path.starts_with('\\') || path.get(1..2) == Some(":") {
+        return Err(outside());
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop().ok_or_else(outside)?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> Option<Result<SymbolQuery, RetrievalError>> {
+        SymbolQuery::parse(s)
+    }
+
+    #[test]
+    fn parses_the_three_forms() {
+        assert_eq!(
+            q("symbol = validateToken").unwrap().unwrap(),
+            SymbolQuery {
+                file: None,
+                parents: vec![],
+                name: "validateToken".into()
+            }
+        );
+        assert_eq!(
+            q("symbol = TokenService > validateToken").unwrap().unwrap(),
+            SymbolQuery {
+                file: None,
+                parents: vec!["TokenService".into()],
+                name: "validateToken".into()
+            }
+        );
+        assert_eq!(
+            q("symbol = ./src/auth/tokenService.ts > TokenService > validateToken")
+                .unwrap()
+                .unwrap(),
+            SymbolQuery {
+                file: Some("src/auth/tokenService.ts".into()),
+                parents: vec!["TokenService".into()],
+                name: "validateToken".into()
+            }
+        );
+    }
+
+    #[test]
+    fn not_a_lookup_without_the_prefix() {
+        assert!(q("validate the token").is_none());
+        assert!(q("TokenService > validateToken").is_none());
+    }
+
+    #[test]
+    fn paths_outside_the_root_are_refused() {
+        for bad in [
+            "symbol = ../secret.ts > x",
+            "symbol = /etc/passwd.ts > x",
+            "symbol = a/../../b.ts > x",
+        ] {
+            assert!(
+                matches!(q(bad), Some(Err(RetrievalError::OutsideRoot(_)))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            q("symbol = "),
+            Some(Err(RetrievalError::EmptyLookup(_)))
+        ));
+    }
+}
