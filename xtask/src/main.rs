@@ -5,9 +5,13 @@
 //!   violation of the ten global rules.
 //! - `cargo xtask bench parse --corpus PATH…` prints throughput and peak RSS of oxc parsing
 //!   alone, parse + semantic, and our parser + chunker. Build with `--release` for figures.
+//! - `cargo xtask query --root DIR "symbol = …"`, `cargo xtask context --root DIR …` and
+//!   `cargo xtask bench skeleton --root DIR --file F` print what the retrieval and snapshot
+//!   libraries answer on any project.
 
 mod bench;
 mod graph;
+mod query;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +50,30 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         show: usize,
     },
+    /// Answer a `symbol = …` lookup on a project: connection graph + smart snapshots.
+    Query {
+        #[arg(long)]
+        root: PathBuf,
+        /// Token budget of the answer.
+        #[arg(long, default_value_t = 8_000)]
+        budget: usize,
+        /// 1 = direct calls; N hops; -1 transitive.
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+        call_depth: i32,
+        query: String,
+    },
+    /// Seed 002's get_code_context over the matches of one or more lookups, as JSON.
+    Context {
+        #[arg(long)]
+        root: PathBuf,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+        #[arg(long, value_enum, default_value = "breadth")]
+        strategy: StrategyArg,
+        /// `symbol = …` lookups, best first.
+        #[arg(required = true)]
+        lookups: Vec<String>,
+    },
     /// Measure a phase's speed and memory.
     Bench {
         #[command(subcommand)]
@@ -78,6 +106,19 @@ enum BenchTarget {
         #[arg(long, hide = true)]
         only: Option<bench::Mode>,
     },
+    /// File skeleton: first call (parse) vs repeated call on the unchanged file (cache).
+    Skeleton {
+        #[arg(long)]
+        root: PathBuf,
+        /// File, relative to the root.
+        #[arg(long)]
+        file: String,
+        #[arg(long, default_value_t = 9)]
+        runs: usize,
+        /// Also print the skeleton.
+        #[arg(long)]
+        print: bool,
+    },
     /// Graph facts for every file vs parsing alone, one symbol's metadata, one re-link.
     Graph {
         /// Project root.
@@ -88,8 +129,41 @@ enum BenchTarget {
     },
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum StrategyArg {
+    Breadth,
+    Depth,
+}
+
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::Query {
+            root,
+            budget,
+            call_depth,
+            query,
+        } => query::query(&root, &query, budget, call_depth),
+        Command::Context {
+            root,
+            max_tokens,
+            strategy,
+            lookups,
+        } => {
+            let strategy = match strategy {
+                StrategyArg::Breadth => codectx_retrieval::Strategy::Breadth,
+                StrategyArg::Depth => codectx_retrieval::Strategy::Depth,
+            };
+            query::context(&root, &lookups, max_tokens, strategy)
+        }
+        Command::Bench {
+            target:
+                BenchTarget::Skeleton {
+                    root,
+                    file,
+                    runs,
+                    print,
+                },
+        } => query::bench_skeleton(&root, &file, runs, print),
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
         Command::Bench {
             target: BenchTarget::Graph { root, runs },

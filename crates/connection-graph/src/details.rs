@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use codectx_graph::{CallNode, SymbolInfo, SymbolMetadata, TypeFlow};
+use codectx_graph::{SymbolInfo, SymbolMetadata, TypeFlow};
 
 use crate::topology::{View, kind_word};
 
@@ -28,28 +28,10 @@ pub(crate) fn single(m: &SymbolMetadata, deep: bool) -> String {
     if deep && !m.outgoing_calls.is_empty() {
         out.push_str("\nGraph:\n");
         writeln!(out, "  {} ({})", m.symbol.qualified_name, m.symbol.file).unwrap();
-        tree(&m.outgoing_calls, 2, &mut out);
+        let view = View::new(std::slice::from_ref(m), true);
+        view.tree_lines(&m.outgoing_calls, 2, &mut [true], &mut out);
     }
     out
-}
-
-fn tree(nodes: &[CallNode], indent: usize, out: &mut String) {
-    for n in nodes {
-        let mut line = format!(
-            "{}→ {} ({})",
-            "  ".repeat(indent),
-            n.symbol.qualified_name,
-            n.symbol.file
-        );
-        if n.cyclic {
-            line.push_str(" [cycle]");
-        }
-        if n.depth_limited {
-            line.push_str(" [depth limit]");
-        }
-        writeln!(out, "{line}").unwrap();
-        tree(&n.children, indent + 1, out);
-    }
 }
 
 fn lines(m: &SymbolMetadata, name: &dyn Fn(&SymbolInfo) -> String, out: &mut String) {

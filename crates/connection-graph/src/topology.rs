@@ -172,7 +172,13 @@ impl<'a> View<'a> {
         out
     }
 
-    fn tree_lines(&self, nodes: &[CallNode], indent: usize, drawn: &mut [bool], out: &mut String) {
+    pub fn tree_lines(
+        &self,
+        nodes: &[CallNode],
+        indent: usize,
+        drawn: &mut [bool],
+        out: &mut String,
+    ) {
         for n in nodes {
             let mut line = format!(
                 "{}→ {} ({})",

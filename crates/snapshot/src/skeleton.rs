@@ -30,22 +30,7 @@ pub fn file_skeleton(parsed: &ParsedFile, source: &str) -> FileSkeleton {
         collect_collapsed(source, root, &mut collapsed);
     }
     collapsed.sort_unstable();
-    let mut text = String::with_capacity(source.len() / 2);
-    let mut at = 0u32;
-    for (start, end) in collapsed {
-        if start < at {
-            continue;
-        }
-        text.push_str(&source[at as usize..start as usize]);
-        let body = source[start as usize..end as usize].trim_start();
-        text.push_str(if body.starts_with('{') {
-            " { … }"
-        } else {
-            " …"
-        });
-        at = end;
-    }
-    text.push_str(&source[at as usize..]);
+    let text = collapse_bodies(source, 0, &collapsed);
     FileSkeleton {
         relative_path: parsed.path.clone(),
         content_hash: blake3::hash(source.as_bytes()).to_hex().to_string(),
