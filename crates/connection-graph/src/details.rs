@@ -151,13 +151,14 @@ fn flow(f: &TypeFlow, name: &dyn Fn(&SymbolInfo) -> String) -> Option<String> {
         return None;
     }
     if !f.declared_in.is_empty() {
-        return Some(
-            f.declared_in
-                .iter()
-                .map(name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+        // `(a: Context, b: Context) => Context` names Context once.
+        let mut names: Vec<String> = Vec::new();
+        for n in f.declared_in.iter().map(name) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        return Some(names.join(", "));
     }
     Some(if f.name.is_empty() {
         f.type_text.clone()
