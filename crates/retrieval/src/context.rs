@@ -13,7 +13,7 @@ pub const DEFAULT_MAX_TOKENS: usize = 4_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
-    /// Signatures (bodies collapsed to `{ … }`): as many symbols as fit.
+    /// Signatures (bodies collapsed to `{ … }`, leading JSDoc dropped): as many symbols as fit.
     #[default]
     Breadth,
     /// Full bodies, best first; a symbol whose body does not fit is given as its signature.
@@ -130,6 +130,32 @@ fn signature_form(project: &Project, chunk: &CodeChunk) -> Option<String> {
         end: chunk.end_line,
     };
     codectx_snapshot::symbol_skeleton(&file.parsed, &file.source, range)
+        .map(|text| without_leading_comments(&text).to_string())
+}
+
+/// The skeleton without the comments attached above the declaration (its JSDoc): breadth
+/// trades detail for more symbols, and the signature says what the symbol takes and gives.
+fn without_leading_comments(text: &str) -> &str {
+    let mut rest = text;
+    loop {
+        let trimmed = rest.trim_start();
+        if let Some(after) = trimmed.strip_prefix("/*") {
+            match after.find("*/") {
+                Some(end) => rest = &after[end + 2..],
+                None => return text,
+            }
+        } else if trimmed.starts_with("//") {
+            match trimmed.find('\n') {
+                Some(end) => rest = &trimmed[end + 1..],
+                None => return text,
+            }
+        } else {
+            // Keep the declaration's own indentation.
+            let skipped = rest.len() - rest.trim_start_matches(['\r', '\n']).len();
+            let rest = &rest[skipped..];
+            return if rest.trim().is_empty() { text } else { rest };
+        }
+    }
 }
 
 fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
@@ -147,5 +173,31 @@ fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
         detail,
         tokens: estimate_tokens(&text),
         text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_leading_comments;
+
+    #[test]
+    fn drops_jsdoc_and_line_comments_but_keeps_code_and_indentation() {
+        assert_eq!(
+            without_leading_comments("  /**\n   * Docs.\n   */\n  json(): T { … }"),
+            "  json(): T { … }"
+        );
+        assert_eq!(
+            without_leading_comments("// a\n// b\nconst x = 1;"),
+            "const x = 1;"
+        );
+        assert_eq!(
+            without_leading_comments("@Input() x = 1;"),
+            "@Input() x = 1;"
+        );
+        // A comment-only item stays as it is.
+        assert_eq!(
+            without_leading_comments("// only a comment"),
+            "// only a comment"
+        );
     }
 }
