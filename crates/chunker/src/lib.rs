@@ -78,18 +78,12 @@ pub fn chunk_file_with_symbols<'p>(
     source: &str,
     file_path: &str,
 ) -> Vec<(CodeChunk, &'p ParsedSymbol)> {
-    let rebuilt;
-    let lines = if parsed.lines.fits(source) {
-        &parsed.lines
-    } else {
-        rebuilt = LineIndex::new(source);
-        &rebuilt
-    };
+    let lines = parsed.line_index(source);
     let cx = Context {
         parsed,
         source,
         file_path,
-        lines,
+        lines: &lines,
     };
     let mut out = Vec::new();
     let mut crumbs = vec![parsed.path.clone()];

@@ -274,6 +274,16 @@ pub struct ParsedFile {
 }
 
 impl ParsedFile {
+    /// The line index of `source`: the parser's own when it was built from that text
+    /// (the common case), else a new one (after a serde round trip, or for another text).
+    pub fn line_index(&self, source: &str) -> std::borrow::Cow<'_, crate::LineIndex> {
+        if self.lines.fits(source) {
+            std::borrow::Cow::Borrowed(&self.lines)
+        } else {
+            std::borrow::Cow::Owned(crate::LineIndex::new(source))
+        }
+    }
+
     /// Pre-order iterator over every symbol of the file.
     pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
         self.symbols.iter().flat_map(ParsedSymbol::walk)

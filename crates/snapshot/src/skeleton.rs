@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use codectx_chunker::{kept_children, stub_end};
-use codectx_parser::{LineIndex, LineRange, ParsedFile, ParsedSymbol, SymbolKind};
+use codectx_parser::{LineRange, ParsedFile, ParsedSymbol, SymbolKind};
 
 /// One file's skeleton.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +45,7 @@ pub fn file_skeleton(parsed: &ParsedFile, source: &str) -> FileSkeleton {
 pub fn symbol_skeleton(parsed: &ParsedFile, source: &str, range: LineRange) -> Option<String> {
     let path = crate::snapshot::path_to_range(&parsed.symbols, range)?;
     let sym = path.last()?;
-    let lines = if parsed.lines.fits(source) {
-        parsed.lines.clone()
-    } else {
-        LineIndex::new(source)
-    };
+    let lines = parsed.line_index(source);
     let start = lines.line_start(range.start);
     let end = lines.line_end(range.end, source);
     let mut collapsed = Vec::new();

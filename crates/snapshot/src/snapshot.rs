@@ -29,11 +29,7 @@ pub fn smart_snapshot(
     source: &str,
     targets: &[LineRange],
 ) -> Result<SmartSnapshot, SnapshotError> {
-    let lines = if parsed.lines.fits(source) {
-        parsed.lines.clone()
-    } else {
-        LineIndex::new(source)
-    };
+    let lines = parsed.line_index(source);
     let refs = &FileRefs::collect(&parsed.path, source, &lines);
     let mut sel = Selection {
         refs,
