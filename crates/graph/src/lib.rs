@@ -120,12 +120,16 @@ impl ProjectGraph {
     }
 
     /// Builds a graph from in-memory sources (absolute paths under `root`).
-    pub fn from_sources(root: &Path, sources: Vec<(PathBuf, String)>) -> Self {
+    /// Sources are only read (borrowed ones avoid a copy of every file).
+    pub fn from_sources<S: AsRef<str>>(
+        root: &Path,
+        sources: impl IntoIterator<Item = (PathBuf, S)>,
+    ) -> Self {
         let resolver = ModuleResolver::new(root);
-        let mut files = Vec::with_capacity(sources.len());
+        let mut files = Vec::new();
         for (abs, source) in sources {
             let path = relative(root, &abs);
-            let facts = extract_facts(&path, &source);
+            let facts = extract_facts(&path, source.as_ref());
             files.push(FileNode {
                 path,
                 abs,

@@ -78,43 +78,63 @@ pub fn assemble(
     ranked: &[(&CodeChunk, f32)],
     options: &AnswerOptions,
 ) -> Answer {
-    // Files in order of their best result.
-    let mut files: Vec<(&str, f32, Vec<&CodeChunk>)> = Vec::new();
+    // Files in order of their best result; each result's metadata is computed once.
+    struct Entry<'c> {
+        chunk: &'c CodeChunk,
+        score: f32,
+        metadata: SymbolMetadata,
+    }
+    let mut files: Vec<(&str, f32, Vec<Entry>)> = Vec::new();
     for &(chunk, score) in ranked {
+        let entry = Entry {
+            chunk,
+            score,
+            metadata: metadata_of(project, chunk, options.call_depth),
+        };
         match files.iter_mut().find(|f| f.0 == chunk.relative_path) {
-            Some(f) => f.2.push(chunk),
-            None => files.push((&chunk.relative_path, score, vec![chunk])),
+            Some(f) => f.2.push(entry),
+            None => files.push((&chunk.relative_path, score, vec![entry])),
         }
     }
-    let mut kept: Vec<(&CodeChunk, f32)> = Vec::new();
+    let mut kept: Vec<Entry> = Vec::new();
     let mut snapshots: Vec<ContentItem> = Vec::new();
     let mut snapshot_tokens = 0;
     let mut omitted = 0;
-    for (path, score, chunks) in &files {
-        let Some(text) = snapshot_text(project, path, chunks) else {
-            omitted += chunks.len();
+    let render = |kept: &[Entry], extra: &[Entry], snapshot_tokens: usize| {
+        let results = kept
+            .iter()
+            .chain(extra)
+            .map(|e| e.metadata.clone())
+            .collect();
+        codectx_connection_graph::render(&ConnectionGraph {
+            query: query.to_string(),
+            results,
+            budget: options.budget,
+            snapshot_tokens,
+            call_depth: options.call_depth,
+        })
+    };
+    for (path, score, entries) in files {
+        let chunks: Vec<&CodeChunk> = entries.iter().map(|e| e.chunk).collect();
+        let Some(text) = snapshot_text(project, path, &chunks) else {
+            omitted += entries.len();
             continue;
         };
         let tokens = estimate_tokens(&text);
-        let with: Vec<(&CodeChunk, f32)> = kept
-            .iter()
-            .copied()
-            .chain(chunks.iter().map(|&c| (c, score_of(ranked, c))))
-            .collect();
-        let graph = connection_graph(project, query, &with, snapshot_tokens + tokens, options);
+        let graph = render(&kept, &entries, snapshot_tokens + tokens);
         if estimate_tokens(&graph) + snapshot_tokens + tokens > options.budget {
-            omitted += chunks.len();
+            omitted += entries.len();
             continue;
         }
-        kept = with;
+        kept.extend(entries);
         snapshot_tokens += tokens;
         snapshots.push(ContentItem {
             text,
-            priority: *score,
+            priority: score,
             file: Some(path.to_string()),
         });
     }
-    let graph = connection_graph(project, query, &kept, snapshot_tokens, options);
+    let graph = render(&kept, &[], snapshot_tokens);
     let estimated_tokens = estimate_tokens(&graph) + snapshot_tokens;
     let mut content = vec![ContentItem {
         text: graph,
@@ -140,7 +160,7 @@ pub fn assemble(
         query: query.to_string(),
         results: kept
             .iter()
-            .map(|&(c, score)| result_symbol(c, score))
+            .map(|e| result_symbol(e.chunk, e.score))
             .collect(),
         content,
         estimated_tokens,
@@ -148,13 +168,6 @@ pub fn assemble(
         omitted,
         message,
     }
-}
-
-fn score_of(ranked: &[(&CodeChunk, f32)], chunk: &CodeChunk) -> f32 {
-    ranked
-        .iter()
-        .find(|(c, _)| c.id == chunk.id)
-        .map_or(0.0, |r| r.1)
 }
 
 fn result_symbol(c: &CodeChunk, score: f32) -> ResultSymbol {
@@ -182,26 +195,6 @@ fn snapshot_text(project: &Project, path: &str, chunks: &[&CodeChunk]) -> Option
     codectx_snapshot::smart_snapshot(&file.parsed, &file.source, &ranges)
         .ok()
         .map(|s| s.text)
-}
-
-fn connection_graph(
-    project: &Project,
-    query: &str,
-    results: &[(&CodeChunk, f32)],
-    snapshot_tokens: usize,
-    options: &AnswerOptions,
-) -> String {
-    let metadata: Vec<SymbolMetadata> = results
-        .iter()
-        .map(|(c, _)| metadata_of(project, c, options.call_depth))
-        .collect();
-    codectx_connection_graph::render(&ConnectionGraph {
-        query: query.to_string(),
-        results: metadata,
-        budget: options.budget,
-        snapshot_tokens,
-        call_depth: options.call_depth,
-    })
 }
 
 /// The graph's metadata of a chunk; a chunk the graph has no declaration for (an import, a

@@ -70,16 +70,17 @@ pub fn code_context(
     let mut truncated = false;
     let mut smallest_left_out: Option<(usize, &str)> = None;
     for chunk in ranked {
-        let mut forms = Vec::with_capacity(2);
-        if strategy == Strategy::Depth {
-            forms.push((Detail::Body, chunk.full_source.clone()));
-        }
-        if let Some(sig) = signature_form(project, chunk) {
-            forms.push((Detail::Signature, sig));
-        }
-        let fitting = forms
+        let signature = item(
+            chunk,
+            Detail::Signature,
+            signature_form(project, chunk).unwrap_or_default(),
+        );
+        let body = (strategy == Strategy::Depth)
+            .then(|| item(chunk, Detail::Body, chunk.full_source.clone()));
+        // Depth prefers the body; any strategy falls back to the signature.
+        let fitting = body
             .into_iter()
-            .map(|(detail, code)| item(chunk, detail, code))
+            .chain([signature.clone()])
             .enumerate()
             .find(|(_, it)| used + it.tokens <= max_tokens);
         match fitting {
@@ -90,14 +91,8 @@ pub fn code_context(
             }
             None => {
                 truncated = true;
-                let need = item(
-                    chunk,
-                    Detail::Signature,
-                    signature_form(project, chunk).unwrap_or_default(),
-                )
-                .tokens;
-                if smallest_left_out.is_none_or(|(n, _)| need < n) {
-                    smallest_left_out = Some((need, chunk.name.as_str()));
+                if smallest_left_out.is_none_or(|(n, _)| signature.tokens < n) {
+                    smallest_left_out = Some((signature.tokens, chunk.name.as_str()));
                 }
             }
         }

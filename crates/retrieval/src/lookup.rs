@@ -37,10 +37,9 @@ impl SymbolQuery {
             Some(first) if looks_like_path(first) => Some(parts.remove(0)),
             _ => None,
         };
-        let file = match file.map(|f| normalize(&f)) {
-            Some(Err(e)) => return Some(Err(e)),
-            Some(Ok(f)) => Some(f),
-            None => None,
+        let file = match file.map(|f| normalize(&f)).transpose() {
+            Ok(file) => file,
+            Err(e) => return Some(Err(e)),
         };
         Some(Ok(SymbolQuery {
             file,

@@ -58,25 +58,30 @@ impl Project {
     }
 
     fn from_sources(root: &Path, sources: Vec<(PathBuf, String)>, skipped: Vec<String>) -> Self {
+        let graph = ProjectGraph::from_sources(
+            root,
+            sources
+                .iter()
+                .map(|(abs, source)| (abs.clone(), source.as_str())),
+        );
         let files = sources
-            .iter()
+            .into_iter()
             .map(|(abs, source)| {
                 let relative_path = abs
                     .strip_prefix(root)
-                    .unwrap_or(abs)
+                    .unwrap_or(&abs)
                     .to_string_lossy()
                     .replace('\\', "/");
-                let parsed = codectx_parser::parse_source(&relative_path, source);
-                let chunks = codectx_chunker::chunk_file(&parsed, source, &relative_path);
+                let parsed = codectx_parser::parse_source(&relative_path, &source);
+                let chunks = codectx_chunker::chunk_file(&parsed, &source, &relative_path);
                 ProjectFile {
                     relative_path,
-                    source: source.clone(),
+                    source,
                     parsed,
                     chunks,
                 }
             })
             .collect();
-        let graph = ProjectGraph::from_sources(root, sources);
         Self {
             root: root.to_path_buf(),
             files,

@@ -39,20 +39,26 @@ pub fn smart_snapshot(
         targets: Vec::new(),
         pending: Vec::new(),
     };
-    for range in targets {
-        let path = path_to_range(&parsed.symbols, *range).ok_or(SnapshotError::NoSymbolAt {
-            path: parsed.path.clone(),
-            start_line: range.start,
-            end_line: range.end,
-        })?;
-        let target = *path.last().unwrap();
-        sel.targets.push((target.span.start, target.span.end));
-    }
-    for range in targets {
-        if let Some(target) = path_to_range(&parsed.symbols, *range).and_then(|p| p.last().copied())
-        {
-            sel.include(target);
-        }
+    let resolved = targets
+        .iter()
+        .map(|range| {
+            path_to_range(&parsed.symbols, *range)
+                .and_then(|p| p.last().copied())
+                .ok_or(SnapshotError::NoSymbolAt {
+                    path: parsed.path.clone(),
+                    start_line: range.start,
+                    end_line: range.end,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // All targets are known before any context is chosen: a declaration inside another
+    // target is never context.
+    sel.targets = resolved
+        .iter()
+        .map(|t| (t.span.start, t.span.end))
+        .collect();
+    for target in resolved {
+        sel.include(target);
     }
     // Shown code (targets, context, wrapper headers) may reference more context, e.g. an
     // alias naming an imported type: follow until nothing new is shown.
