@@ -11,6 +11,7 @@
 
 mod bench;
 mod graph;
+mod index;
 mod query;
 mod validate;
 
@@ -119,6 +120,20 @@ enum BenchTarget {
         #[arg(long)]
         print: bool,
     },
+    /// The store's sync: cold structural index, warm no-change sync, restart, one edited
+    /// file, peak RSS (on --root or on a generated tree of --synthetic files).
+    Index {
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Generate a tree of this many files instead of using --root.
+        #[arg(long)]
+        synthetic: Option<usize>,
+        /// File (relative) to edit; default: the first indexed file.
+        #[arg(long)]
+        file: Option<String>,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// Graph facts for every file vs parsing alone, one symbol's metadata, one re-link.
     Graph {
         /// Project root.
@@ -165,6 +180,15 @@ fn main() -> anyhow::Result<()> {
                 },
         } => query::bench_skeleton(&root, &file, runs, print),
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
+        Command::Bench {
+            target:
+                BenchTarget::Index {
+                    root,
+                    synthetic,
+                    file,
+                    runs,
+                },
+        } => index::bench(root.as_deref(), synthetic, runs, file.as_deref()),
         Command::Bench {
             target: BenchTarget::Graph { root, runs },
         } => graph::bench(&root, runs),

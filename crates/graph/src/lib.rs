@@ -125,19 +125,28 @@ impl ProjectGraph {
         root: &Path,
         sources: impl IntoIterator<Item = (PathBuf, S)>,
     ) -> Self {
+        Self::from_facts(
+            root,
+            sources.into_iter().map(|(abs, source)| {
+                let facts = extract_facts(&relative(root, &abs), source.as_ref());
+                (abs, facts)
+            }),
+        )
+    }
+
+    /// Links facts extracted earlier (e.g. cached by the store) without parsing anything.
+    pub fn from_facts(root: &Path, facts: impl IntoIterator<Item = (PathBuf, FileFacts)>) -> Self {
         let resolver = ModuleResolver::new(root);
-        let mut files = Vec::new();
-        for (abs, source) in sources {
-            let path = relative(root, &abs);
-            let facts = extract_facts(&path, source.as_ref());
-            files.push(FileNode {
-                path,
+        let files = facts
+            .into_iter()
+            .map(|(abs, facts)| FileNode {
+                path: relative(root, &abs),
                 abs,
                 facts,
                 resolved: Vec::new(),
                 request_files: Vec::new(),
-            });
-        }
+            })
+            .collect();
         let mut graph = Self {
             root: root.to_path_buf(),
             resolver,
@@ -383,7 +392,8 @@ pub fn source_files(root: &Path, options: &LoadOptions) -> Vec<PathBuf> {
     out
 }
 
-fn is_declaration_file(name: &str) -> bool {
+/// `*.d.ts` and friends: declarations, not user code.
+pub fn is_declaration_file(name: &str) -> bool {
     [".d.ts", ".d.mts", ".d.cts"]
         .iter()
         .any(|e| name.ends_with(e))

@@ -103,21 +103,27 @@ pub fn read_source(path: &Path) -> Result<String, ParseError> {
         path: shown.clone(),
         source,
     })?;
+    decode_source(bytes, &shown)
+}
+
+/// Checks bytes already read from `shown` the way [`read_source`] does: size, binary
+/// content (a NUL byte early on) and UTF-8.
+pub fn decode_source(bytes: Vec<u8>, shown: &str) -> Result<String, ParseError> {
     if bytes.len() as u64 >= u32::MAX as u64 {
         return Err(ParseError::TooLarge {
-            path: shown,
+            path: shown.into(),
             size: bytes.len() as u64,
         });
     }
     // Binary files usually show a NUL early; scanning the head is enough and cheap.
     if let Some(offset) = bytes.iter().take(8192).position(|&b| b == 0) {
         return Err(ParseError::Binary {
-            path: shown,
+            path: shown.into(),
             offset,
         });
     }
     String::from_utf8(bytes).map_err(|e| ParseError::NotUtf8 {
-        path: shown,
+        path: shown.into(),
         offset: e.utf8_error().valid_up_to(),
     })
 }

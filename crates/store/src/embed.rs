@@ -1,0 +1,39 @@
+//! The seam between the store and whoever turns text into vectors.
+
+use async_trait::async_trait;
+
+/// Which model produced a table's vectors. Stored with the chunk table: opening an index
+/// with a different model (or dimension) rebuilds it instead of mixing vector spaces.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EmbeddingSpec {
+    /// Provider and model, e.g. `local:all-MiniLM-L6-v2` or `voyage:voyage-code-3`.
+    pub model: String,
+    /// Length of every vector.
+    pub dimension: usize,
+}
+
+/// Turns chunk `embedding_text`s into vectors (blueprint Stage 1's document side).
+///
+/// Implementations batch, retry and rate-limit as their backend needs; the store hands
+/// them every pending text of one sync batch and expects one vector per text, in order.
+#[async_trait]
+pub trait Embedder: Send + Sync {
+    /// The model and dimension this embedder produces.
+    fn spec(&self) -> EmbeddingSpec;
+
+    /// Embeds documents (as opposed to queries: some models embed the two differently).
+    async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Why an embedding request failed. Messages never contain API keys.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum EmbedError {
+    #[error("the embedding service rejected the credentials ({0})")]
+    Unauthorized(String),
+    #[error("the embedding service is unavailable: {0}")]
+    Unavailable(String),
+    #[error("the embedding service answered something unexpected: {0}")]
+    Protocol(String),
+    #[error("the embedding model failed: {0}")]
+    Model(String),
+}

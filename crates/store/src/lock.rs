@@ -1,0 +1,45 @@
+//! One writer per index: an advisory lock on a file beside the tables.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::StoreError;
+
+/// Held for the duration of one sync; the OS releases it when the process dies, so a
+/// killed writer never leaves the index locked.
+pub(crate) struct WriteLock {
+    _file: File,
+}
+
+impl WriteLock {
+    /// Waits up to `timeout` for another writer to finish.
+    pub(crate) async fn acquire(path: &Path, timeout: Duration) -> Result<Self, StoreError> {
+        let io = |e: std::io::Error| StoreError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(io)?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Self { _file: file }),
+                Err(TryLockError::WouldBlock) if start.elapsed() < timeout => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(StoreError::Locked {
+                        path: PathBuf::from(path),
+                        waited_secs: start.elapsed().as_secs(),
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(io(e)),
+            }
+        }
+    }
+}

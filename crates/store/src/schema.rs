@@ -1,0 +1,413 @@
+//! The three tables' Arrow schemas and the conversions between rows and Rust values.
+//!
+//! Column names are the blueprint's `CodeChunk` field names (camelCase), so a user who
+//! opens the index with LanceDB's Python or JS client sees the blueprint's schema.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use codectx_chunker::CodeChunk;
+use lancedb::arrow::arrow_array::builder::{
+    FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder,
+};
+use lancedb::arrow::arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Float32Array, Int64Array, LargeStringArray, ListArray,
+    RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
+use lancedb::arrow::arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+
+use crate::EmbeddingSpec;
+
+pub(crate) const CHUNKS: &str = "chunks";
+pub(crate) const FILES: &str = "files";
+pub(crate) const META: &str = "meta";
+
+/// Field metadata keys on the `vector` column: the model that made the vectors.
+pub(crate) const MODEL_KEY: &str = "codectx.embedding.model";
+pub(crate) const DIMENSION_KEY: &str = "codectx.embedding.dimension";
+
+/// A chunk row: the blueprint's `CodeChunk` with the three fields the store adds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredChunk {
+    pub chunk: CodeChunk,
+    /// SHA-256 (hex) of the file content the chunk was cut from.
+    pub content_hash: String,
+    /// The file's mtime (ms since the epoch) when that content was indexed.
+    pub last_modified: i64,
+    /// `None` until the chunk is embedded (or when the index has no embedding model).
+    pub vector: Option<Vec<f32>>,
+}
+
+/// What became of a file at its last sync.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum FileStatus {
+    /// Parsed without diagnostics.
+    Indexed,
+    /// Parsed with syntax errors: chunks are what the parser recovered.
+    Recovered,
+    /// Not chunked; the reason says why (minified, too large, not UTF-8, unreadable).
+    Skipped(String),
+}
+
+impl FileStatus {
+    pub fn as_str(&self) -> String {
+        match self {
+            FileStatus::Indexed => "indexed".into(),
+            FileStatus::Recovered => "recovered".into(),
+            FileStatus::Skipped(why) => format!("skipped: {why}"),
+        }
+    }
+
+    fn parse(text: &str) -> Self {
+        match text {
+            "indexed" => FileStatus::Indexed,
+            "recovered" => FileStatus::Recovered,
+            other => FileStatus::Skipped(other.strip_prefix("skipped: ").unwrap_or(other).into()),
+        }
+    }
+}
+
+/// A row of the files table: the sync's memory of one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRecord {
+    /// Path relative to the project root, `/`-separated.
+    pub path: String,
+    pub mtime_ns: i64,
+    pub size: u64,
+    /// SHA-256 (hex) of the content.
+    pub content_hash: String,
+    pub status: FileStatus,
+    pub chunk_count: u32,
+    /// The graph's per-file facts (JSON of `codectx_graph::facts::FileFacts`), so a restart
+    /// links the graph without parsing unchanged files.
+    pub facts: Option<String>,
+}
+
+pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
+    let list = || DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
+    let mut fields = vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("filePath", DataType::Utf8, false),
+        Field::new("relativePath", DataType::Utf8, false),
+        Field::new("nodeKind", DataType::Utf8, false),
+        Field::new("name", DataType::Utf8, false),
+        Field::new("parentName", DataType::Utf8, true),
+        Field::new("parentChunkId", DataType::Utf8, true),
+        Field::new("childChunkIds", list(), false),
+        Field::new("depth", DataType::UInt32, false),
+        Field::new("signature", DataType::Utf8, false),
+        Field::new("fullSource", DataType::Utf8, false),
+        Field::new("startLine", DataType::UInt32, false),
+        Field::new("endLine", DataType::UInt32, false),
+        Field::new("jsdoc", DataType::Utf8, true),
+        Field::new("relevantImports", list(), false),
+        Field::new("embeddingText", DataType::Utf8, false),
+        Field::new("breadcrumb", DataType::Utf8, false),
+    ];
+    if let Some(spec) = spec {
+        let item = Arc::new(Field::new("item", DataType::Float32, true));
+        fields.push(
+            Field::new(
+                "vector",
+                DataType::FixedSizeList(item, spec.dimension as i32),
+                true,
+            )
+            .with_metadata(HashMap::from([
+                (MODEL_KEY.to_string(), spec.model.clone()),
+                (DIMENSION_KEY.to_string(), spec.dimension.to_string()),
+            ])),
+        );
+    }
+    fields.push(Field::new("contentHash", DataType::Utf8, false));
+    fields.push(Field::new("lastModified", DataType::Int64, false));
+    Arc::new(Schema::new(fields))
+}
+
+/// The embedding spec recorded on a chunk table's `vector` column (`None`: no vectors).
+pub(crate) fn recorded_spec(schema: &Schema) -> Result<Option<EmbeddingSpec>, String> {
+    let Ok(field) = schema.field_with_name("vector") else {
+        return Ok(None);
+    };
+    let meta = field.metadata();
+    let model = meta
+        .get(MODEL_KEY)
+        .ok_or("the vector column does not name its model")?;
+    let dimension = meta
+        .get(DIMENSION_KEY)
+        .and_then(|d| d.parse().ok())
+        .ok_or("the vector column does not record its dimension")?;
+    Ok(Some(EmbeddingSpec {
+        model: model.clone(),
+        dimension,
+    }))
+}
+
+pub(crate) fn files_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("path", DataType::Utf8, false),
+        Field::new("mtimeNs", DataType::Int64, false),
+        Field::new("size", DataType::UInt64, false),
+        Field::new("contentHash", DataType::Utf8, false),
+        Field::new("status", DataType::Utf8, false),
+        Field::new("chunkCount", DataType::UInt32, false),
+        Field::new("facts", DataType::LargeUtf8, true),
+    ]))
+}
+
+pub(crate) fn meta_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("key", DataType::Utf8, false),
+        Field::new("value", DataType::Utf8, false),
+    ]))
+}
+
+pub(crate) fn chunks_to_batch(
+    schema: &SchemaRef,
+    rows: &[StoredChunk],
+) -> Result<RecordBatch, ArrowError> {
+    let text = |f: &dyn Fn(&StoredChunk) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+    };
+    let optional = |f: &dyn Fn(&StoredChunk) -> Option<&str>| -> ArrayRef {
+        Arc::new(rows.iter().map(f).collect::<StringArray>())
+    };
+    let list = |f: &dyn Fn(&StoredChunk) -> &[String]| -> ArrayRef {
+        let mut builder = ListBuilder::new(StringBuilder::new());
+        for row in rows {
+            for item in f(row) {
+                builder.values().append_value(item);
+            }
+            builder.append(true);
+        }
+        Arc::new(builder.finish())
+    };
+    let number = |f: &dyn Fn(&StoredChunk) -> u32| -> ArrayRef {
+        Arc::new(UInt32Array::from_iter_values(rows.iter().map(f)))
+    };
+    let mut columns: Vec<ArrayRef> = vec![
+        text(&|r| &r.chunk.id),
+        text(&|r| &r.chunk.file_path),
+        text(&|r| &r.chunk.relative_path),
+        text(&|r| &r.chunk.node_kind),
+        text(&|r| &r.chunk.name),
+        optional(&|r| r.chunk.parent_name.as_deref()),
+        optional(&|r| r.chunk.parent_chunk_id.as_deref()),
+        list(&|r| &r.chunk.child_chunk_ids),
+        number(&|r| r.chunk.depth),
+        text(&|r| &r.chunk.signature),
+        text(&|r| &r.chunk.full_source),
+        number(&|r| r.chunk.start_line),
+        number(&|r| r.chunk.end_line),
+        optional(&|r| r.chunk.jsdoc.as_deref()),
+        list(&|r| &r.chunk.relevant_imports),
+        text(&|r| &r.chunk.embedding_text),
+        text(&|r| &r.chunk.breadcrumb),
+    ];
+    if let Ok(field) = schema.field_with_name("vector") {
+        let DataType::FixedSizeList(_, dimension) = field.data_type() else {
+            unreachable!("the vector column is a fixed-size list by construction");
+        };
+        let dimension = *dimension as usize;
+        let mut builder = FixedSizeListBuilder::new(Float32Builder::new(), dimension as i32);
+        for row in rows {
+            match &row.vector {
+                Some(v) if v.len() == dimension => {
+                    builder.values().append_slice(v);
+                    builder.append(true);
+                }
+                _ => {
+                    builder.values().append_nulls(dimension);
+                    builder.append(false);
+                }
+            }
+        }
+        columns.push(Arc::new(builder.finish()));
+    }
+    columns.push(text(&|r| &r.content_hash));
+    columns.push(Arc::new(Int64Array::from_iter_values(
+        rows.iter().map(|r| r.last_modified),
+    )));
+    RecordBatch::try_new(schema.clone(), columns)
+}
+
+pub(crate) fn batch_to_chunks(batch: &RecordBatch) -> Result<Vec<StoredChunk>, String> {
+    let text = |name: &str| -> Result<&StringArray, String> {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            .ok_or_else(|| format!("column {name} is missing or not text"))
+    };
+    let number = |name: &str| -> Result<&UInt32Array, String> {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+            .ok_or_else(|| format!("column {name} is missing or not u32"))
+    };
+    let list = |name: &str| -> Result<&ListArray, String> {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<ListArray>())
+            .ok_or_else(|| format!("column {name} is missing or not a list"))
+    };
+    let strings = |array: &ListArray, i: usize| -> Vec<String> {
+        let values = array.value(i);
+        let values = values.as_any().downcast_ref::<StringArray>();
+        values
+            .map(|v| v.iter().flatten().map(String::from).collect())
+            .unwrap_or_default()
+    };
+    let opt = |array: &StringArray, i: usize| -> Option<String> {
+        array.is_valid(i).then(|| array.value(i).to_string())
+    };
+    let (id, file_path, relative_path, node_kind, name) = (
+        text("id")?,
+        text("filePath")?,
+        text("relativePath")?,
+        text("nodeKind")?,
+        text("name")?,
+    );
+    let (parent_name, parent_chunk_id, child_chunk_ids) = (
+        text("parentName")?,
+        text("parentChunkId")?,
+        list("childChunkIds")?,
+    );
+    let (depth, signature, full_source, start_line, end_line) = (
+        number("depth")?,
+        text("signature")?,
+        text("fullSource")?,
+        number("startLine")?,
+        number("endLine")?,
+    );
+    let (jsdoc, relevant_imports, embedding_text, breadcrumb, content_hash) = (
+        text("jsdoc")?,
+        list("relevantImports")?,
+        text("embeddingText")?,
+        text("breadcrumb")?,
+        text("contentHash")?,
+    );
+    let last_modified = batch
+        .column_by_name("lastModified")
+        .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+        .ok_or("column lastModified is missing or not i64")?;
+    let vector = batch
+        .column_by_name("vector")
+        .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>());
+    let mut out = Vec::with_capacity(batch.num_rows());
+    for i in 0..batch.num_rows() {
+        let vector = vector.filter(|v| v.is_valid(i)).and_then(|v| {
+            let values = v.value(i);
+            values
+                .as_any()
+                .downcast_ref::<Float32Array>()
+                .map(|f| f.values().to_vec())
+        });
+        out.push(StoredChunk {
+            chunk: CodeChunk {
+                id: id.value(i).into(),
+                file_path: file_path.value(i).into(),
+                relative_path: relative_path.value(i).into(),
+                node_kind: node_kind.value(i).into(),
+                name: name.value(i).into(),
+                parent_name: opt(parent_name, i),
+                parent_chunk_id: opt(parent_chunk_id, i),
+                child_chunk_ids: strings(child_chunk_ids, i),
+                depth: depth.value(i),
+                signature: signature.value(i).into(),
+                full_source: full_source.value(i).into(),
+                start_line: start_line.value(i),
+                end_line: end_line.value(i),
+                jsdoc: opt(jsdoc, i),
+                relevant_imports: strings(relevant_imports, i),
+                embedding_text: embedding_text.value(i).into(),
+                breadcrumb: breadcrumb.value(i).into(),
+            },
+            content_hash: content_hash.value(i).into(),
+            last_modified: last_modified.value(i),
+            vector,
+        });
+    }
+    Ok(out)
+}
+
+pub(crate) fn files_to_batch(rows: &[FileRecord]) -> Result<RecordBatch, ArrowError> {
+    RecordBatch::try_new(
+        files_schema(),
+        vec![
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.path.as_str()),
+            )),
+            Arc::new(Int64Array::from_iter_values(
+                rows.iter().map(|r| r.mtime_ns),
+            )),
+            Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.size))),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.content_hash.as_str()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.status.as_str()),
+            )),
+            Arc::new(UInt32Array::from_iter_values(
+                rows.iter().map(|r| r.chunk_count),
+            )),
+            Arc::new(
+                rows.iter()
+                    .map(|r| r.facts.as_deref())
+                    .collect::<LargeStringArray>(),
+            ),
+        ],
+    )
+}
+
+pub(crate) fn batch_to_files(batch: &RecordBatch) -> Result<Vec<FileRecord>, String> {
+    fn column<'b, T: 'static>(batch: &'b RecordBatch, name: &str) -> Result<&'b T, String> {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<T>())
+            .ok_or_else(|| format!("files column {name} is missing or mistyped"))
+    }
+    let path = column::<StringArray>(batch, "path")?;
+    let mtime = column::<Int64Array>(batch, "mtimeNs")?;
+    let size = column::<UInt64Array>(batch, "size")?;
+    let hash = column::<StringArray>(batch, "contentHash")?;
+    let status = column::<StringArray>(batch, "status")?;
+    let count = column::<UInt32Array>(batch, "chunkCount")?;
+    // Callers that only need the sync state do not select the facts column.
+    let facts = batch
+        .column_by_name("facts")
+        .and_then(|c| c.as_any().downcast_ref::<LargeStringArray>());
+    Ok((0..batch.num_rows())
+        .map(|i| FileRecord {
+            path: path.value(i).into(),
+            mtime_ns: mtime.value(i),
+            size: size.value(i),
+            content_hash: hash.value(i).into(),
+            status: FileStatus::parse(status.value(i)),
+            chunk_count: count.value(i),
+            facts: facts.filter(|f| f.is_valid(i)).map(|f| f.value(i).into()),
+        })
+        .collect())
+}
+
+pub(crate) fn meta_to_batch(pairs: &[(&str, &str)]) -> Result<RecordBatch, ArrowError> {
+    RecordBatch::try_new(
+        meta_schema(),
+        vec![
+            Arc::new(StringArray::from_iter_values(pairs.iter().map(|p| p.0))),
+            Arc::new(StringArray::from_iter_values(pairs.iter().map(|p| p.1))),
+        ],
+    )
+}
+
+pub(crate) fn batch_to_meta(batch: &RecordBatch) -> Result<Vec<(String, String)>, String> {
+    let key = batch
+        .column_by_name("key")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or("meta column key is missing")?;
+    let value = batch
+        .column_by_name("value")
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or("meta column value is missing")?;
+    Ok((0..batch.num_rows())
+        .map(|i| (key.value(i).to_string(), value.value(i).to_string()))
+        .collect())
+}

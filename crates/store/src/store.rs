@@ -1,0 +1,507 @@
+//! Opening an index: location, ownership and model checks, the three tables.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use codectx_graph::LoadOptions;
+use codectx_graph::facts::FileFacts;
+use futures::TryStreamExt;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::{Connection, Table};
+
+use crate::schema::{
+    self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
+    batch_to_meta, chunk_schema, files_schema,
+};
+use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
+
+/// Identifies the table layout; an index written by another layout is rebuilt.
+pub(crate) const FORMAT: &str = "codectx-index/1";
+
+/// How to open a [`Store`].
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Any LanceDB URI (a directory, `s3://…`, …). Default: `<root>/.codectx`, which
+    /// ignores itself in git.
+    pub uri: Option<String>,
+    /// The model whose vectors the chunk table holds; `None` keeps no vectors (lexical and
+    /// structural search only). Opening an index made with another model rebuilds it.
+    pub embedding: Option<EmbeddingSpec>,
+    /// Which files are indexed (the same rules as the structural graph).
+    pub files: LoadOptions,
+    /// Replace an index that is damaged or not ours instead of failing.
+    pub rebuild: bool,
+    /// How long a sync waits for another process's sync to finish.
+    pub lock_timeout: Duration,
+    /// Rows embedded (and committed) per batch: a killed sync loses at most one batch.
+    pub embed_batch: usize,
+    /// Commits to the chunk table between compactions.
+    pub compact_every: u64,
+    /// Embedded rows from which an IVF-PQ vector index is built; below, search is exact
+    /// (and on a few thousand rows, exact is fast and better).
+    pub vector_index_min_rows: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            uri: None,
+            embedding: None,
+            files: LoadOptions::default(),
+            rebuild: false,
+            lock_timeout: Duration::from_secs(30),
+            embed_batch: 256,
+            compact_every: 16,
+            vector_index_min_rows: 50_000,
+        }
+    }
+}
+
+/// A project's index. See the crate documentation for the sync algorithm.
+pub struct Store {
+    pub(crate) root: PathBuf,
+    pub(crate) uri: String,
+    /// The index directory when the URI is a local path (lock file, `.gitignore`).
+    pub(crate) local_dir: Option<PathBuf>,
+    pub(crate) chunks: Table,
+    pub(crate) files: Table,
+    pub(crate) meta: Table,
+    pub(crate) options: StoreOptions,
+    /// The files table without facts, as of `files_version`.
+    pub(crate) known: HashMap<String, FileRecord>,
+    pub(crate) files_version: u64,
+    /// Set when the last writer died mid-sync (or we do not know yet whether rows wait for
+    /// vectors): the next sync checks.
+    pub(crate) needs_repair: bool,
+    pub(crate) check_pending: bool,
+    /// Why the index was rebuilt on open, if it was.
+    pub(crate) rebuilt: Option<String>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the index of the project at `root`.
+    pub async fn open(root: &Path, options: StoreOptions) -> Result<Self, StoreError> {
+        let root = root
+            .canonicalize()
+            .ok()
+            .filter(|r| r.is_dir())
+            .ok_or_else(|| StoreError::NotADirectory(root.to_path_buf()))?;
+        let default_location = options.uri.is_none();
+        let uri = options
+            .uri
+            .clone()
+            .unwrap_or_else(|| root.join(DEFAULT_INDEX_DIR).to_string_lossy().into_owned());
+        let local_dir = local_path(&uri);
+        if let Some(dir) = &local_dir {
+            let io = |e: std::io::Error| StoreError::Io {
+                path: dir.clone(),
+                message: e.to_string(),
+            };
+            std::fs::create_dir_all(dir).map_err(io)?;
+            if default_location {
+                // Like `.pytest_cache`: the directory keeps itself out of git.
+                let ignore = dir.join(".gitignore");
+                if !ignore.exists() {
+                    std::fs::write(&ignore, "# codectx index\n*\n").map_err(io)?;
+                }
+            }
+        }
+        let lance = |action: &'static str| lance_error(&uri, action);
+        let db = lancedb::connect(&uri)
+            .execute()
+            .await
+            .map_err(lance("connecting"))?;
+        let mut rebuilt = None;
+        let names = db
+            .table_names()
+            .execute()
+            .await
+            .map_err(lance("listing tables"))?;
+        let ours = [CHUNKS, FILES, META];
+        let foreign_files = local_dir
+            .as_deref()
+            .map(foreign_entries)
+            .unwrap_or_default();
+        let state = if names.iter().any(|n| n == META) {
+            match read_meta(&db, &uri).await {
+                Ok(meta) if meta.get("format").map(String::as_str) == Some(FORMAT) => Ok(meta),
+                Ok(meta) => Err(Some(format!(
+                    "index format {} (this build writes {FORMAT})",
+                    meta.get("format").map_or("unknown", String::as_str)
+                ))),
+                Err(reason) => Err(Some(reason)),
+            }
+        } else if names.is_empty() && foreign_files.is_empty() {
+            Err(None)
+        } else {
+            let what = names
+                .iter()
+                .filter(|n| !ours.contains(&n.as_str()))
+                .cloned()
+                .chain(foreign_files)
+                .collect::<Vec<_>>();
+            if !options.rebuild {
+                return Err(StoreError::Foreign {
+                    uri,
+                    reason: format!("it holds {}", what.join(", ")),
+                });
+            }
+            Err(Some(format!("{uri} held {}", what.join(", "))))
+        };
+        let meta = match state {
+            Ok(meta) => meta,
+            Err(reason) => {
+                // A fresh location, an index of an older layout, or a rebuild on request.
+                if let Some(reason) = reason {
+                    if reason.contains("format") || options.rebuild {
+                        tracing::info!("rebuilding the index at {uri}: {reason}");
+                        rebuilt = Some(reason);
+                    } else {
+                        return Err(StoreError::Corrupt { uri, reason });
+                    }
+                }
+                for name in ours {
+                    if names.iter().any(|n| n == name) {
+                        db.drop_table(name, &[])
+                            .await
+                            .map_err(lance("dropping a table"))?;
+                    }
+                }
+                create_tables(&db, &uri, options.embedding.as_ref()).await?;
+                HashMap::from([("format".to_string(), FORMAT.to_string())])
+            }
+        };
+        let opened = open_tables(&db).await;
+        let (mut chunks, mut files, meta_table) = match opened {
+            Ok(tables) => tables,
+            Err(reason) if options.rebuild => {
+                tracing::info!("rebuilding the damaged index at {uri}: {reason}");
+                rebuilt = Some(reason);
+                for name in ours {
+                    let _ = db.drop_table(name, &[]).await;
+                }
+                create_tables(&db, &uri, options.embedding.as_ref()).await?;
+                open_tables(&db)
+                    .await
+                    .map_err(|reason| StoreError::Corrupt {
+                        uri: uri.clone(),
+                        reason,
+                    })?
+            }
+            Err(reason) => return Err(StoreError::Corrupt { uri, reason }),
+        };
+        // Never mix vector spaces: another model (or none) means other vectors.
+        let schema = chunks.schema().await.map_err(lance("reading the schema"))?;
+        let recorded = schema::recorded_spec(&schema).map_err(|reason| StoreError::Corrupt {
+            uri: uri.clone(),
+            reason,
+        })?;
+        if recorded != options.embedding {
+            let describe = |s: &Option<EmbeddingSpec>| {
+                s.as_ref().map_or("no embeddings".to_string(), |s| {
+                    format!("{} ({} dimensions)", s.model, s.dimension)
+                })
+            };
+            let reason = format!(
+                "the index holds {}, this store is configured for {}",
+                describe(&recorded),
+                describe(&options.embedding)
+            );
+            tracing::info!("rebuilding the index at {uri}: {reason}");
+            rebuilt = Some(reason);
+            for name in [CHUNKS, FILES] {
+                db.drop_table(name, &[])
+                    .await
+                    .map_err(lance("dropping a table"))?;
+            }
+            create_tables(&db, &uri, options.embedding.as_ref()).await?;
+            chunks = open(&db, &uri, CHUNKS).await?;
+            files = open(&db, &uri, FILES).await?;
+        }
+        let mut store = Store {
+            root,
+            uri,
+            local_dir,
+            chunks,
+            files,
+            meta: meta_table,
+            options,
+            known: HashMap::new(),
+            files_version: 0,
+            needs_repair: meta.get("dirty").is_some_and(|d| d == "1"),
+            check_pending: true,
+            rebuilt,
+        };
+        store.reload_known().await?;
+        Ok(store)
+    }
+
+    /// The project root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the index lives.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The model of the chunk table's vectors (`None`: no vectors).
+    pub fn embedding(&self) -> Option<&EmbeddingSpec> {
+        self.options.embedding.as_ref()
+    }
+
+    /// Why opening rebuilt the index (another model, an older layout, damage), if it did.
+    pub fn rebuilt(&self) -> Option<&str> {
+        self.rebuilt.as_deref()
+    }
+
+    /// How long a sync waits for another process's sync (see [`StoreOptions::lock_timeout`]).
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.options.lock_timeout = timeout;
+    }
+
+    /// The files of the last sync, by relative path (facts not loaded).
+    pub fn files(&self) -> impl Iterator<Item = &FileRecord> {
+        self.known.values()
+    }
+
+    /// The LanceDB chunk table, for queries the store does not wrap (vector, full-text).
+    pub fn chunk_table(&self) -> &Table {
+        &self.chunks
+    }
+
+    /// Chunk rows matching a LanceDB SQL filter (all rows for `None`), in no fixed order.
+    pub async fn chunks(&self, filter: Option<&str>) -> Result<Vec<StoredChunk>, StoreError> {
+        let mut query = self.chunks.query();
+        if let Some(filter) = filter {
+            query = query.only_if(filter);
+        }
+        let batches: Vec<_> = query
+            .execute()
+            .await
+            .map_err(self.lance("querying chunks"))?
+            .try_collect()
+            .await
+            .map_err(self.lance("reading chunks"))?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            out.extend(batch_to_chunks(batch).map_err(|reason| self.corrupt(reason))?);
+        }
+        Ok(out)
+    }
+
+    /// Every file's cached graph facts, so the structural graph links without parsing
+    /// (`codectx_graph::ProjectGraph::from_facts`).
+    pub async fn load_facts(&self) -> Result<Vec<(String, FileFacts)>, StoreError> {
+        let batches: Vec<_> = self
+            .files
+            .query()
+            .only_if("facts IS NOT NULL")
+            .select(Select::columns(&["path", "facts"]))
+            .execute()
+            .await
+            .map_err(self.lance("querying facts"))?
+            .try_collect()
+            .await
+            .map_err(self.lance("reading facts"))?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            let paths = text_column(batch, "path").map_err(|r| self.corrupt(r))?;
+            let facts = batch
+                .column_by_name("facts")
+                .and_then(|c| {
+                    c.as_any()
+                        .downcast_ref::<lancedb::arrow::arrow_array::LargeStringArray>()
+                })
+                .ok_or_else(|| self.corrupt("files column facts is mistyped".into()))?;
+            for i in 0..batch.num_rows() {
+                let parsed: FileFacts = serde_json::from_str(facts.value(i))
+                    .map_err(|e| self.corrupt(format!("facts of {}: {e}", paths.value(i))))?;
+                out.push((paths.value(i).to_string(), parsed));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Re-reads the files table if another process committed to it.
+    pub(crate) async fn reload_known(&mut self) -> Result<(), StoreError> {
+        self.files
+            .checkout_latest()
+            .await
+            .map_err(self.lance("refreshing the files table"))?;
+        let version = self
+            .files
+            .version()
+            .await
+            .map_err(self.lance("reading the files table version"))?;
+        if version == self.files_version && !self.known.is_empty() {
+            return Ok(());
+        }
+        let batches: Vec<_> = self
+            .files
+            .query()
+            .select(Select::columns(&[
+                "path",
+                "mtimeNs",
+                "size",
+                "contentHash",
+                "status",
+                "chunkCount",
+            ]))
+            .execute()
+            .await
+            .map_err(self.lance("querying files"))?
+            .try_collect()
+            .await
+            .map_err(self.lance("reading files"))?;
+        self.known.clear();
+        for batch in &batches {
+            for record in batch_to_files(batch).map_err(|r| self.corrupt(r))? {
+                self.known.insert(record.path.clone(), record);
+            }
+        }
+        self.files_version = version;
+        Ok(())
+    }
+
+    pub(crate) fn lance(&self, action: &'static str) -> impl Fn(lancedb::Error) -> StoreError {
+        lance_error(&self.uri, action)
+    }
+
+    pub(crate) fn corrupt(&self, reason: String) -> StoreError {
+        StoreError::Corrupt {
+            uri: self.uri.clone(),
+            reason,
+        }
+    }
+}
+
+pub(crate) fn lance_error(
+    uri: &str,
+    action: &'static str,
+) -> impl Fn(lancedb::Error) -> StoreError {
+    let uri = uri.to_string();
+    move |e| StoreError::Lance {
+        uri: uri.clone(),
+        action,
+        message: e.to_string(),
+    }
+}
+
+pub(crate) fn text_column<'b>(
+    batch: &'b lancedb::arrow::arrow_array::RecordBatch,
+    name: &str,
+) -> Result<&'b lancedb::arrow::arrow_array::StringArray, String> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| {
+            c.as_any()
+                .downcast_ref::<lancedb::arrow::arrow_array::StringArray>()
+        })
+        .ok_or_else(|| format!("column {name} is missing or not text"))
+}
+
+/// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
+fn local_path(uri: &str) -> Option<PathBuf> {
+    if let Some(path) = uri.strip_prefix("file://") {
+        return Some(PathBuf::from(path));
+    }
+    (!uri.contains("://")).then(|| PathBuf::from(uri))
+}
+
+/// Entries of a local index directory that are neither our tables nor our own files.
+fn foreign_entries(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".lance") && n != ".gitignore" && n != crate::sync::LOCK_FILE)
+        .collect()
+}
+
+async fn read_meta(db: &Connection, uri: &str) -> Result<HashMap<String, String>, String> {
+    let table = db
+        .open_table(META)
+        .execute()
+        .await
+        .map_err(|e| format!("cannot open the meta table: {e}"))?;
+    let batches: Vec<_> = table
+        .query()
+        .execute()
+        .await
+        .map_err(|e| format!("cannot read the meta table of {uri}: {e}"))?
+        .try_collect()
+        .await
+        .map_err(|e| format!("cannot read the meta table of {uri}: {e}"))?;
+    let mut out = HashMap::new();
+    for batch in &batches {
+        out.extend(batch_to_meta(batch)?);
+    }
+    Ok(out)
+}
+
+async fn create_tables(
+    db: &Connection,
+    uri: &str,
+    spec: Option<&EmbeddingSpec>,
+) -> Result<(), StoreError> {
+    let lance = |action| lance_error(uri, action);
+    let existing = db
+        .table_names()
+        .execute()
+        .await
+        .map_err(lance("listing tables"))?;
+    for (name, schema) in [(CHUNKS, chunk_schema(spec)), (FILES, files_schema())] {
+        if !existing.iter().any(|n| n == name) {
+            db.create_empty_table(name, schema)
+                .execute()
+                .await
+                .map_err(lance("creating a table"))?;
+        }
+    }
+    if !existing.iter().any(|n| n == META) {
+        let batch = schema::meta_to_batch(&[("format", FORMAT), ("dirty", "0")])
+            .expect("the meta batch matches its schema");
+        db.create_table(META, batch)
+            .execute()
+            .await
+            .map_err(lance("creating the meta table"))?;
+    }
+    Ok(())
+}
+
+async fn open(db: &Connection, uri: &str, name: &str) -> Result<Table, StoreError> {
+    db.open_table(name)
+        .execute()
+        .await
+        .map_err(|e| StoreError::Corrupt {
+            uri: uri.to_string(),
+            reason: format!("cannot open the {name} table: {e}"),
+        })
+}
+
+async fn open_tables(db: &Connection) -> Result<(Table, Table, Table), String> {
+    let mut tables = Vec::new();
+    for name in [CHUNKS, FILES, META] {
+        let table = db
+            .open_table(name)
+            .execute()
+            .await
+            .map_err(|e| format!("cannot open the {name} table: {e}"))?;
+        // Opening reads the manifest; counting reads fragment metadata: damage shows here.
+        table
+            .count_rows(None)
+            .await
+            .map_err(|e| format!("cannot read the {name} table: {e}"))?;
+        tables.push(table);
+    }
+    let meta = tables.pop().unwrap();
+    let files = tables.pop().unwrap();
+    let chunks = tables.pop().unwrap();
+    Ok((chunks, files, meta))
+}

@@ -1,0 +1,604 @@
+//! The blueprint's Phase 7 fixtures (`fixtures/index/`) and the store's fault handling.
+//!
+//! Every case copies `fixtures/index/workspace/` (five files) to a temporary root, syncs,
+//! applies one change, syncs again, and snapshots the second sync's counters, the texts it
+//! embedded and the chunk table. Every case also checks that the incremental result equals
+//! a clean build of the same files in a fresh index.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use codectx_store::testing::TokenHashEmbedder;
+use codectx_store::{Embedder, Store, StoreError, StoreOptions, StoredChunk, SyncStats};
+
+const DIMENSION: usize = 16;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/index")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("workspace"), dir.path());
+    dir
+}
+
+fn options(embedder: &TokenHashEmbedder) -> StoreOptions {
+    StoreOptions {
+        embedding: Some(embedder.spec()),
+        ..StoreOptions::default()
+    }
+}
+
+async fn sync(store: &mut Store, embedder: &TokenHashEmbedder) -> SyncStats {
+    store
+        .sync(Some(embedder as &dyn Embedder), &())
+        .await
+        .unwrap()
+}
+
+/// Rows sorted by file and line, without the temporary directory in `filePath`.
+async fn rows(store: &Store) -> Vec<StoredChunk> {
+    let mut rows = store.chunks(None).await.unwrap();
+    rows.sort_by(|a, b| {
+        (&a.chunk.relative_path, a.chunk.start_line, &a.chunk.id).cmp(&(
+            &b.chunk.relative_path,
+            b.chunk.start_line,
+            &b.chunk.id,
+        ))
+    });
+    rows
+}
+
+fn render_rows(rows: &[StoredChunk]) -> String {
+    rows.iter()
+        .map(|r| {
+            format!(
+                "{} L{}-{} [{}] {} vector:{} hash:{}",
+                r.chunk.relative_path,
+                r.chunk.start_line,
+                r.chunk.end_line,
+                r.chunk.node_kind,
+                r.chunk.breadcrumb,
+                if r.vector.is_some() { "yes" } else { "NO" },
+                &r.content_hash[..8],
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a case's second sync did: counters, the first line of each embedded text, rows.
+fn report(stats: &SyncStats, embedded: &[String], rows: &[StoredChunk]) -> String {
+    let mut embedded: Vec<&str> = embedded
+        .iter()
+        .map(|t| {
+            t.lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+        })
+        .collect();
+    embedded.sort();
+    format!(
+        "{}\nembedded:\n{}\nrows:\n{}\n",
+        serde_json::to_string_pretty(stats).unwrap(),
+        embedded
+            .iter()
+            .map(|t| format!("  {t}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        render_rows(rows)
+    )
+}
+
+/// The incremental index must equal a clean build of the same files.
+async fn assert_same_as_clean_build(root: &Path, store: &Store) {
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let clean_dir = tempfile::tempdir().unwrap();
+    let mut clean = Store::open(
+        root,
+        StoreOptions {
+            uri: Some(clean_dir.path().to_string_lossy().into_owned()),
+            ..options(&embedder)
+        },
+    )
+    .await
+    .unwrap();
+    sync(&mut clean, &embedder).await;
+    let show = |rows: Vec<StoredChunk>| -> Vec<String> {
+        rows.into_iter().map(|r| format!("{r:?}")).collect()
+    };
+    let (ours, theirs) = (show(rows(store).await), show(rows(&clean).await));
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert_eq!(a, b, "incremental != clean build");
+    }
+    assert_eq!(ours.len(), theirs.len(), "incremental != clean build");
+    let mut files: Vec<_> = store.files().cloned().collect();
+    let mut clean_files: Vec<_> = clean.files().cloned().collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    clean_files.sort_by(|a, b| a.path.cmp(&b.path));
+    let strip = |f: &mut codectx_store::FileRecord| f.facts = None;
+    files.iter_mut().for_each(strip);
+    clean_files.iter_mut().for_each(strip);
+    assert_eq!(files, clean_files);
+}
+
+fn set_mtime(path: &Path, secs_later: u64) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    let now = file.metadata().unwrap().modified().unwrap();
+    file.set_modified(now + Duration::from_secs(secs_later))
+        .unwrap();
+}
+
+/// Runs one Phase 7 case: initial sync, `change`, second sync, snapshot.
+async fn case(name: &str, change: impl FnOnce(&Path)) {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+    sync(&mut store, &embedder).await;
+    embedder.take_seen();
+    change(root.path());
+    let stats = sync(&mut store, &embedder).await;
+    let rows = rows(&store).await;
+    insta::assert_snapshot!(name, report(&stats, &embedder.take_seen(), &rows));
+    assert_same_as_clean_build(root.path(), &store).await;
+}
+
+#[tokio::test]
+async fn initial_build() {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+    let stats = sync(&mut store, &embedder).await;
+    let rows = rows(&store).await;
+    assert!(rows.iter().all(|r| r.vector.is_some()));
+    insta::assert_snapshot!(
+        "initial-build",
+        report(&stats, &embedder.take_seen(), &rows)
+    );
+    // The default location keeps itself out of git.
+    let ignore = std::fs::read_to_string(root.path().join(".codectx/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"));
+}
+
+#[tokio::test]
+async fn no_change() {
+    case("no-change", |_| {}).await;
+}
+
+#[tokio::test]
+async fn mtime_only() {
+    case("mtime-only", |root| {
+        set_mtime(&root.join("src/auth/session.ts"), 60);
+        set_mtime(&root.join("src/util/format.ts"), 60);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn content_change() {
+    case("content-change", |root| {
+        copy_tree(&fixtures().join("edits/content-change"), root);
+        set_mtime(&root.join("src/util/format.ts"), 60);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn file_added() {
+    case("file-added", |root| {
+        copy_tree(&fixtures().join("edits/file-added"), root)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn file_removed() {
+    case("file-removed", |root| {
+        std::fs::remove_file(root.join("src/auth/session.ts")).unwrap()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn signature_cascade() {
+    case("signature-cascade", |root| {
+        copy_tree(&fixtures().join("edits/signature-cascade"), root);
+        set_mtime(&root.join("src/auth/token.ts"), 60);
+    })
+    .await;
+}
+
+/// A restart reads the files table and cached facts: nothing is parsed again, and the
+/// structural graph links from the cache exactly as from the sources.
+#[tokio::test]
+async fn restart_parses_nothing_and_graph_links_from_cached_facts() {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    {
+        let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+        sync(&mut store, &embedder).await;
+    }
+    let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!(
+        (stats.files_parsed, stats.chunks_embedded, stats.commits),
+        (0, 0, 0)
+    );
+    assert_eq!(stats.files_unchanged, 5);
+
+    let facts = store.load_facts().await.unwrap();
+    let cached = codectx_graph::ProjectGraph::from_facts(
+        store.root(),
+        facts.into_iter().map(|(p, f)| (store.root().join(p), f)),
+    );
+    let parsed = codectx_graph::ProjectGraph::load(store.root()).unwrap();
+    let describe = |g: &codectx_graph::ProjectGraph| {
+        let mut out: Vec<String> = g
+            .symbols()
+            .map(|s| {
+                let callers: Vec<String> =
+                    g.callers(s).iter().map(|(c, _)| g.caller_id(*c)).collect();
+                format!("{} <- {:?}", g.symbol_id(s), callers)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(describe(&cached), describe(&parsed));
+    assert!(
+        describe(&cached)
+            .iter()
+            .any(|l| l.contains("signToken") && l.contains("open"))
+    );
+}
+
+/// Build output, dependencies, minified bundles, binary and non-UTF-8 files never become
+/// chunks; the ones the walk sees are recorded as skipped with the reason.
+#[tokio::test]
+async fn enumeration_skips_what_is_not_source() {
+    let root = workspace();
+    let r = root.path();
+    for (path, content) in [
+        (
+            "node_modules/dep/index.js",
+            b"export const dep = 1;\n".to_vec(),
+        ),
+        ("dist/app.js", b"export const built = 1;\n".to_vec()),
+        ("generated/out.ts", b"export const gen = 1;\n".to_vec()),
+        ("src/vendor/lib.min.js", b"var a=1;\n".to_vec()),
+        (
+            "src/vendor/bundle.js",
+            format!("var x=[{}];\n", "1,".repeat(20_000)).into_bytes(),
+        ),
+        ("src/data/blob.ts", vec![0u8, 159, 146, 150, 0, 1]),
+        (
+            "src/data/latin1.ts",
+            b"export const caf\xe9 = 1;\n".to_vec(),
+        ),
+        ("src/types.d.ts", b"declare const x: number;\n".to_vec()),
+    ] {
+        std::fs::create_dir_all(r.join(path).parent().unwrap()).unwrap();
+        std::fs::write(r.join(path), content).unwrap();
+    }
+    std::fs::write(r.join(".gitignore"), "generated/\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(r, r.join("src/loop")).unwrap();
+
+    let mut store = Store::open(r, StoreOptions::default()).await.unwrap();
+    let stats = store.sync(None, &()).await.unwrap();
+    let mut files: Vec<String> = store
+        .files()
+        .map(|f| format!("{} {}", f.path, f.status.as_str()))
+        .collect();
+    files.sort();
+    insta::assert_snapshot!(
+        "enumeration",
+        format!(
+            "{}\n{}",
+            serde_json::to_string_pretty(&stats).unwrap(),
+            files.join("\n")
+        )
+    );
+    let paths: std::collections::HashSet<String> = rows(&store)
+        .await
+        .into_iter()
+        .map(|r| r.chunk.relative_path)
+        .collect();
+    assert_eq!(paths.len(), 5, "{paths:?}");
+}
+
+/// The blueprint's schema, field for field, plus the model recorded on the vector column.
+#[tokio::test]
+async fn chunk_table_schema_is_the_blueprint_code_chunk() {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let store = Store::open(root.path(), options(&embedder)).await.unwrap();
+    let schema = store.chunk_table().schema().await.unwrap();
+    let fields: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let mut meta: Vec<_> = f
+                .metadata()
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            meta.sort();
+            format!(
+                "{}: {} nullable={} {}",
+                f.name(),
+                f.data_type(),
+                f.is_nullable(),
+                meta.join(" ")
+            )
+        })
+        .collect();
+    insta::assert_snapshot!("schema", fields.join("\n"));
+}
+
+mod faults {
+    use super::*;
+
+    fn example() -> PathBuf {
+        // `cargo test` builds the crate's examples next to the test binaries' directory.
+        let exe = std::env::current_exe().unwrap();
+        let dir = exe.parent().unwrap().parent().unwrap();
+        let path = dir
+            .join("examples")
+            .join(format!("sync{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            path.exists(),
+            "{} missing: run through cargo test",
+            path.display()
+        );
+        path
+    }
+
+    /// A workspace big enough that each sync makes several embedding batches.
+    fn larger_workspace() -> tempfile::TempDir {
+        let root = workspace();
+        for i in 0..40 {
+            let dir = root.path().join(format!("src/gen/m{}", i % 4));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join(format!("mod{i}.ts")),
+                format!(
+                    "import {{ formatDuration }} from '../../../util/format';\n\n\
+                     /** Module {i}. */\nexport function run{i}(n: number): string {{\n  return formatDuration(n * {i});\n}}\n\n\
+                     export class Worker{i} {{\n  step(x: number): number {{\n    return x + {i};\n  }}\n}}\n"
+                ),
+            )
+            .unwrap();
+        }
+        root
+    }
+
+    fn run_child(root: &Path, crash_at: Option<&str>) -> std::process::Output {
+        let mut cmd = std::process::Command::new(example());
+        cmd.arg(root).args(["--embed", &DIMENSION.to_string()]);
+        if let Some(point) = crash_at {
+            cmd.args(["--crash-at", point]);
+        }
+        cmd.output().unwrap()
+    }
+
+    /// Killed at each point of a sync (first build and incremental), the next sync repairs
+    /// the index to exactly what a clean build gives.
+    #[tokio::test]
+    async fn a_sync_killed_anywhere_is_repaired_by_the_next() {
+        for point in [
+            "marked-dirty",
+            "chunks-written",
+            "files-written",
+            "embedded",
+        ] {
+            for incremental in [false, true] {
+                let root = larger_workspace();
+                if incremental {
+                    assert!(run_child(root.path(), None).status.success());
+                    copy_tree(&fixtures().join("edits/signature-cascade"), root.path());
+                    copy_tree(&fixtures().join("edits/file-added"), root.path());
+                    set_mtime(&root.path().join("src/auth/token.ts"), 60);
+                    std::fs::remove_file(root.path().join("src/gen/m1/mod5.ts")).unwrap();
+                }
+                let killed = run_child(root.path(), Some(point));
+                assert!(
+                    !killed.status.success(),
+                    "{point}: the child was not killed"
+                );
+                // Between the crash and the next sync, the user reverts one file and
+                // deletes another: the repair must not trust the half-written rows.
+                if incremental {
+                    copy_tree(
+                        &fixtures().join("workspace/src/auth"),
+                        &root.path().join("src/auth"),
+                    );
+                    set_mtime(&root.path().join("src/auth/token.ts"), 120);
+                    std::fs::remove_file(root.path().join("src/api/health.ts")).unwrap();
+                }
+                let embedder = TokenHashEmbedder::new(DIMENSION);
+                let mut store = Store::open(
+                    root.path(),
+                    StoreOptions {
+                        embed_batch: 8,
+                        ..options(&embedder)
+                    },
+                )
+                .await
+                .unwrap();
+                let stats = sync(&mut store, &embedder).await;
+                let expect_repair = point != "embedded";
+                assert_eq!(
+                    stats.repaired, expect_repair,
+                    "{point} incremental={incremental}: {stats:?}"
+                );
+                assert_same_as_clean_build(root.path(), &store).await;
+            }
+        }
+    }
+
+    /// SIGKILL at arbitrary moments (not only at the observer's points).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_sync_killed_at_random_moments_is_repaired() {
+        for delay_ms in [5u64, 40, 120, 300] {
+            let root = larger_workspace();
+            let mut child = std::process::Command::new(example())
+                .arg(root.path())
+                .args(["--embed", &DIMENSION.to_string()])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            let _ = child.kill();
+            let _ = child.wait();
+            let embedder = TokenHashEmbedder::new(DIMENSION);
+            let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+            sync(&mut store, &embedder).await;
+            assert_same_as_clean_build(root.path(), &store).await;
+        }
+    }
+
+    /// A second writer waits for the lock, then gives up with a clear error.
+    #[tokio::test]
+    async fn a_second_writer_waits_then_gets_a_clear_error() {
+        let root = workspace();
+        let mut store = Store::open(
+            root.path(),
+            StoreOptions {
+                lock_timeout: Duration::from_millis(300),
+                ..StoreOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let lock = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(root.path().join(".codectx/write.lock"))
+            .unwrap();
+        lock.lock().unwrap();
+        let started = SystemTime::now();
+        let err = store.sync(None, &()).await.unwrap_err();
+        assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+        assert!(started.elapsed().unwrap() >= Duration::from_millis(300));
+        assert!(
+            err.to_string().contains("another process is writing"),
+            "{err}"
+        );
+
+        // Released while the second writer waits: it proceeds.
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(lock);
+        });
+        store.set_lock_timeout(Duration::from_secs(10));
+        let stats = store.sync(None, &()).await.unwrap();
+        releaser.join().unwrap();
+        assert_eq!(stats.files_parsed, 5);
+    }
+
+    #[tokio::test]
+    async fn a_foreign_directory_is_refused_and_replaced_only_on_request() {
+        let root = workspace();
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join("notes.txt"), "not an index").unwrap();
+        let uri = other.path().to_string_lossy().into_owned();
+        let opts = || StoreOptions {
+            uri: Some(uri.clone()),
+            ..StoreOptions::default()
+        };
+        let err = Store::open(root.path(), opts())
+            .await
+            .err()
+            .expect("refused");
+        assert!(matches!(err, StoreError::Foreign { .. }), "{err}");
+        assert!(err.to_string().contains("notes.txt"), "{err}");
+        let mut store = Store::open(
+            root.path(),
+            StoreOptions {
+                rebuild: true,
+                ..opts()
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(store.sync(None, &()).await.unwrap().files_parsed, 5);
+        // What was not ours is left alone.
+        assert!(other.path().join("notes.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn a_damaged_index_says_so_and_rebuilds_on_request() {
+        let root = workspace();
+        {
+            let mut store = Store::open(root.path(), StoreOptions::default())
+                .await
+                .unwrap();
+            store.sync(None, &()).await.unwrap();
+        }
+        let versions = root.path().join(".codectx/chunks.lance/_versions");
+        for entry in std::fs::read_dir(&versions).unwrap() {
+            std::fs::write(entry.unwrap().path(), b"garbage").unwrap();
+        }
+        let err = Store::open(root.path(), StoreOptions::default())
+            .await
+            .err()
+            .expect("damage detected");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+        assert!(err.to_string().contains("rebuild"), "{err}");
+        let mut store = Store::open(
+            root.path(),
+            StoreOptions {
+                rebuild: true,
+                ..StoreOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        assert!(store.rebuilt().is_some());
+        let stats = store.sync(None, &()).await.unwrap();
+        assert_eq!(stats.files_parsed, 5);
+    }
+
+    /// Another embedding model never mixes into the table: the index is rebuilt.
+    #[tokio::test]
+    async fn another_model_rebuilds_the_index() {
+        let root = workspace();
+        let small = TokenHashEmbedder::new(DIMENSION);
+        {
+            let mut store = Store::open(root.path(), options(&small)).await.unwrap();
+            sync(&mut store, &small).await;
+        }
+        let large = TokenHashEmbedder::new(DIMENSION * 2);
+        let mut store = Store::open(root.path(), options(&large)).await.unwrap();
+        assert!(
+            store.rebuilt().unwrap().contains("test:token-hash-16"),
+            "{:?}",
+            store.rebuilt()
+        );
+        let stats = sync(&mut store, &large).await;
+        assert_eq!(stats.files_parsed, 5);
+        let rows = rows(&store).await;
+        assert!(
+            rows.iter()
+                .all(|r| r.vector.as_ref().is_some_and(|v| v.len() == DIMENSION * 2))
+        );
+        assert_eq!(stats.chunks_embedded, rows.len());
+    }
+}
