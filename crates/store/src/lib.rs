@@ -34,7 +34,6 @@
 //! # Ok(()) }
 //! ```
 
-mod embed;
 mod enumerate;
 mod error;
 mod lock;
@@ -44,8 +43,8 @@ mod sync;
 pub mod testing;
 
 pub use codectx_chunker::CodeChunk;
+pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use codectx_graph::LoadOptions;
-pub use embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use error::StoreError;
 pub use schema::{FileRecord, FileStatus, StoredChunk};
 pub use store::{Store, StoreOptions};

@@ -1,4 +1,4 @@
-//! The seam between the store and whoever turns text into vectors.
+//! The two seams: text → vectors ([`Embedder`]) and (query, documents) → scores ([`Reranker`]).
 
 use async_trait::async_trait;
 
@@ -23,6 +23,24 @@ pub trait Embedder: Send + Sync {
 
     /// Embeds documents (as opposed to queries: some models embed the two differently).
     async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// Embeds a search query.
+    async fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut vectors = self.embed_documents(&[query.to_string()]).await?;
+        vectors
+            .pop()
+            .ok_or_else(|| EmbedError::Protocol("no vector for the query".into()))
+    }
+}
+
+/// Scores documents against a query (blueprint Stage 2).
+#[async_trait]
+pub trait Reranker: Send + Sync {
+    /// The model, e.g. `voyage:rerank-2.5`.
+    fn model(&self) -> String;
+
+    /// One relevance score in [0, 1] per document, in the documents' order.
+    async fn rerank(&self, query: &str, documents: &[String]) -> Result<Vec<f32>, EmbedError>;
 }
 
 /// Why an embedding request failed. Messages never contain API keys.
@@ -36,4 +54,6 @@ pub enum EmbedError {
     Protocol(String),
     #[error("the embedding model failed: {0}")]
     Model(String),
+    #[error("the embedding configuration is incomplete: {0}")]
+    Config(String),
 }

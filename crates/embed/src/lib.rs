@@ -1,0 +1,33 @@
+//! Embedding and reranking providers (the blueprint's Stage 1 vectors and Stage 2 rerank).
+//!
+//! Two traits are the seams the store and the retrieval pipeline program against —
+//! [`Embedder`] and [`Reranker`] — and this crate implements them over HTTP:
+//!
+//! - [`VoyageEmbedder`]: `voyage-code-3` (1024 dimensions, `input_type` document/query),
+//!   batched within the API's per-request limits;
+//! - [`OpenAiEmbedder`]: any server speaking OpenAI's `POST /v1/embeddings` (OpenAI, Ollama,
+//!   LM Studio, llama.cpp's server, TEI);
+//! - [`VoyageReranker`]: `rerank-2.5`.
+//!
+//! Every request retries 429, 5xx, timeouts and dropped connections with exponential
+//! backoff (honouring `Retry-After`); a rejected key fails at once. API keys are held in an
+//! [`ApiKey`], which never prints, and are scrubbed from any error text a server echoes.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), codectx_embed::EmbedError> {
+//! use codectx_embed::{Embedder, HttpOptions, VoyageEmbedder};
+//! let voyage = VoyageEmbedder::from_env(HttpOptions::default())?; // VOYAGE_API_KEY
+//! let vectors = voyage.embed_documents(&["function add(a, b) { return a + b }".into()]).await?;
+//! assert_eq!(vectors[0].len(), 1024);
+//! # Ok(()) }
+//! ```
+
+mod http;
+mod openai;
+mod provider;
+mod voyage;
+
+pub use http::{ApiKey, HttpOptions};
+pub use openai::OpenAiEmbedder;
+pub use provider::{EmbedError, Embedder, EmbeddingSpec, Reranker};
+pub use voyage::{VoyageEmbedder, VoyageReranker};
