@@ -25,6 +25,8 @@ pub enum StoreError {
         action: &'static str,
         message: String,
     },
+    #[error("invalid search filter: {0}")]
+    Filter(String),
     #[error("embedding failed: {0}")]
     Embed(#[from] EmbedError),
     #[error(

@@ -38,6 +38,7 @@ mod enumerate;
 mod error;
 mod lock;
 mod schema;
+mod search;
 mod store;
 mod sync;
 pub mod testing;
@@ -47,6 +48,7 @@ pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use codectx_graph::LoadOptions;
 pub use error::StoreError;
 pub use schema::{FileRecord, FileStatus, StoredChunk};
+pub use search::ChunkFilter;
 pub use store::{Store, StoreOptions};
 pub use sync::{SyncEvent, SyncObserver, SyncStats};
 

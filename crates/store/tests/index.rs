@@ -602,3 +602,137 @@ mod faults {
         assert_eq!(stats.chunks_embedded, rows.len());
     }
 }
+
+mod search {
+    use super::*;
+    use codectx_store::ChunkFilter;
+
+    async fn indexed() -> (tempfile::TempDir, Store, TokenHashEmbedder) {
+        let root = workspace();
+        let embedder = TokenHashEmbedder::new(DIMENSION);
+        let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+        sync(&mut store, &embedder).await;
+        (root, store, embedder)
+    }
+
+    fn show(hits: &[(StoredChunk, f32)]) -> Vec<String> {
+        hits.iter()
+            .map(|(r, _)| r.chunk.breadcrumb.clone())
+            .collect()
+    }
+
+    fn filter(paths: &[&str], languages: &[&str]) -> ChunkFilter {
+        ChunkFilter {
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            languages: languages.iter().map(|l| l.to_string()).collect(),
+        }
+    }
+
+    /// Identifiers are split (`signToken` is found by "sign token"), several words are
+    /// OR-ed (one unknown word does not empty the result), and filters apply in the query.
+    #[tokio::test]
+    async fn lexical_search_splits_identifiers_ors_words_and_filters() {
+        let (_root, store, _) = indexed().await;
+        let all = ChunkFilter::default();
+        let hits = store.search_lexical("sign token", 5, &all).await.unwrap();
+        assert!(
+            show(&hits)[..2].iter().any(|b| b.ends_with("signToken")),
+            "{:?}",
+            show(&hits)
+        );
+        assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+
+        let hits = store
+            .search_lexical("session expiry qpsozzz", 10, &all)
+            .await
+            .unwrap();
+        assert!(!hits.is_empty());
+
+        let only = store
+            .search_lexical("token", 20, &filter(&["src/auth/session.ts"], &[]))
+            .await
+            .unwrap();
+        assert!(
+            !only.is_empty()
+                && only
+                    .iter()
+                    .all(|(r, _)| r.chunk.relative_path == "src/auth/session.ts")
+        );
+        let dir = store
+            .search_lexical("token", 20, &filter(&["src/auth/"], &[]))
+            .await
+            .unwrap();
+        assert!(
+            dir.iter()
+                .all(|(r, _)| r.chunk.relative_path.starts_with("src/auth/"))
+        );
+        assert!(
+            dir.iter()
+                .any(|(r, _)| r.chunk.relative_path == "src/auth/token.ts")
+        );
+        let glob = store
+            .search_lexical("token", 20, &filter(&["src/*/t*.ts"], &[]))
+            .await
+            .unwrap();
+        assert!(
+            !glob.is_empty()
+                && glob
+                    .iter()
+                    .all(|(r, _)| r.chunk.relative_path == "src/auth/token.ts")
+        );
+        let js = store
+            .search_lexical("token", 20, &filter(&[], &["javascript"]))
+            .await
+            .unwrap();
+        assert!(js.is_empty(), "the fixture has no JavaScript");
+        let ts = store
+            .search_lexical("token", 20, &filter(&[], &["typescript"]))
+            .await
+            .unwrap();
+        assert!(!ts.is_empty());
+        let err = store
+            .search_lexical("token", 5, &filter(&[], &["cobol"]))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("cobol"), "{err}");
+        assert!(
+            store
+                .search_lexical("  ", 5, &all)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[tokio::test]
+    async fn vector_search_finds_the_nearest_embedded_chunks() {
+        let (_root, store, embedder) = indexed().await;
+        let target = store
+            .chunks(Some("name = 'formatDuration'"))
+            .await
+            .unwrap()
+            .pop()
+            .unwrap();
+        let query = embedder
+            .embed_query(&target.chunk.embedding_text)
+            .await
+            .unwrap();
+        let hits = store
+            .search_vector(&query, 3, &ChunkFilter::default())
+            .await
+            .unwrap();
+        assert_eq!(hits[0].0.chunk.id, target.chunk.id);
+        assert!(hits[0].1 < 1e-4, "distance {}", hits[0].1);
+        assert!(hits.windows(2).all(|w| w[0].1 <= w[1].1), "nearest first");
+        let auth = store
+            .search_vector(&query, 3, &filter(&["src/auth"], &[]))
+            .await
+            .unwrap();
+        assert!(
+            !auth.is_empty()
+                && auth
+                    .iter()
+                    .all(|(r, _)| r.chunk.relative_path.starts_with("src/auth/"))
+        );
+    }
+}

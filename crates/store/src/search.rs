@@ -1,0 +1,193 @@
+//! The two candidate channels of blueprint Stage 1, answered inside LanceDB with the path
+//! and language filters applied in the query (not after it).
+
+use futures::TryStreamExt;
+use lancedb::DistanceType;
+use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
+use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::query::{ExecutableQuery, QueryBase};
+
+use crate::schema::batch_to_chunks;
+use crate::sync::sql_string;
+use crate::{Store, StoreError, StoredChunk};
+
+/// Which chunks a search may return: paths (files, directories or globs, relative to the
+/// root) and languages. Empty lists mean no restriction.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkFilter {
+    /// `src/auth/token.ts`, `src/auth` (everything under it) or a glob like `src/**/*.tsx`.
+    pub paths: Vec<String>,
+    /// `typescript` (`.ts .tsx .mts .cts`) and/or `javascript` (`.js .jsx .mjs .cjs`).
+    pub languages: Vec<String>,
+}
+
+impl ChunkFilter {
+    /// The filter as a LanceDB SQL predicate (`None`: everything), or an error naming a
+    /// language this build does not know.
+    pub fn to_sql(&self) -> Result<Option<String>, StoreError> {
+        let mut clauses = Vec::new();
+        if !self.paths.is_empty() {
+            let paths: Vec<String> = self.paths.iter().map(|p| path_clause(p)).collect();
+            clauses.push(format!("({})", paths.join(" OR ")));
+        }
+        if !self.languages.is_empty() {
+            let mut exts = Vec::new();
+            for language in &self.languages {
+                match language.to_ascii_lowercase().as_str() {
+                    "typescript" | "ts" => exts.extend(["ts", "tsx", "mts", "cts"]),
+                    "javascript" | "js" => exts.extend(["js", "jsx", "mjs", "cjs"]),
+                    other => {
+                        return Err(StoreError::Filter(format!(
+                            "unknown language {other:?} (use typescript or javascript)"
+                        )));
+                    }
+                }
+            }
+            let exts: Vec<String> = exts
+                .iter()
+                .map(|e| format!("relativePath LIKE '%.{e}'"))
+                .collect();
+            clauses.push(format!("({})", exts.join(" OR ")));
+        }
+        Ok((!clauses.is_empty()).then(|| clauses.join(" AND ")))
+    }
+
+    /// Whether a relative path passes the exact glob semantics (`*` stays inside one
+    /// directory), which LIKE can only approximate.
+    fn matches(&self, path: &str) -> bool {
+        self.paths.is_empty()
+            || self.paths.iter().any(|p| {
+                let p = p.trim_matches('/');
+                if is_glob(p) {
+                    globset::Glob::new(p).is_ok_and(|g| g.compile_matcher().is_match(path))
+                } else {
+                    path == p || path.starts_with(&format!("{p}/"))
+                }
+            })
+    }
+}
+
+fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '['])
+}
+
+/// A path as SQL: exact file, directory prefix, or a glob turned into LIKE (`*`, `**` → `%`,
+/// `?` → `_`; `[…]` classes widen to `_`), refined by [`ChunkFilter::matches`].
+fn path_clause(path: &str) -> String {
+    let path = path.trim_matches('/');
+    if is_glob(path) {
+        let mut like = String::new();
+        let mut chars = path.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '*' => {
+                    while chars.peek() == Some(&'*') {
+                        chars.next();
+                    }
+                    like.push('%');
+                }
+                '?' => like.push('_'),
+                '[' => {
+                    for c in chars.by_ref() {
+                        if c == ']' {
+                            break;
+                        }
+                    }
+                    like.push('_');
+                }
+                '\'' => like.push_str("''"),
+                c => like.push(c),
+            }
+        }
+        format!("relativePath LIKE '{like}'")
+    } else {
+        let exact = sql_string(path);
+        let under = sql_string(&format!("{path}/%"));
+        format!("(relativePath = {exact} OR relativePath LIKE {under})")
+    }
+}
+
+impl Store {
+    /// BM25 over `embeddingText` with code-aware tokens (`getUserName` matches `user`,
+    /// `name` and itself); several words are OR-ed, so a query is never empty just because
+    /// one word is missing. Best first, with the BM25 score.
+    pub async fn search_lexical(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
+        if query.trim().is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let fts = FullTextSearchQuery::new(query.to_string())
+            .with_column("embeddingText".into())
+            .map_err(|e| StoreError::Filter(format!("full-text query: {e}")))?;
+        let mut q = self.chunks.query().full_text_search(fts).limit(limit);
+        if let Some(sql) = filter.to_sql()? {
+            q = q.only_if(sql);
+        }
+        let batches: Vec<RecordBatch> = q
+            .execute()
+            .await
+            .map_err(self.lance("full-text search"))?
+            .try_collect()
+            .await
+            .map_err(self.lance("full-text search"))?;
+        self.scored(&batches, "_score", filter)
+    }
+
+    /// Nearest chunks to `vector` by cosine distance among embedded rows; best first, with
+    /// the distance (0 = same direction, 2 = opposite).
+    pub async fn search_vector(
+        &self,
+        vector: &[f32],
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
+        if self.options.embedding.is_none() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut predicate = "vector IS NOT NULL".to_string();
+        if let Some(sql) = filter.to_sql()? {
+            predicate = format!("{predicate} AND ({sql})");
+        }
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .nearest_to(vector)
+            .map_err(self.lance("preparing a vector query"))?
+            .distance_type(DistanceType::Cosine)
+            .only_if(predicate)
+            .limit(limit)
+            .execute()
+            .await
+            .map_err(self.lance("vector search"))?
+            .try_collect()
+            .await
+            .map_err(self.lance("vector search"))?;
+        self.scored(&batches, "_distance", filter)
+    }
+
+    fn scored(
+        &self,
+        batches: &[RecordBatch],
+        score_column: &str,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
+        let mut out = Vec::new();
+        for batch in batches {
+            let scores = batch
+                .column_by_name(score_column)
+                .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+                .ok_or_else(|| self.corrupt(format!("search results lack {score_column}")))?;
+            let rows = batch_to_chunks(batch).map_err(|r| self.corrupt(r))?;
+            for (i, row) in rows.into_iter().enumerate() {
+                if filter.matches(&row.chunk.relative_path) && scores.is_valid(i) {
+                    out.push((row, scores.value(i)));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
