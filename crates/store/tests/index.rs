@@ -736,3 +736,56 @@ mod search {
         );
     }
 }
+
+/// Past `vector_index_min_rows` embedded rows the store builds a vector index (IVF-PQ needs
+/// 256 rows to train) and searches keep working through it.
+#[tokio::test]
+async fn a_vector_index_is_built_once_the_table_is_large_enough() {
+    let root = workspace();
+    for i in 0..120 {
+        let dir = root.path().join(format!("src/many/m{}", i % 6));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("f{i}.ts")),
+            format!("export function task{i}(n: number): number {{\n  return n * {i};\n}}\n\nexport const LIMIT_{i} = {i};\n"),
+        )
+        .unwrap();
+    }
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(
+        root.path(),
+        StoreOptions {
+            vector_index_min_rows: 256,
+            ..options(&embedder)
+        },
+    )
+    .await
+    .unwrap();
+    let stats = sync(&mut store, &embedder).await;
+    assert!(stats.chunks_embedded >= 256, "{stats:?}");
+    let indices = store.chunk_table().list_indices().await.unwrap();
+    let columns: Vec<String> = indices.iter().flat_map(|i| i.columns.clone()).collect();
+    assert!(columns.contains(&"vector".to_string()), "{columns:?}");
+    assert!(
+        columns.contains(&"embeddingText".to_string()),
+        "{columns:?}"
+    );
+    let target = store
+        .chunks(Some("name = 'task77'"))
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    let query = embedder
+        .embed_query(&target.chunk.embedding_text)
+        .await
+        .unwrap();
+    let hits = store
+        .search_vector(&query, 10, &codectx_store::ChunkFilter::default())
+        .await
+        .unwrap();
+    assert!(
+        hits.iter().any(|(r, _)| r.chunk.id == target.chunk.id),
+        "approximate search finds the exact text"
+    );
+}
