@@ -309,7 +309,19 @@ impl Store {
         if with_vectors && !rewritten.is_empty() {
             let cascaded = self.cascade(&old, &rows, rewritten).await?;
             stats.chunks_cascaded = cascaded.len();
-            rows.extend(cascaded);
+            // A touched file's rows are already in the batch: drop their vector there
+            // rather than sending the same id twice.
+            let position: HashMap<String, usize> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.chunk.id.clone(), i))
+                .collect();
+            for row in cascaded {
+                match position.get(&row.chunk.id) {
+                    Some(&i) => rows[i].vector = None,
+                    None => rows.push(row),
+                }
+            }
         }
         if rows.is_empty() {
             let deleted = self.count(&in_rewritten).await?;

@@ -222,6 +222,32 @@ async fn signature_cascade() {
     .await;
 }
 
+/// The cascade reaching a file that is only touched in the same sync: its rows are
+/// rewritten once (new `lastModified`, no vector), never sent twice.
+#[tokio::test]
+async fn signature_cascade_into_a_touched_file() {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+    sync(&mut store, &embedder).await;
+    embedder.take_seen();
+    copy_tree(&fixtures().join("edits/signature-cascade"), root.path());
+    set_mtime(&root.path().join("src/auth/token.ts"), 60);
+    set_mtime(&root.path().join("src/auth/contracts.ts"), 60);
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!(
+        (
+            stats.files_parsed,
+            stats.files_touched,
+            stats.chunks_cascaded,
+            stats.chunks_embedded
+        ),
+        (1, 1, 2, 4),
+        "{stats:?}"
+    );
+    assert_same_as_clean_build(root.path(), &store).await;
+}
+
 /// A restart reads the files table and cached facts: nothing is parsed again, and the
 /// structural graph links from the cache exactly as from the sources.
 #[tokio::test]
