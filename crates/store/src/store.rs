@@ -274,9 +274,20 @@ impl Store {
 
     /// Chunk rows matching a LanceDB SQL filter (all rows for `None`), in no fixed order.
     pub async fn chunks(&self, filter: Option<&str>) -> Result<Vec<StoredChunk>, StoreError> {
+        self.query_chunks(filter, None).await
+    }
+
+    pub(crate) async fn query_chunks(
+        &self,
+        filter: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<StoredChunk>, StoreError> {
         let mut query = self.chunks.query();
         if let Some(filter) = filter {
             query = query.only_if(filter);
+        }
+        if let Some(limit) = limit {
+            query = query.limit(limit);
         }
         let batches: Vec<_> = query
             .execute()

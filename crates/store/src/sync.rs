@@ -507,7 +507,7 @@ impl Store {
         let mut done = 0;
         while done < total {
             let batch_rows = self
-                .chunk_query("vector IS NULL", Some(self.options.embed_batch))
+                .query_chunks(Some("vector IS NULL"), Some(self.options.embed_batch))
                 .await?;
             if batch_rows.is_empty() {
                 break;
@@ -634,8 +634,14 @@ impl Store {
     }
 
     async fn set_dirty(&mut self, dirty: bool, stats: &mut SyncStats) -> Result<(), StoreError> {
-        let batch = meta_to_batch(&[("dirty", if dirty { "1" } else { "0" })])
-            .map_err(|e| self.corrupt(e.to_string()))?;
+        self.set_meta("dirty", if dirty { "1" } else { "0" })
+            .await?;
+        stats.commits += 1;
+        Ok(())
+    }
+
+    async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        let batch = meta_to_batch(&[(key, value)]).map_err(|e| self.corrupt(e.to_string()))?;
         let mut merge = self.meta.merge_insert(&["key"]);
         merge
             .when_matched_update_all(None)
@@ -643,8 +649,7 @@ impl Store {
         merge
             .execute(reader(batch))
             .await
-            .map_err(self.lance("marking the index"))?;
-        stats.commits += 1;
+            .map_err(self.lance("writing the meta table"))?;
         Ok(())
     }
 
@@ -711,16 +716,7 @@ impl Store {
                 .version()
                 .await
                 .map_err(self.lance("reading the version"))?;
-            let batch = meta_to_batch(&[("compacted", &version.to_string())])
-                .map_err(|e| self.corrupt(e.to_string()))?;
-            let mut merge = self.meta.merge_insert(&["key"]);
-            merge
-                .when_matched_update_all(None)
-                .when_not_matched_insert_all();
-            merge
-                .execute(reader(batch))
-                .await
-                .map_err(self.lance("recording compaction"))?;
+            self.set_meta("compacted", &version.to_string()).await?;
             stats.commits += 3;
         }
         Ok(())
@@ -747,29 +743,6 @@ impl Store {
             }
         }
         Ok(None)
-    }
-
-    async fn chunk_query(
-        &self,
-        filter: &str,
-        limit: Option<usize>,
-    ) -> Result<Vec<StoredChunk>, StoreError> {
-        let mut query = self.chunks.query().only_if(filter);
-        if let Some(limit) = limit {
-            query = query.limit(limit);
-        }
-        let batches: Vec<RecordBatch> = query
-            .execute()
-            .await
-            .map_err(self.lance("querying chunks"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("reading chunks"))?;
-        let mut out = Vec::new();
-        for batch in &batches {
-            out.extend(crate::schema::batch_to_chunks(batch).map_err(|r| self.corrupt(r))?);
-        }
-        Ok(out)
     }
 
     async fn count(&self, filter: &str) -> Result<usize, StoreError> {
