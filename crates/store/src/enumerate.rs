@@ -82,7 +82,9 @@ pub(crate) fn looks_minified(path: &str, source: &str) -> bool {
     if path.contains(".min.") {
         return true;
     }
-    let lines = source.lines().count().max(1);
-    let longest = source.lines().map(str::len).max().unwrap_or(0);
+    let (lines, longest) = source.lines().fold((0usize, 0usize), |(n, longest), l| {
+        (n + 1, longest.max(l.len()))
+    });
+    let lines = lines.max(1);
     source.len() / lines > 300 || (longest > 5_000 && lines < 50)
 }

@@ -1,13 +1,13 @@
 //! The two candidate channels of blueprint Stage 1, answered inside LanceDB with the path
 //! and language filters applied in the query (not after it).
 
-use futures::TryStreamExt;
 use lancedb::DistanceType;
 use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
 use lancedb::index::scalar::FullTextSearchQuery;
-use lancedb::query::{ExecutableQuery, QueryBase};
+use lancedb::query::QueryBase;
 
 use crate::schema::batch_to_chunks;
+use crate::store::CollectBatches;
 use crate::sync::sql_string;
 use crate::{Store, StoreError, StoredChunk};
 
@@ -127,13 +127,7 @@ impl Store {
         if let Some(sql) = filter.to_sql()? {
             q = q.only_if(sql);
         }
-        let batches: Vec<RecordBatch> = q
-            .execute()
-            .await
-            .map_err(self.lance("full-text search"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("full-text search"))?;
+        let batches: Vec<RecordBatch> = q.batches(self, "full-text search").await?;
         self.scored(&batches, "_score", filter)
     }
 
@@ -160,12 +154,8 @@ impl Store {
             .distance_type(DistanceType::Cosine)
             .only_if(predicate)
             .limit(limit)
-            .execute()
-            .await
-            .map_err(self.lance("vector search"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("vector search"))?;
+            .batches(self, "vector search")
+            .await?;
         self.scored(&batches, "_distance", filter)
     }
 

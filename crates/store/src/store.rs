@@ -289,13 +289,7 @@ impl Store {
         if let Some(limit) = limit {
             query = query.limit(limit);
         }
-        let batches: Vec<_> = query
-            .execute()
-            .await
-            .map_err(self.lance("querying chunks"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("reading chunks"))?;
+        let batches: Vec<_> = query.batches(self, "querying chunks").await?;
         let mut out = Vec::new();
         for batch in &batches {
             out.extend(batch_to_chunks(batch).map_err(|reason| self.corrupt(reason))?);
@@ -311,12 +305,8 @@ impl Store {
             .query()
             .only_if("facts IS NOT NULL")
             .select(Select::columns(&["path", "facts"]))
-            .execute()
-            .await
-            .map_err(self.lance("querying facts"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("reading facts"))?;
+            .batches(self, "querying facts")
+            .await?;
         let mut out = Vec::new();
         for batch in &batches {
             let paths = text_column(batch, "path").map_err(|r| self.corrupt(r))?;
@@ -362,12 +352,8 @@ impl Store {
                 "status",
                 "chunkCount",
             ]))
-            .execute()
-            .await
-            .map_err(self.lance("querying files"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("reading files"))?;
+            .batches(self, "querying files")
+            .await?;
         self.known.clear();
         for batch in &batches {
             for record in batch_to_files(batch).map_err(|r| self.corrupt(r))? {
@@ -389,6 +375,24 @@ impl Store {
         }
     }
 }
+
+/// Runs a LanceDB query and collects its record batches, errors naming the action.
+pub(crate) trait CollectBatches: ExecutableQuery {
+    async fn batches(
+        &self,
+        store: &Store,
+        action: &'static str,
+    ) -> Result<Vec<lancedb::arrow::arrow_array::RecordBatch>, StoreError> {
+        self.execute()
+            .await
+            .map_err(store.lance(action))?
+            .try_collect()
+            .await
+            .map_err(store.lance(action))
+    }
+}
+
+impl<Q: ExecutableQuery> CollectBatches for Q {}
 
 pub(crate) fn lance_error(
     uri: &str,

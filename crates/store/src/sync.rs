@@ -5,11 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use codectx_chunker::CodeChunk;
 use codectx_parser::ParseStatus;
-use futures::TryStreamExt;
 use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
 use lancedb::index::Index;
 use lancedb::index::scalar::FtsIndexBuilder;
-use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::query::{QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use sha2::{Digest, Sha256};
 
@@ -19,7 +18,7 @@ use crate::schema::{
     FileRecord, FileStatus, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch,
     meta_to_batch,
 };
-use crate::store::text_column;
+use crate::store::{CollectBatches, text_column};
 use crate::{Embedder, Store, StoreError};
 
 pub(crate) const LOCK_FILE: &str = "write.lock";
@@ -103,12 +102,7 @@ impl Store {
         embedder: Option<&dyn Embedder>,
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, StoreError> {
-        let _lock = match &self.local_dir {
-            Some(dir) => {
-                Some(WriteLock::acquire(&dir.join(LOCK_FILE), self.options.lock_timeout).await?)
-            }
-            None => None,
-        };
+        let _lock = self.lock_writer().await?;
         // Another process may have synced since we last looked.
         self.reload_known().await?;
         let mut stats = SyncStats::default();
@@ -130,17 +124,23 @@ impl Store {
         embedder: &dyn Embedder,
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, StoreError> {
-        let _lock = match &self.local_dir {
-            Some(dir) => {
-                Some(WriteLock::acquire(&dir.join(LOCK_FILE), self.options.lock_timeout).await?)
-            }
-            None => None,
-        };
+        let _lock = self.lock_writer().await?;
         let mut stats = SyncStats::default();
         self.check_pending = true;
         self.embed_pending_locked(embedder, observer, &mut stats)
             .await?;
         Ok(stats)
+    }
+
+    /// The write lock of a local index (object stores have none: LanceDB's commit
+    /// conflict detection is what guards them).
+    async fn lock_writer(&self) -> Result<Option<WriteLock>, StoreError> {
+        match &self.local_dir {
+            Some(dir) => Ok(Some(
+                WriteLock::acquire(&dir.join(LOCK_FILE), self.options.lock_timeout).await?,
+            )),
+            None => Ok(None),
+        }
     }
 
     async fn sync_structure(
@@ -419,12 +419,8 @@ impl Store {
             .files
             .query()
             .only_if(in_list("path", &paths))
-            .execute()
-            .await
-            .map_err(self.lance("querying files"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("reading files"))?;
+            .batches(self, "querying files")
+            .await?;
         let mut out = Vec::new();
         for batch in &batches {
             for mut record in batch_to_files(batch).map_err(|r| self.corrupt(r))? {
@@ -566,12 +562,8 @@ impl Store {
             .chunks
             .query()
             .select(Select::columns(&["relativePath", "contentHash"]))
-            .execute()
-            .await
-            .map_err(self.lance("scanning chunks"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("scanning chunks"))?;
+            .batches(self, "scanning chunks")
+            .await?;
         let mut counts: HashMap<(String, String), u32> = HashMap::new();
         for batch in &batches {
             let paths = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
@@ -727,12 +719,8 @@ impl Store {
             .meta
             .query()
             .only_if(format!("key = {}", sql_string(key)))
-            .execute()
-            .await
-            .map_err(self.lance("reading meta"))?
-            .try_collect()
-            .await
-            .map_err(self.lance("reading meta"))?;
+            .batches(self, "reading meta")
+            .await?;
         for batch in &batches {
             if let Some((_, v)) = crate::schema::batch_to_meta(batch)
                 .map_err(|r| self.corrupt(r))?
