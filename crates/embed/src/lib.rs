@@ -7,7 +7,12 @@
 //!   batched within the API's per-request limits;
 //! - [`OpenAiEmbedder`]: any server speaking OpenAI's `POST /v1/embeddings` (OpenAI, Ollama,
 //!   LM Studio, llama.cpp's server, TEI);
-//! - [`VoyageReranker`]: `rerank-2.5`.
+//! - [`VoyageReranker`]: `rerank-2.5`;
+//!
+//! and in process (feature `local`, on by default): [`LocalEmbedder`] runs a
+//! sentence-transformers BERT model (all-MiniLM-L6-v2 by default) on the CPU with candle.
+//! [`locate_model`] finds its directory offline (configuration, `$CODECTX_MODEL_DIR`, the
+//! user cache) and [`download_model`] fetches it from the Hugging Face hub into the cache.
 //!
 //! Every request retries 429, 5xx, timeouts and dropped connections with exponential
 //! backoff (honouring `Retry-After`); a rejected key fails at once. API keys are held in an
@@ -23,11 +28,18 @@
 //! ```
 
 mod http;
+#[cfg(feature = "local")]
+mod local;
 mod openai;
 mod provider;
 mod voyage;
 
 pub use http::{ApiKey, HttpOptions};
+#[cfg(feature = "local")]
+pub use local::{
+    DEFAULT_LOCAL_MODEL, LocalEmbedder, MODEL_DIR_ENV, cached_model_dir, download_model,
+    locate_model, model_cache_dir,
+};
 pub use openai::OpenAiEmbedder;
 pub use provider::{EmbedError, Embedder, EmbeddingSpec, Reranker};
 pub use voyage::{VoyageEmbedder, VoyageReranker};

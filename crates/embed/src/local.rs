@@ -1,0 +1,298 @@
+//! The offline default: a sentence-transformers BERT model (all-MiniLM-L6-v2 unless told
+//! otherwise) run in-process on the CPU with candle.
+//!
+//! A model directory holds `config.json`, `tokenizer.json` and `model.safetensors`
+//! (sentence-transformers' `sentence_bert_config.json` is read for `max_seq_length` when
+//! present). Vectors are the mean of the last hidden states over real tokens, L2-normalised,
+//! as sentence-transformers computes them for this model family.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use crate::provider::{EmbedError, Embedder, EmbeddingSpec};
+
+/// The default local model, as the Hugging Face hub names it.
+pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// Environment variable naming a model directory; it wins over the user cache.
+pub const MODEL_DIR_ENV: &str = "CODECTX_MODEL_DIR";
+
+/// Files a model directory must hold.
+const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// Texts per forward pass. Texts are sorted by length first, so a batch pads little.
+const FORWARD_BATCH: usize = 16;
+
+/// A BERT-family sentence embedder running on the CPU.
+#[derive(Clone)]
+pub struct LocalEmbedder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    spec: EmbeddingSpec,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for LocalEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalEmbedder")
+            .field("spec", &self.inner.spec)
+            .field("dir", &self.inner.dir)
+            .finish()
+    }
+}
+
+impl LocalEmbedder {
+    /// Loads the model in `dir`. The model's name in the [`EmbeddingSpec`] is
+    /// `local:<directory name>`, so two directories holding different models never share
+    /// an index.
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        let missing: Vec<_> = MODEL_FILES
+            .iter()
+            .filter(|f| !dir.join(f).is_file())
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            return Err(EmbedError::Config(format!(
+                "{} is not a model directory: {} missing",
+                dir.display(),
+                missing.join(", ")
+            )));
+        }
+        let model_err = |what: &str, e: &dyn std::fmt::Display| {
+            EmbedError::Model(format!("{}: {what}: {e}", dir.display()))
+        };
+        let config_text = std::fs::read_to_string(dir.join("config.json"))
+            .map_err(|e| model_err("config.json", &e))?;
+        let config: Config =
+            serde_json::from_str(&config_text).map_err(|e| model_err("config.json", &e))?;
+        let hidden_size: usize = serde_json::from_str::<serde_json::Value>(&config_text)
+            .ok()
+            .and_then(|v| v.get("hidden_size")?.as_u64())
+            .ok_or_else(|| model_err("config.json", &"no hidden_size"))?
+            as usize;
+        let max_positions = serde_json::from_str::<serde_json::Value>(&config_text)
+            .ok()
+            .and_then(|v| v.get("max_position_embeddings")?.as_u64())
+            .unwrap_or(512) as usize;
+        // sentence-transformers truncates to max_seq_length (256 for MiniLM), not to the
+        // model's 512 positions; follow it so vectors match the reference implementation.
+        let max_tokens = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("max_seq_length")?.as_u64())
+            .map_or(max_positions, |n| (n as usize).min(max_positions));
+
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| model_err("tokenizer.json", &e))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..Default::default()
+            }))
+            .map_err(|e| model_err("tokenizer.json", &e))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
+
+        let device = Device::Cpu;
+        // SAFETY: the weights file is memory-mapped read-only; it must not be truncated
+        // while the model is loaded (the same contract as every safetensors loader).
+        let vb = unsafe {
+            VarBuilder::from_mmaped_safetensors(
+                &[dir.join("model.safetensors")],
+                DType::F32,
+                &device,
+            )
+        }
+        .map_err(|e| model_err("model.safetensors", &e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| model_err("model.safetensors", &e))?;
+
+        let name = dir
+            .file_name()
+            .map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
+        Ok(Self {
+            inner: Arc::new(Inner {
+                model,
+                tokenizer,
+                spec: EmbeddingSpec {
+                    model: format!("local:{name}"),
+                    dimension: hidden_size,
+                },
+                dir: dir.to_path_buf(),
+            }),
+        })
+    }
+
+    /// The directory the model was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Embeds `texts` on the calling thread (blocking; the async trait methods run this
+    /// on tokio's blocking pool).
+    pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(FORWARD_BATCH) {
+            let inputs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+            let vectors = self.inner.forward(&inputs)?;
+            for (&i, v) in batch.iter().zip(vectors) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Inner {
+    fn forward(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let err = |e: &dyn std::fmt::Display| EmbedError::Model(e.to_string());
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| err(&e))?;
+        let device = &self.model.device;
+        let stack = |rows: Vec<Vec<u32>>| -> Result<Tensor, EmbedError> {
+            let tensors = rows
+                .iter()
+                .map(|r| Tensor::new(r.as_slice(), device))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| err(&e))?;
+            Tensor::stack(&tensors, 0).map_err(|e| err(&e))
+        };
+        let ids = stack(encodings.iter().map(|e| e.get_ids().to_vec()).collect())?;
+        let type_ids = stack(
+            encodings
+                .iter()
+                .map(|e| e.get_type_ids().to_vec())
+                .collect(),
+        )?;
+        let mask = stack(
+            encodings
+                .iter()
+                .map(|e| e.get_attention_mask().to_vec())
+                .collect(),
+        )?;
+        let pooled = (|| -> candle_core::Result<Tensor> {
+            let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
+            // Mean over real tokens: padding must not dilute short texts.
+            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+            let counts = mask.sum(1)?.maximum(1e-9f32)?;
+            let mean = summed.broadcast_div(&counts)?;
+            let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.maximum(1e-12f32)?;
+            mean.broadcast_div(&norm)
+        })()
+        .map_err(|e| err(&e))?;
+        pooled.to_vec2::<f32>().map_err(|e| err(&e))
+    }
+}
+
+#[async_trait]
+impl Embedder for LocalEmbedder {
+    fn spec(&self) -> EmbeddingSpec {
+        self.inner.spec.clone()
+    }
+
+    async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let this = self.clone();
+        let texts = texts.to_vec();
+        tokio::task::spawn_blocking(move || this.embed_blocking(&texts))
+            .await
+            .map_err(|e| EmbedError::Model(format!("the embedding worker stopped: {e}")))?
+    }
+}
+
+/// The user cache directory models are kept in: `$XDG_CACHE_HOME/codectx/models`, else
+/// `~/.cache/codectx/models`.
+pub fn model_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("codectx").join("models"))
+}
+
+/// Where a model's files are cached: the last segment of its hub name under
+/// [`model_cache_dir`] (`…/models/all-MiniLM-L6-v2`).
+pub fn cached_model_dir(hub_model: &str) -> Option<PathBuf> {
+    let name = hub_model.rsplit('/').next().unwrap_or(hub_model);
+    Some(model_cache_dir()?.join(name))
+}
+
+/// Finds a model directory without the network: `configured` (from configuration) first,
+/// then `$CODECTX_MODEL_DIR`, then the user cache. The error lists every place looked at.
+pub fn locate_model(configured: Option<&Path>, hub_model: &str) -> Result<PathBuf, EmbedError> {
+    let mut looked = Vec::new();
+    let candidates = configured
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(std::env::var_os(MODEL_DIR_ENV).map(PathBuf::from))
+        .chain(cached_model_dir(hub_model));
+    for dir in candidates {
+        if MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
+            return Ok(dir);
+        }
+        looked.push(dir.display().to_string());
+    }
+    Err(EmbedError::Config(format!(
+        "no local model {hub_model} found (looked in {})",
+        if looked.is_empty() {
+            "no directory: HOME is not set".to_string()
+        } else {
+            looked.join(", ")
+        }
+    )))
+}
+
+/// Downloads `hub_model`'s three files from the Hugging Face hub (`$HF_ENDPOINT`, else
+/// `https://huggingface.co`) into [`cached_model_dir`] and returns that directory. Each file
+/// is written under a temporary name and renamed when complete, so an interrupted download
+/// leaves nothing that looks like a model.
+pub async fn download_model(hub_model: &str) -> Result<PathBuf, EmbedError> {
+    let dir = cached_model_dir(hub_model)
+        .ok_or_else(|| EmbedError::Config("HOME is not set: no cache directory".into()))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| EmbedError::Config(format!("{}: {e}", dir.display())))?;
+    let endpoint =
+        std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".to_string());
+    let client = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .build()
+        .map_err(|e| EmbedError::Unavailable(e.to_string()))?;
+    let optional = ["sentence_bert_config.json"];
+    for file in MODEL_FILES.iter().chain(&optional) {
+        let target = dir.join(file);
+        if target.is_file() {
+            continue;
+        }
+        let url = format!("{endpoint}/{hub_model}/resolve/main/{file}");
+        let unavailable =
+            |e: &dyn std::fmt::Display| EmbedError::Unavailable(format!("downloading {url}: {e}"));
+        let response = client.get(&url).send().await.map_err(|e| unavailable(&e))?;
+        if !response.status().is_success() {
+            if optional.contains(file) {
+                continue;
+            }
+            return Err(unavailable(&response.status()));
+        }
+        let bytes = response.bytes().await.map_err(|e| unavailable(&e))?;
+        let partial = dir.join(format!("{file}.partial"));
+        std::fs::write(&partial, &bytes)
+            .and_then(|()| std::fs::rename(&partial, &target))
+            .map_err(|e| EmbedError::Config(format!("{}: {e}", target.display())))?;
+    }
+    Ok(dir)
+}
