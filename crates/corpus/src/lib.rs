@@ -111,6 +111,12 @@ pub fn minilm_model(dest: &Path) -> PathBuf {
     }
     let parent = dest.parent().expect("the model directory has a parent");
     std::fs::create_dir_all(parent).unwrap();
+    // Tests run in parallel threads and processes: one fetch at a time, then look again.
+    let lock = std::fs::File::create(parent.join(".minilm-download.lock")).unwrap();
+    lock.lock().unwrap();
+    if dest.join("model.safetensors").is_file() && dest.join("tokenizer.json").is_file() {
+        return dest.to_path_buf();
+    }
     let work = parent.join(".minilm-download");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
