@@ -124,7 +124,7 @@ fn signature_form(project: &Project, chunk: &CodeChunk) -> Option<String> {
         start: chunk.start_line,
         end: chunk.end_line,
     };
-    codectx_snapshot::symbol_skeleton(&file.parsed, &file.source, range)
+    codectx_snapshot::symbol_skeleton(file.parsed()?, file.source()?, range)
         .map(|text| without_leading_comments(&text).to_string())
 }
 

