@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use serde::Deserialize;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use crate::provider::{EmbedError, Embedder, EmbeddingSpec};
@@ -73,16 +74,16 @@ impl LocalEmbedder {
         };
         let config_text = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| model_err("config.json", &e))?;
-        let config: Config =
+        let raw: serde_json::Value =
             serde_json::from_str(&config_text).map_err(|e| model_err("config.json", &e))?;
-        let hidden_size: usize = serde_json::from_str::<serde_json::Value>(&config_text)
-            .ok()
-            .and_then(|v| v.get("hidden_size")?.as_u64())
-            .ok_or_else(|| model_err("config.json", &"no hidden_size"))?
-            as usize;
-        let max_positions = serde_json::from_str::<serde_json::Value>(&config_text)
-            .ok()
-            .and_then(|v| v.get("max_position_embeddings")?.as_u64())
+        let config = Config::deserialize(&raw).map_err(|e| model_err("config.json", &e))?;
+        let hidden_size =
+            raw.get("hidden_size")
+                .and_then(serde_json::Value::as_u64)
+                .ok_or_else(|| model_err("config.json", &"no hidden_size"))? as usize;
+        let max_positions = raw
+            .get("max_position_embeddings")
+            .and_then(serde_json::Value::as_u64)
             .unwrap_or(512) as usize;
         // sentence-transformers truncates to max_seq_length (256 for MiniLM), not to the
         // model's 512 positions; follow it so vectors match the reference implementation.

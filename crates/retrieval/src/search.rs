@@ -52,8 +52,9 @@ pub struct SearchOptions {
     /// `test/`, `tests/`) scores this fraction, unless the query is about tests: questions
     /// about code are usually about the code under test.
     pub test_file_weight: f32,
-    /// Without a reranker, a one-line member (a property, an index or call signature) scores
-    /// this fraction: short rows win BM25 on a single shared word without being an answer.
+    /// Without a reranker, a one-line member (a property, an index or call signature) or
+    /// export list scores this fraction: short rows win BM25 on a single shared word without
+    /// being an answer.
     pub one_line_member_weight: f32,
 }
 
@@ -323,11 +324,16 @@ fn prior(chunk: &CodeChunk, about_tests: bool, options: &SearchOptions) -> f32 {
     if !about_tests && is_test_file(&chunk.relative_path) {
         weight *= options.test_file_weight;
     }
-    let member_row = matches!(
+    let row = matches!(
         chunk.node_kind.as_str(),
-        "property" | "index-signature" | "call-signature" | "construct-signature"
+        "property"
+            | "index-signature"
+            | "call-signature"
+            | "construct-signature"
+            | "export"
+            | "re-export"
     );
-    if member_row && chunk.start_line == chunk.end_line {
+    if row && chunk.start_line == chunk.end_line {
         weight *= options.one_line_member_weight;
     }
     weight
