@@ -243,13 +243,15 @@ pub async fn rank(
         candidates[i].name_rank = Some(rank + 1);
     }
 
-    // Import statements are chunks (blueprint root items) but never an answer on their own:
-    // the code that uses the import is.
-    candidates.retain(|c| {
-        project
-            .chunk(&c.relative_path, &c.chunk_id)
-            .is_some_and(|chunk| chunk.node_kind != "import")
-    });
+    // Each candidate's chunk, resolved once. Import statements are chunks (blueprint root
+    // items) but never an answer on their own: the code that uses the import is.
+    let (mut candidates, chunks): (Vec<Scored>, Vec<&CodeChunk>) = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let chunk = project.chunk(&c.relative_path, &c.chunk_id)?;
+            (chunk.node_kind != "import").then_some((c, chunk))
+        })
+        .unzip();
 
     // Stage 2.
     let about_tests = code_words(query)
@@ -258,7 +260,7 @@ pub async fn rank(
     let channels = usize::from(vector_evidence)
         + usize::from(!lexical_hits.is_empty())
         + usize::from(!name_hits.is_empty());
-    for c in &mut candidates {
+    for (c, chunk) in candidates.iter_mut().zip(&chunks) {
         let agreement = fusion_relevance(
             &[c.vector_rank, c.lexical_rank, c.name_rank],
             channels,
@@ -273,11 +275,9 @@ pub async fn rank(
             // Nothing to weigh the agreement against: it is the whole score.
             (SearchMode::Lexical, _) => agreement,
         };
-        if let Some(chunk) = project.chunk(&c.relative_path, &c.chunk_id) {
-            c.final_score *= prior(chunk, about_tests, options);
-        }
+        c.final_score *= prior(chunk, about_tests, options);
     }
-    prefer_members(project, &mut candidates);
+    prefer_members(&chunks, &mut candidates);
     sort(&mut candidates);
 
     if let Some(reranker) = reranker {
@@ -355,16 +355,14 @@ pub fn is_test_file(relative_path: &str) -> bool {
 /// it, so the specific symbol leads and the container follows as context.
 const MEMBER_MARGIN: f32 = 0.1;
 
-fn prefer_members(project: &Project, candidates: &mut [Scored]) {
+/// `chunks[i]` is `candidates[i]`'s chunk.
+fn prefer_members(chunks: &[&CodeChunk], candidates: &mut [Scored]) {
     let score: HashMap<&str, f32> = candidates
         .iter()
         .map(|c| (c.chunk_id.as_str(), c.final_score))
         .collect();
     let mut lowered: Vec<(usize, f32)> = Vec::new();
-    for (i, c) in candidates.iter().enumerate() {
-        let Some(chunk) = project.chunk(&c.relative_path, &c.chunk_id) else {
-            continue;
-        };
+    for (i, (c, chunk)) in candidates.iter().zip(chunks).enumerate() {
         let best_member = chunk
             .child_chunk_ids
             .iter()

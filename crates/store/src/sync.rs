@@ -331,12 +331,7 @@ impl Store {
                 .map_err(self.lance("deleting chunks"))?;
             stats.chunks_deleted += deleted as u64;
         } else {
-            let schema = self
-                .chunks
-                .schema()
-                .await
-                .map_err(self.lance("reading the schema"))?;
-            let batch = chunks_to_batch(&schema, &rows).map_err(|e| self.corrupt(e.to_string()))?;
+            let batch = self.chunk_batch(&rows).await?;
             let mut merge = self.chunks.merge_insert(&["id"]);
             merge
                 .when_matched_update_all(None)
@@ -529,12 +524,7 @@ impl Store {
                     row
                 })
                 .collect();
-            let schema = self
-                .chunks
-                .schema()
-                .await
-                .map_err(self.lance("reading the schema"))?;
-            let batch = chunks_to_batch(&schema, &rows).map_err(|e| self.corrupt(e.to_string()))?;
+            let batch = self.chunk_batch(&rows).await?;
             let mut merge = self.chunks.merge_insert(&["id"]);
             merge.when_matched_update_all(None);
             merge
@@ -551,6 +541,17 @@ impl Store {
             self.maintain(stats).await?;
         }
         Ok(())
+    }
+
+    /// `rows` as one Arrow batch in the chunk table's schema (which carries the vector
+    /// column's dimension), ready for a `merge_insert`.
+    async fn chunk_batch(&self, rows: &[StoredChunk]) -> Result<RecordBatch, StoreError> {
+        let schema = self
+            .chunks
+            .schema()
+            .await
+            .map_err(self.lance("reading the schema"))?;
+        chunks_to_batch(&schema, rows).map_err(|e| self.corrupt(e.to_string()))
     }
 
     /// Brings a marked (half-written) index back to a state a clean sync would reach:
