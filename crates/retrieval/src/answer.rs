@@ -89,7 +89,7 @@ pub fn assemble(
         let entry = Entry {
             chunk,
             score,
-            metadata: metadata_of(project, chunk, options.call_depth),
+            metadata: symbol_metadata(project, chunk, options.call_depth),
         };
         match files.iter_mut().find(|f| f.0 == chunk.relative_path) {
             Some(f) => f.2.push(entry),
@@ -199,7 +199,7 @@ fn snapshot_text(project: &Project, path: &str, chunks: &[&CodeChunk]) -> Option
 
 /// The graph's metadata of a chunk; a chunk the graph has no declaration for (an import, a
 /// root expression) gets metadata from the chunk alone.
-pub(crate) fn metadata_of(project: &Project, chunk: &CodeChunk, call_depth: i32) -> SymbolMetadata {
+pub fn symbol_metadata(project: &Project, chunk: &CodeChunk, call_depth: i32) -> SymbolMetadata {
     if let Some(s) = project.graph_symbol(chunk) {
         return project.graph().metadata(s, &MetadataOptions { call_depth });
     }

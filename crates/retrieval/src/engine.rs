@@ -4,11 +4,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use codectx_chunker::CodeChunk;
 use codectx_embed::{Embedder, Reranker};
-use codectx_store::{Store, StoreOptions, SyncObserver, SyncStats};
+use codectx_snapshot::SkeletonCache;
+use codectx_store::{Store, StoreOptions, SyncObserver, SyncStats, VectorCounts};
 
 use crate::search::{Ranking, SearchMode, SearchOptions, rank, select_chunks};
-use crate::{Answer, AnswerOptions, Project, RetrievalError, assemble, search_symbol};
+use crate::{
+    Answer, AnswerOptions, CodeContext, Project, RetrievalError, Strategy, SymbolQuery, assemble,
+    code_context, lookup, search_symbol,
+};
 
 /// How to open an [`Engine`].
 #[derive(Clone, Default)]
@@ -38,24 +43,60 @@ pub struct Engine {
     project: Project,
     embedder: Option<Arc<dyn Embedder>>,
     reranker: Option<Arc<dyn Reranker>>,
+    skeletons: SkeletonCache,
 }
 
 impl Engine {
     /// Opens (or creates) the index of `root`, syncs it (structure only: no embedding) and
     /// links the project from it.
-    pub async fn open(root: &Path, mut options: EngineOptions) -> Result<Self, RetrievalError> {
-        if let Some(embedder) = &options.embedder {
-            options.store.embedding = Some(embedder.spec());
+    pub async fn open(root: &Path, options: EngineOptions) -> Result<Self, RetrievalError> {
+        Self::open_with(root, options, &()).await
+    }
+
+    /// [`Engine::open`], reporting the first sync's progress to `observer`.
+    pub async fn open_with(
+        root: &Path,
+        options: EngineOptions,
+        observer: &dyn SyncObserver,
+    ) -> Result<Self, RetrievalError> {
+        let mut store_options = Self::store_options(&options);
+        if store_options.embedding.is_none() {
+            // No model now is not "no vectors": keep the ones the index has (opening with
+            // another spec would rebuild it). Queries simply do not use them.
+            store_options.embedding = Store::recorded_embedding(root, &store_options).await?;
         }
-        let mut store = Store::open(root, options.store).await?;
-        store.sync(None, &()).await?;
+        let mut store = Store::open(root, store_options).await?;
+        store.sync(None, observer).await?;
         let project = Project::from_index(&store).await?;
         Ok(Self {
             store,
             project,
             embedder: options.embedder,
             reranker: options.reranker,
+            skeletons: SkeletonCache::default(),
         })
+    }
+
+    /// The store options `options` open the index with (the embedder decides which
+    /// vectors it keeps): a second handle on the same index — a background embedder —
+    /// must open it with these.
+    pub fn store_options(options: &EngineOptions) -> StoreOptions {
+        let mut store = options.store.clone();
+        if let Some(embedder) = &options.embedder {
+            store.embedding = Some(embedder.spec());
+        }
+        store
+    }
+
+    /// Cached file skeletons (seed 004), valid across refreshes: keyed by content.
+    pub fn skeletons(&self) -> &SkeletonCache {
+        &self.skeletons
+    }
+
+    /// How many chunks the index holds and how many have a vector (another handle may be
+    /// embedding them).
+    pub async fn vector_counts(&mut self) -> Result<VectorCounts, RetrievalError> {
+        Ok(self.store.vector_counts().await?)
     }
 
     pub fn project(&self) -> &Project {
@@ -124,19 +165,32 @@ impl Engine {
         call_depth: i32,
     ) -> Result<SearchOutcome, RetrievalError> {
         let sync = self.refresh(&()).await?;
+        let (answer, ranking) = self.answer(query, options, call_depth).await?;
+        Ok(SearchOutcome {
+            answer,
+            ranking,
+            sync,
+        })
+    }
+
+    /// [`Engine::search`] on the index as it is (no sync): the answer and the ranking it
+    /// was selected from (empty for a lookup).
+    pub async fn answer(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        call_depth: i32,
+    ) -> Result<(Answer, Ranking), RetrievalError> {
         let answer_options = AnswerOptions {
             budget: options.max_token_budget,
             call_depth,
         };
         if let Some(answer) = search_symbol(&self.project, query, &answer_options) {
-            return Ok(SearchOutcome {
-                answer: answer?,
-                ranking: Ranking {
-                    scored: Vec::new(),
-                    mode: SearchMode::Lexical,
-                },
-                sync,
-            });
+            let ranking = Ranking {
+                scored: Vec::new(),
+                mode: SearchMode::Lexical,
+            };
+            return Ok((answer?, ranking));
         }
         let ranking = self.rank(query, options).await?;
         let selected = select_chunks(&self.project, &ranking, options);
@@ -144,11 +198,48 @@ impl Engine {
         if selected.is_empty() {
             answer.message = Some(self.why_empty(&ranking, options));
         }
-        Ok(SearchOutcome {
-            answer,
-            ranking,
-            sync,
-        })
+        Ok((answer, ranking))
+    }
+
+    /// seed 002's `get_code_context`: the query's results (a lookup's matches, or what
+    /// passes the relevance gate) fitted into `max_tokens` as signatures or bodies. Syncs
+    /// first.
+    pub async fn code_context(
+        &mut self,
+        query: &str,
+        options: &SearchOptions,
+        max_tokens: Option<usize>,
+        strategy: Strategy,
+    ) -> Result<(CodeContext, SyncStats), RetrievalError> {
+        let sync = self.refresh(&()).await?;
+        let context = self.context(query, options, max_tokens, strategy).await?;
+        Ok((context, sync))
+    }
+
+    /// [`Engine::code_context`] on the index as it is (no sync).
+    pub async fn context(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        max_tokens: Option<usize>,
+        strategy: Strategy,
+    ) -> Result<CodeContext, RetrievalError> {
+        let chunks: Vec<&CodeChunk> = match SymbolQuery::parse(query) {
+            Some(parsed) => lookup(&self.project, &parsed?).matches,
+            None => {
+                let ranking = self.rank(query, options).await?;
+                // The token budget is code_context's: no source budget here.
+                let unbudgeted = SearchOptions {
+                    max_token_budget: usize::MAX,
+                    ..options.clone()
+                };
+                select_chunks(&self.project, &ranking, &unbudgeted)
+                    .into_iter()
+                    .map(|(chunk, _)| chunk)
+                    .collect()
+            }
+        };
+        Ok(code_context(&self.project, &chunks, max_tokens, strategy))
     }
 
     /// A sentence saying why a search found nothing.

@@ -28,15 +28,21 @@ mod answer;
 mod context;
 mod engine;
 mod lookup;
+mod navigate;
 mod project;
 mod search;
 
 use std::path::PathBuf;
 
-pub use answer::{Answer, AnswerOptions, ContentItem, ResultSymbol, assemble};
+pub use answer::{Answer, AnswerOptions, ContentItem, ResultSymbol, assemble, symbol_metadata};
 pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
 pub use engine::{Engine, EngineOptions, SearchOutcome};
 pub use lookup::{LOOKUP_PREFIX, Lookup, SymbolQuery, lookup};
+pub use navigate::{
+    Direction, ErrorCode, HierarchyNode, MAX_HIERARCHY_NODES, NavigationError, RelatedScope,
+    RelatedSymbols, SymbolHierarchy, file_relationships, file_skeleton, related_symbols,
+    resolve_symbol, symbol_hierarchy,
+};
 pub use project::{Project, ProjectFile};
 pub use search::{
     Ranking, Scored, SearchMode, SearchOptions, blend, calibrated_vector, code_words,

@@ -116,7 +116,7 @@ fn looks_like_path(part: &str) -> bool {
 }
 
 /// `./src//a.ts` → `src/a.ts`; a path that leaves the root (`..`, absolute) is an error.
-fn normalize(path: &str) -> Result<String, RetrievalError> {
+pub(crate) fn normalize(path: &str) -> Result<String, RetrievalError> {
     let outside = || RetrievalError::OutsideRoot(path.to_string());
     if path.starts_with('/') || path.starts_with('\\') || path.get(1..2) == Some(":") {
         return Err(outside());

@@ -50,7 +50,7 @@ pub use error::StoreError;
 pub use schema::{FileRecord, FileStatus, StoredChunk};
 pub use search::ChunkFilter;
 pub use store::{Store, StoreOptions};
-pub use sync::{SyncEvent, SyncObserver, SyncStats};
+pub use sync::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
 
 /// The index directory's default name under the project root.
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

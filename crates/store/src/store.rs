@@ -237,6 +237,39 @@ impl Store {
         Ok(store)
     }
 
+    /// The embedding model an existing index at `root` (with `options.uri`) holds vectors
+    /// of, without opening it for writing: `None` when there is no index or it keeps no
+    /// vectors. Opening with another spec rebuilds the index, so a caller that only wants
+    /// to read (or whose model is unavailable) opens with this one to keep the vectors.
+    pub async fn recorded_embedding(
+        root: &Path,
+        options: &StoreOptions,
+    ) -> Result<Option<EmbeddingSpec>, StoreError> {
+        let uri = options.uri.clone().unwrap_or_else(|| {
+            let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+            root.join(DEFAULT_INDEX_DIR).to_string_lossy().into_owned()
+        });
+        if local_path(&uri).is_some_and(|dir| !dir.exists()) {
+            return Ok(None);
+        }
+        let lance = |action: &'static str| lance_error(&uri, action);
+        let db = lancedb::connect(&uri)
+            .execute()
+            .await
+            .map_err(lance("connecting"))?;
+        let names = db
+            .table_names()
+            .execute()
+            .await
+            .map_err(lance("listing tables"))?;
+        if !names.iter().any(|n| n == CHUNKS) {
+            return Ok(None);
+        }
+        let chunks = open(&db, &uri, CHUNKS).await?;
+        let schema = chunks.schema().await.map_err(lance("reading the schema"))?;
+        schema::recorded_spec(&schema).map_err(|reason| StoreError::Corrupt { uri, reason })
+    }
+
     /// The project root (canonical).
     pub fn root(&self) -> &Path {
         &self.root

@@ -54,6 +54,22 @@ pub struct SyncStats {
     pub repaired: bool,
 }
 
+/// What one [`Store::embed_step`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmbedProgress {
+    /// Chunks embedded in this step.
+    pub embedded: usize,
+    /// Chunks still without a vector.
+    pub pending: usize,
+}
+
+/// Chunk rows and how many have a vector.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VectorCounts {
+    pub total: usize,
+    pub embedded: usize,
+}
+
 /// Points of a sync an observer hears about: progress for people, kill points for tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncEvent {
@@ -105,6 +121,7 @@ impl Store {
         let _lock = self.lock_writer().await?;
         // Another process may have synced since we last looked.
         self.reload_known().await?;
+        self.refresh_chunks().await?;
         let mut stats = SyncStats::default();
         if self.needs_repair || self.meta_dirty().await? {
             self.repair(&mut stats).await?;
@@ -130,6 +147,118 @@ impl Store {
         self.embed_pending_locked(embedder, observer, &mut stats)
             .await?;
         Ok(stats)
+    }
+
+    /// Embeds up to `limit` chunks that have no vector, holding the write lock only for
+    /// the commit: the model runs while other writers (a query's freshness sync) proceed.
+    /// A vector is written only if its row still holds the text it was computed from, so
+    /// rows a concurrent sync replaced are left for the next step. Returns what this step
+    /// embedded and what is still pending.
+    pub async fn embed_step(
+        &mut self,
+        embedder: &dyn Embedder,
+        limit: usize,
+    ) -> Result<EmbedProgress, StoreError> {
+        let spec = self.check_embedder(embedder)?;
+        self.refresh_chunks().await?;
+        let rows = self
+            .query_chunks(Some("vector IS NULL"), Some(limit.max(1)))
+            .await?;
+        if rows.is_empty() {
+            return Ok(EmbedProgress::default());
+        }
+        let vectors = self.embed_rows(embedder, &spec, &rows).await?;
+        let rows: Vec<StoredChunk> = rows
+            .into_iter()
+            .zip(vectors)
+            .map(|(mut row, v)| {
+                row.vector = Some(v);
+                row
+            })
+            .collect();
+        let _lock = self.lock_writer().await?;
+        self.refresh_chunks().await?;
+        let batch = self.chunk_batch(&rows).await?;
+        let mut merge = self.chunks.merge_insert(&["id"]);
+        merge.when_matched_update_all(Some(
+            "target.vector IS NULL AND target.embeddingText = source.embeddingText".into(),
+        ));
+        merge
+            .execute(reader(batch))
+            .await
+            .map_err(self.lance("writing vectors"))?;
+        // Compaction and the vector index, when due (cheap to check).
+        self.maintain(&mut SyncStats::default()).await?;
+        Ok(EmbedProgress {
+            embedded: rows.len(),
+            pending: self.count("vector IS NULL").await?,
+        })
+    }
+
+    /// How many chunk rows there are and how many of them have a vector.
+    pub async fn vector_counts(&mut self) -> Result<VectorCounts, StoreError> {
+        self.refresh_chunks().await?;
+        let total = self
+            .chunks
+            .count_rows(None)
+            .await
+            .map_err(self.lance("counting rows"))?;
+        let embedded = if self.options.embedding.is_some() {
+            self.count("vector IS NOT NULL").await?
+        } else {
+            0
+        };
+        Ok(VectorCounts { total, embedded })
+    }
+
+    /// Sees the chunk rows other handles (another process, a background embedder) wrote.
+    async fn refresh_chunks(&self) -> Result<(), StoreError> {
+        self.chunks
+            .checkout_latest()
+            .await
+            .map_err(self.lance("refreshing the chunk table"))
+    }
+
+    /// The index's embedding spec, if `embedder` is the model it was built for.
+    fn check_embedder(&self, embedder: &dyn Embedder) -> Result<crate::EmbeddingSpec, StoreError> {
+        let Some(spec) = self.options.embedding.clone() else {
+            return Err(StoreError::Embed(crate::EmbedError::Model(
+                "the index keeps no vectors (it was opened without an embedding model)".into(),
+            )));
+        };
+        if embedder.spec() != spec {
+            return Err(StoreError::Embed(crate::EmbedError::Model(format!(
+                "the index is configured for {} ({} dimensions) but the embedder is {} ({} dimensions)",
+                spec.model,
+                spec.dimension,
+                embedder.spec().model,
+                embedder.spec().dimension
+            ))));
+        }
+        Ok(spec)
+    }
+
+    /// The vectors of `rows`' embedding texts, checked against the index's shape.
+    async fn embed_rows(
+        &self,
+        embedder: &dyn Embedder,
+        spec: &crate::EmbeddingSpec,
+        rows: &[StoredChunk],
+    ) -> Result<Vec<Vec<f32>>, StoreError> {
+        let texts: Vec<String> = rows
+            .iter()
+            .map(|r| r.chunk.embedding_text.clone())
+            .collect();
+        let vectors = embedder.embed_documents(&texts).await?;
+        if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != spec.dimension) {
+            return Err(StoreError::EmbedShape {
+                expected: texts.len(),
+                got: vectors.len(),
+                dimension: vectors.first().map_or(0, Vec::len),
+                expected_dimension: spec.dimension,
+            });
+        }
+        Ok(vectors)
     }
 
     /// The write lock of a local index (object stores have none: LanceDB's commit
@@ -479,18 +608,10 @@ impl Store {
         observer: &dyn SyncObserver,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
-        let Some(spec) = self.options.embedding.clone() else {
+        if self.options.embedding.is_none() {
             return Ok(());
-        };
-        if embedder.spec() != spec {
-            return Err(StoreError::Embed(crate::EmbedError::Model(format!(
-                "the index is configured for {} ({} dimensions) but the embedder is {} ({} dimensions)",
-                spec.model,
-                spec.dimension,
-                embedder.spec().model,
-                embedder.spec().dimension
-            ))));
         }
+        let spec = self.check_embedder(embedder)?;
         if !self.check_pending {
             return Ok(());
         }
@@ -503,19 +624,7 @@ impl Store {
             if batch_rows.is_empty() {
                 break;
             }
-            let texts: Vec<String> = batch_rows
-                .iter()
-                .map(|r| r.chunk.embedding_text.clone())
-                .collect();
-            let vectors = embedder.embed_documents(&texts).await?;
-            if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != spec.dimension) {
-                return Err(StoreError::EmbedShape {
-                    expected: texts.len(),
-                    got: vectors.len(),
-                    dimension: vectors.first().map_or(0, Vec::len),
-                    expected_dimension: spec.dimension,
-                });
-            }
+            let vectors = self.embed_rows(embedder, &spec, &batch_rows).await?;
             let rows: Vec<StoredChunk> = batch_rows
                 .into_iter()
                 .zip(vectors)

@@ -815,3 +815,90 @@ async fn a_vector_index_is_built_once_the_table_is_large_enough() {
         "approximate search finds the exact text"
     );
 }
+
+/// An embedder that, on its first call, edits `file` and runs a foreground sync while the
+/// background step is between reading its rows and committing their vectors.
+struct EditWhileEmbedding {
+    inner: TokenHashEmbedder,
+    foreground: std::sync::Arc<tokio::sync::Mutex<Store>>,
+    file: PathBuf,
+    edited: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl Embedder for EditWhileEmbedding {
+    fn spec(&self) -> codectx_store::EmbeddingSpec {
+        self.inner.spec()
+    }
+
+    async fn embed_documents(
+        &self,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, codectx_store::EmbedError> {
+        if !self.edited.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let text = std::fs::read_to_string(&self.file).unwrap();
+            std::fs::write(
+                &self.file,
+                text.replace("Number(expiry)", "Number.parseInt(expiry, 10)"),
+            )
+            .unwrap();
+            set_mtime(&self.file, 5);
+            // Not blocked: the background step holds no lock while it embeds.
+            let stats = tokio::time::timeout(Duration::from_secs(10), async {
+                self.foreground.lock().await.sync(None, &()).await
+            })
+            .await
+            .expect("the foreground sync waited for the background embedder")
+            .unwrap();
+            assert_eq!(stats.files_parsed, 1);
+        }
+        self.inner.embed_documents(texts).await
+    }
+}
+
+/// A background embedder on its own handle works in steps that hold the write lock only to
+/// commit: a foreground sync that changes a file meanwhile is not blocked, and no row gets a
+/// vector computed from text it no longer holds. The foreground handle sees the vectors.
+#[tokio::test]
+async fn embed_steps_on_a_second_handle_interleave_with_syncs() {
+    let root = workspace();
+    let hash = TokenHashEmbedder::new(DIMENSION);
+    let mut foreground = Store::open(root.path(), options(&hash)).await.unwrap();
+    foreground.sync(None, &()).await.unwrap();
+    let before = foreground.vector_counts().await.unwrap();
+    assert!(before.total > 0);
+    assert_eq!(before.embedded, 0);
+
+    let foreground = std::sync::Arc::new(tokio::sync::Mutex::new(foreground));
+    let embedder = EditWhileEmbedding {
+        inner: TokenHashEmbedder::new(DIMENSION),
+        foreground: foreground.clone(),
+        file: root.path().join("src/auth/token.ts"),
+        edited: Default::default(),
+    };
+    let mut background = Store::open(root.path(), options(&hash)).await.unwrap();
+    // One step reads every pending row; the edit lands while they are being embedded.
+    let first = background.embed_step(&embedder, 10_000).await.unwrap();
+    assert_eq!(first.embedded, before.total);
+    assert!(
+        first.pending > 0,
+        "the edited rows must still be pending: {first:?}"
+    );
+    let mut steps = 0;
+    while background.embed_step(&embedder, 4).await.unwrap().embedded > 0 {
+        steps += 1;
+        assert!(steps < 100, "embedding does not converge");
+    }
+
+    let mut foreground = foreground.lock().await;
+    let after = foreground.vector_counts().await.unwrap();
+    assert_eq!(after.embedded, after.total, "{after:?}");
+    for row in rows(&foreground).await {
+        let expected = hash
+            .embed_documents(std::slice::from_ref(&row.chunk.embedding_text))
+            .await
+            .unwrap();
+        assert_eq!(row.vector.as_ref(), Some(&expected[0]), "{}", row.chunk.id);
+    }
+    assert_same_as_clean_build(root.path(), &foreground).await;
+}

@@ -1,0 +1,387 @@
+//! The subcommands: `serve` hands over to the MCP server; `index`, `status`, `search` and
+//! `lookup` run the same engine once and print.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use codectx_embed::Embedder;
+use codectx_retrieval::{Engine, Project, SearchOptions, select_chunks, symbol_metadata};
+use codectx_store::{ChunkFilter, Store, SyncEvent};
+use indicatif::{ProgressBar, ProgressStyle};
+use rmcp::ServiceExt;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, Provider};
+use crate::server::CodeContextServer;
+use crate::service::{self, Service};
+
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    /// Print results as JSON (one object; with --queries, one line per query).
+    #[arg(long)]
+    json: bool,
+    /// At most this many results.
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+    /// Only results under these files, directories or globs (repeatable).
+    #[arg(long = "path")]
+    paths: Vec<String>,
+    /// Only results in these languages (typescript, javascript; repeatable).
+    #[arg(long = "language")]
+    languages: Vec<String>,
+    /// Token budget of the answer (default: search.max_tokens, 8000).
+    #[arg(long)]
+    budget: Option<usize>,
+    /// Keep results under the relevance threshold (rank only).
+    #[arg(long)]
+    no_gate: bool,
+    /// JSON lines of {"id", "query"}: answer each (needs --json); the model loads once.
+    #[arg(long, conflicts_with = "query")]
+    queries: Option<PathBuf>,
+    /// A question, or `symbol = …`.
+    #[arg(required_unless_present = "queries")]
+    query: Option<String>,
+}
+
+/// One result as scripts read it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonResult {
+    file: String,
+    /// Qualified: `Class.method`.
+    name: String,
+    breadcrumb: String,
+    kind: String,
+    start_line: u32,
+    end_line: u32,
+    score: f32,
+}
+
+pub async fn serve(root: PathBuf, config: Config, watch: bool) -> anyhow::Result<()> {
+    let service = Service::start(root, config);
+    // The watcher lives as long as the server.
+    let _watcher = if watch {
+        Some(service::watch(Arc::clone(&service)).context("starting the file watcher")?)
+    } else {
+        None
+    };
+    let server = CodeContextServer::new(service)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("starting the MCP session")?;
+    server.waiting().await.context("serving MCP")?;
+    Ok(())
+}
+
+/// The configured embedder, or (with a warning saying why) none: a missing model must not
+/// stop structural and lexical search.
+async fn embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
+    if config.embedding.provider == Provider::None {
+        return None;
+    }
+    let config = config.clone();
+    match tokio::task::spawn_blocking(move || config.embedder()).await {
+        Ok(Ok(embedder)) => embedder,
+        Ok(Err(e)) => {
+            eprintln!("warning: no vectors (lexical and structural search only): {e:#}");
+            None
+        }
+        Err(e) => {
+            eprintln!("warning: loading the embedding model failed: {e}");
+            None
+        }
+    }
+}
+
+async fn open(root: &Path, config: &Config, with_models: bool) -> anyhow::Result<Engine> {
+    let embedder = if with_models {
+        embedder(config).await
+    } else {
+        None
+    };
+    let reranker = if with_models {
+        config.reranker().unwrap_or_else(|e| {
+            eprintln!("warning: no reranking: {e:#}");
+            None
+        })
+    } else {
+        None
+    };
+    Ok(Engine::open(root, config.engine_options(embedder, reranker)).await?)
+}
+
+fn bar(template: &str) -> ProgressBar {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let embedder = if embed { embedder(config).await } else { None };
+    let parse_bar = bar("parsing   {bar:40} {pos}/{len} files {elapsed}");
+    let observer = |event: SyncEvent| match event {
+        SyncEvent::Enumerated { to_parse, .. } => parse_bar.set_length(to_parse as u64),
+        SyncEvent::Parsed { done, .. } => parse_bar.set_position(done as u64),
+        _ => {}
+    };
+    let mut options = config.engine_options(embedder.clone(), None);
+    if !embed {
+        options.embedder = None;
+    }
+    let mut engine = Engine::open_with(root, options, &observer).await?;
+    parse_bar.finish_and_clear();
+    let structural = started.elapsed();
+    let embedded = if embedder.is_some() {
+        let embed_bar = bar("embedding {bar:40} {pos}/{len} chunks {elapsed} (eta {eta})");
+        let observer = |event: SyncEvent| {
+            if let SyncEvent::Embedded { done, total } = event {
+                embed_bar.set_length(total as u64);
+                embed_bar.set_position(done as u64);
+            }
+        };
+        let stats = engine.embed_pending(&observer).await?;
+        embed_bar.finish_and_clear();
+        stats.chunks_embedded
+    } else {
+        0
+    };
+    let counts = engine.vector_counts().await?;
+    println!(
+        "{}: {} files, {} chunks ({} with vectors; {embedded} embedded now), {} skipped; structure {:.1} s, total {:.1} s",
+        root.display(),
+        engine.project().files().len(),
+        counts.total,
+        counts.embedded,
+        engine.project().skipped().len(),
+        structural.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct Status {
+    root: String,
+    index: String,
+    files: usize,
+    chunks: usize,
+    embedded_chunks: usize,
+    embedding_model: Option<String>,
+    rebuilt: Option<String>,
+}
+
+/// What the index holds, without syncing it.
+pub async fn status(root: &Path, config: &Config, json: bool) -> anyhow::Result<()> {
+    let mut options = config.store_options();
+    options.embedding = Store::recorded_embedding(root, &options).await?;
+    let mut store = Store::open(root, options).await?;
+    let counts = store.vector_counts().await?;
+    let status = Status {
+        root: root.display().to_string(),
+        index: store.uri().to_string(),
+        files: store.files().count(),
+        chunks: counts.total,
+        embedded_chunks: counts.embedded,
+        embedding_model: store.embedding().map(|s| s.model.clone()),
+        rebuilt: store.rebuilt().map(String::from),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&status)?);
+    } else {
+        println!(
+            "index {}\n{} files, {} chunks, {} with vectors ({})",
+            status.index,
+            status.files,
+            status.chunks,
+            status.embedded_chunks,
+            status
+                .embedding_model
+                .as_deref()
+                .unwrap_or("no embedding model")
+        );
+        if status.files == 0 {
+            println!(
+                "nothing indexed yet: run `mcp-server index --root {}`",
+                root.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct QueryLine {
+    id: serde_json::Value,
+    query: String,
+}
+
+pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::Result<()> {
+    let mut engine = open(root, config, true).await?;
+    let counts = engine.vector_counts().await?;
+    if engine.has_embedder() && counts.embedded < counts.total {
+        eprintln!(
+            "note: {} of {} chunks have vectors; run `mcp-server index` for full vector search",
+            counts.embedded, counts.total
+        );
+    }
+    let mut options = config.search_options();
+    options.filter = ChunkFilter {
+        paths: args.paths.clone(),
+        languages: args.languages.clone(),
+    };
+    options.gate = !args.no_gate;
+    if let Some(budget) = args.budget {
+        options.max_token_budget = budget;
+    }
+    let depth = config.search.call_depth;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if let Some(file) = &args.queries {
+        anyhow::ensure!(args.json, "--queries answers in JSON lines: add --json");
+        let reader = std::io::BufReader::new(
+            std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?,
+        );
+        for (n, line) in reader.lines().enumerate() {
+            let line = line.with_context(|| format!("reading {}", file.display()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let q: QueryLine = serde_json::from_str(&line).with_context(|| {
+                format!(
+                    "{} line {}: expected {{\"id\", \"query\"}}",
+                    file.display(),
+                    n + 1
+                )
+            })?;
+            let results = json_results(&engine, &q.query, &options, args.limit).await?;
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({ "id": q.id, "results": results }),
+            )?;
+            writeln!(out)?;
+        }
+        return Ok(());
+    }
+    let query = args.query.as_deref().unwrap_or_default();
+    let outcome = engine.search(query, &options, depth).await?;
+    if args.json {
+        let results = json_results(&engine, query, &options, args.limit).await?;
+        let value = serde_json::json!({
+            "query": query,
+            "mode": outcome.ranking.mode,
+            "results": results,
+            "message": outcome.answer.message,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+    } else {
+        for item in &outcome.answer.content {
+            writeln!(out, "{}\n", item.text)?;
+        }
+        if let Some(message) = &outcome.answer.message {
+            writeln!(out, "{message}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The selected results of `query` (a lookup's matches, or the gated, budgeted ranking),
+/// at most `limit`.
+async fn json_results(
+    engine: &Engine,
+    query: &str,
+    options: &SearchOptions,
+    limit: usize,
+) -> anyhow::Result<Vec<JsonResult>> {
+    let project = engine.project();
+    let chunks: Vec<(&codectx_chunker::CodeChunk, f32)> =
+        match codectx_retrieval::SymbolQuery::parse(query) {
+            Some(parsed) => codectx_retrieval::lookup(project, &parsed?)
+                .matches
+                .into_iter()
+                .map(|c| (c, 1.0))
+                .collect(),
+            None => {
+                let ranking = engine.rank(query, options).await?;
+                select_chunks(project, &ranking, options)
+            }
+        };
+    Ok(chunks
+        .into_iter()
+        .take(limit)
+        .map(|(chunk, score)| JsonResult {
+            file: chunk.relative_path.clone(),
+            name: qualified_name(&chunk.breadcrumb),
+            breadcrumb: chunk.breadcrumb.clone(),
+            kind: chunk.node_kind.clone(),
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            score,
+        })
+        .collect())
+}
+
+/// `src/a.ts > Class > method` → `Class.method`.
+fn qualified_name(breadcrumb: &str) -> String {
+    breadcrumb
+        .split(" > ")
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+pub async fn lookup(
+    root: &Path,
+    config: &Config,
+    query: &str,
+    call_depth: i32,
+    json: bool,
+) -> anyhow::Result<()> {
+    let query = if query.trim_start().starts_with("symbol") {
+        query.to_string()
+    } else {
+        format!("{}{query}", codectx_retrieval::LOOKUP_PREFIX)
+    };
+    let engine = open(root, config, false).await?;
+    let project: &Project = engine.project();
+    let parsed = codectx_retrieval::SymbolQuery::parse(&query).expect("the prefix was added")?;
+    let found = codectx_retrieval::lookup(project, &parsed);
+    if found.matches.is_empty() {
+        let hint = if found.closest.is_empty() {
+            String::new()
+        } else {
+            format!(" Closest names: {}.", found.closest.join(", "))
+        };
+        anyhow::bail!("symbol_not_found: no symbol matches {query:?}.{hint}");
+    }
+    let metadata: Vec<_> = found
+        .matches
+        .iter()
+        .map(|c| symbol_metadata(project, c, call_depth))
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&metadata)?);
+    } else {
+        let answer = codectx_retrieval::search_symbol(
+            project,
+            &query,
+            &codectx_retrieval::AnswerOptions {
+                budget: config.search.max_tokens,
+                call_depth,
+            },
+        )
+        .expect("a lookup query")?;
+        for item in &answer.content {
+            println!("{}\n", item.text);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! `mcp-server`: code context for AI coding agents over MCP (stdio), and the same engine
+//! on the command line.
+//!
+//! With no subcommand (or `serve`) it speaks MCP on stdin/stdout; logs go to stderr.
+//! `index`, `status`, `search` and `lookup` are for people and scripts.
+
+mod cli;
+mod config;
+mod server;
+mod service;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+// The pipeline makes many small owned strings per symbol, where glibc malloc is slower.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const CONFIG_HELP: &str = "\
+Configuration (TOML; --config FILE, else <root>/.codectx.toml, else <user config dir>/codectx/config.toml):
+  [index]      dir = \"<root>/.codectx\"   max_file_bytes = 2097152   skip_dirs = [node_modules, dist, build, out, coverage, .git]   embed_step = 64
+  [embedding]  provider = \"local\" | \"voyage\" | \"openai\" | \"none\"   (default local: all-MiniLM-L6-v2 on the CPU)
+               model, dimension, base_url (openai-compatible servers), model_dir (local; default $CODECTX_MODEL_DIR, then the user cache)
+  [rerank]     provider = \"none\" | \"voyage\"
+  [search]     min_relevance = 0.5   max_tokens = 8000   call_depth = 1   max_candidates = 40
+API keys come only from the environment: VOYAGE_API_KEY, OPENAI_API_KEY. Logs: RUST_LOG (default info), on stderr.";
+
+#[derive(Parser)]
+#[command(
+    name = "mcp-server",
+    version,
+    about = "Code context for AI coding agents: search a TypeScript/JavaScript repository over MCP or from the terminal",
+    after_help = CONFIG_HELP
+)]
+struct Cli {
+    /// Project root to index and search.
+    #[arg(long, global = true, default_value = ".")]
+    root: PathBuf,
+    /// Configuration file (default: <root>/.codectx.toml, then the user config file).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Embedding provider, overriding the configuration.
+    #[arg(long, global = true, value_enum)]
+    embedder: Option<config::Provider>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP on stdin/stdout (the default).
+    Serve {
+        /// Re-index when files change, instead of only at each call.
+        #[arg(long)]
+        watch: bool,
+    },
+    /// Build or update the index (structure, then vectors) with a progress bar.
+    Index {
+        /// Structure only: leave vectors for later (the server computes them in the
+        /// background).
+        #[arg(long)]
+        no_embed: bool,
+    },
+    /// Print what the index holds.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search like `codebase_search`; prints the answer, or results as JSON.
+    Search(cli::SearchArgs),
+    /// Look a symbol up (`symbol = [path >] [Parent >] name`) and print its SymbolMetadata.
+    Lookup {
+        #[arg(long)]
+        json: bool,
+        /// Connection-graph call depth (1 direct, N hops, -1 transitive).
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+        call_depth: i32,
+        query: String,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("info,lance=warn,lancedb=warn")
+            }),
+        )
+        .with_ansi(false)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: starting the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let root = cli
+        .root
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("the root {} cannot be opened: {e}", cli.root.display()))?;
+    if !root.is_dir() {
+        anyhow::bail!("the root {} is not a directory", root.display());
+    }
+    let (mut config, from) = config::Config::load(&root, cli.config.as_deref())?;
+    if let Some(provider) = cli.embedder {
+        config.embedding.provider = provider;
+    }
+    if let Some(from) = &from {
+        tracing::debug!("configuration from {}", from.display());
+    }
+    match cli.command.unwrap_or(Command::Serve { watch: false }) {
+        Command::Serve { watch } => cli::serve(root, config, watch).await,
+        Command::Index { no_embed } => cli::index(&root, &config, !no_embed).await,
+        Command::Status { json } => cli::status(&root, &config, json).await,
+        Command::Search(args) => cli::search(&root, &config, args).await,
+        Command::Lookup {
+            json,
+            call_depth,
+            query,
+        } => cli::lookup(&root, &config, &query, call_depth, json).await,
+    }
+}

@@ -1,0 +1,345 @@
+//! The long-running side of the server: the engine opened in the background, vectors
+//! computed in the background, an optional file watcher, and the index state every answer
+//! reports.
+//!
+//! Nothing waits for embedding: the engine answers from structure and lexical channels as
+//! soon as the structural index is ready, and the vector channel grows as a second index
+//! handle commits vectors step by step (see `Store::embed_step`).
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use codectx_embed::Embedder;
+use codectx_retrieval::{Engine, RetrievalError};
+use codectx_store::{Store, SyncEvent, SyncStats};
+use serde::Serialize;
+use tokio::sync::Notify;
+
+use crate::config::Config;
+
+/// The work a tool runs on the engine (boxed: it borrows the engine for the call).
+pub type EngineFuture<'e, T> = Pin<Box<dyn Future<Output = Result<T, RetrievalError>> + Send + 'e>>;
+
+/// seed 002's `indexing_status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexingStatus {
+    NotIndexed,
+    Indexing,
+    Ready,
+    Failed,
+}
+
+/// Where vectors stand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+pub enum EmbeddingState {
+    /// No model configured: lexical and structural search only.
+    Disabled,
+    /// The model could not be loaded (the reason says how to fix it).
+    Unavailable(String),
+    /// The background embedder is computing vectors.
+    Running,
+    /// Every chunk has a vector.
+    Complete,
+    /// The last embedding step failed; it is retried.
+    Failed(String),
+}
+
+/// The index state reported with every answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexState {
+    pub indexing_status: IndexingStatus,
+    /// Files parsed so far / to parse, while indexing.
+    pub progress: (usize, usize),
+    pub files: usize,
+    pub chunks: usize,
+    pub embedded_chunks: usize,
+    pub skipped_files: usize,
+    pub embedding: EmbeddingState,
+    /// Why indexing failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Shared by every tool call.
+pub struct Service {
+    pub root: PathBuf,
+    pub config: Config,
+    engine: tokio::sync::Mutex<Option<Engine>>,
+    state: Mutex<IndexState>,
+    /// Signalled when the engine is ready or has failed.
+    opened: Notify,
+    /// Wakes the background embedder after a sync wrote chunks.
+    embed_wake: Notify,
+}
+
+impl Service {
+    /// Starts opening the index of `root` in the background and returns at once.
+    pub fn start(root: PathBuf, config: Config) -> Arc<Self> {
+        let service = Arc::new(Self {
+            root,
+            config,
+            engine: tokio::sync::Mutex::new(None),
+            state: Mutex::new(IndexState {
+                indexing_status: IndexingStatus::NotIndexed,
+                progress: (0, 0),
+                files: 0,
+                chunks: 0,
+                embedded_chunks: 0,
+                skipped_files: 0,
+                embedding: EmbeddingState::Disabled,
+                error: None,
+            }),
+            opened: Notify::new(),
+            embed_wake: Notify::new(),
+        });
+        tokio::spawn(Arc::clone(&service).open());
+        service
+    }
+
+    async fn open(self: Arc<Self>) {
+        self.update(|s| s.indexing_status = IndexingStatus::Indexing);
+        // Loading a model takes a moment; the index is opened with its vector spec.
+        let config = self.config.clone();
+        let models = tokio::task::spawn_blocking(move || (config.embedder(), config.reranker()));
+        let observer = |event: SyncEvent| match event {
+            SyncEvent::Enumerated { to_parse, .. } => self.update(|s| s.progress = (0, to_parse)),
+            SyncEvent::Parsed { done, total } => self.update(|s| s.progress = (done, total)),
+            _ => {}
+        };
+        let (embedder, reranker) = match models.await {
+            Ok((embedder, reranker)) => {
+                let embedder = embedder.unwrap_or_else(|e| {
+                    tracing::warn!("embedding disabled: {e:#}");
+                    self.update(|s| s.embedding = EmbeddingState::Unavailable(format!("{e:#}")));
+                    None
+                });
+                let reranker = reranker.unwrap_or_else(|e| {
+                    tracing::warn!("reranking disabled: {e:#}");
+                    None
+                });
+                (embedder, reranker)
+            }
+            Err(e) => {
+                tracing::error!("loading the models panicked: {e}");
+                (None, None)
+            }
+        };
+        let options = self.config.engine_options(embedder.clone(), reranker);
+        let store_options = Engine::store_options(&options);
+        match Engine::open_with(&self.root, options, &observer).await {
+            Ok(mut engine) => {
+                self.record(&mut engine).await;
+                *self.engine.lock().await = Some(engine);
+                self.update(|s| s.indexing_status = IndexingStatus::Ready);
+                if let Some(embedder) = embedder {
+                    self.update(|s| s.embedding = EmbeddingState::Running);
+                    let root = self.root.clone();
+                    tokio::spawn(Arc::clone(&self).embed_in_background(
+                        root,
+                        store_options,
+                        embedder,
+                    ));
+                }
+            }
+            Err(e) => {
+                tracing::error!("indexing {} failed: {e}", self.root.display());
+                self.update(|s| {
+                    s.indexing_status = IndexingStatus::Failed;
+                    s.error = Some(e.to_string());
+                });
+            }
+        }
+        self.opened.notify_waiters();
+    }
+
+    /// Waits until the engine is open; `tick` is called every half second meanwhile (to
+    /// send progress notifications). An error when indexing failed.
+    pub async fn ready(
+        &self,
+        mut tick: impl FnMut(&IndexState) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send,
+    ) -> Result<(), String> {
+        loop {
+            let notified = self.opened.notified();
+            let state = self.state();
+            match state.indexing_status {
+                IndexingStatus::Ready => return Ok(()),
+                IndexingStatus::Failed => {
+                    return Err(state.error.unwrap_or_else(|| "indexing failed".into()));
+                }
+                _ => {}
+            }
+            tick(&state).await;
+            let _ = tokio::time::timeout(Duration::from_millis(500), notified).await;
+        }
+    }
+
+    /// Runs `f` on the open engine after a freshness sync. A failed sync does not fail the
+    /// call: the answer comes from the last good index and says it may be stale.
+    pub async fn with_engine<T>(
+        &self,
+        f: impl for<'e> FnOnce(&'e mut Engine) -> EngineFuture<'e, T>,
+    ) -> Result<(T, Freshness), RetrievalError> {
+        let mut guard = self.engine.lock().await;
+        let engine = guard.as_mut().expect("with_engine is called after ready()");
+        let freshness = match engine.refresh(&()).await {
+            Ok(stats) => {
+                if wrote_chunks(&stats) {
+                    self.embed_wake.notify_one();
+                }
+                Freshness::Fresh
+            }
+            Err(e) => {
+                tracing::warn!("sync before the query failed: {e}");
+                Freshness::Stale(e.to_string())
+            }
+        };
+        let value = f(engine).await?;
+        self.record(engine).await;
+        Ok((value, freshness))
+    }
+
+    /// Brings the index up to date now (the watcher's callback).
+    pub async fn refresh(&self) {
+        let mut guard = self.engine.lock().await;
+        if let Some(engine) = guard.as_mut() {
+            match engine.refresh(&()).await {
+                Ok(stats) => {
+                    if wrote_chunks(&stats) {
+                        tracing::info!(
+                            "re-indexed {} changed, {} removed file(s)",
+                            stats.files_parsed,
+                            stats.files_removed
+                        );
+                        self.embed_wake.notify_one();
+                    }
+                }
+                Err(e) => tracing::warn!("sync failed: {e}"),
+            }
+            self.record(engine).await;
+        }
+    }
+
+    pub fn state(&self) -> IndexState {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn update(&self, f: impl FnOnce(&mut IndexState)) {
+        f(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// Copies the engine's counts into the state.
+    async fn record(&self, engine: &mut Engine) {
+        let files = engine.project().files().len();
+        let skipped = engine.project().skipped().len();
+        let counts = engine.vector_counts().await.ok();
+        self.update(|s| {
+            s.files = files;
+            s.skipped_files = skipped;
+            if let Some(c) = counts {
+                s.chunks = c.total;
+                s.embedded_chunks = c.embedded;
+            }
+        });
+    }
+
+    /// Computes missing vectors step by step on a second handle of the index, so queries
+    /// never wait for the model; sleeps until a sync writes new chunks.
+    async fn embed_in_background(
+        self: Arc<Self>,
+        root: PathBuf,
+        options: codectx_store::StoreOptions,
+        embedder: Arc<dyn Embedder>,
+    ) {
+        let mut store = match Store::open(&root, options).await {
+            Ok(store) => store,
+            Err(e) => {
+                self.update(|s| s.embedding = EmbeddingState::Failed(e.to_string()));
+                return;
+            }
+        };
+        let step = self.config.index.embed_step;
+        loop {
+            match store.embed_step(embedder.as_ref(), step).await {
+                Ok(progress) if progress.embedded > 0 => {
+                    self.update(|s| {
+                        s.embedding = EmbeddingState::Running;
+                        s.embedded_chunks = s.chunks.saturating_sub(progress.pending);
+                    });
+                }
+                Ok(_) => {
+                    self.update(|s| {
+                        s.embedding = EmbeddingState::Complete;
+                        s.embedded_chunks = s.chunks;
+                    });
+                    self.embed_wake.notified().await;
+                    self.update(|s| s.embedding = EmbeddingState::Running);
+                }
+                Err(e) => {
+                    tracing::warn!("embedding step failed (retrying): {e}");
+                    self.update(|s| s.embedding = EmbeddingState::Failed(e.to_string()));
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(30), self.embed_wake.notified())
+                            .await;
+                }
+            }
+        }
+    }
+}
+
+fn wrote_chunks(stats: &SyncStats) -> bool {
+    stats.chunks_written > 0 || stats.chunks_cascaded > 0 || stats.files_removed > 0
+}
+
+/// Whether the answer reflects the files as they are now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Freshness {
+    /// Synced with the files just before answering.
+    Fresh,
+    /// The sync failed (the reason); the answer is from the last good index.
+    Stale(String),
+}
+
+/// Re-syncs when files under `root` change (`--watch`), debounced; the index directory,
+/// `.git` and skipped directories do not count.
+pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let ignored: Vec<String> = service
+        .config
+        .index
+        .skip_dirs
+        .iter()
+        .cloned()
+        .chain([codectx_store::DEFAULT_INDEX_DIR.to_string(), ".git".into()])
+        .collect();
+    let root = service.root.clone();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event
+            && event.paths.iter().any(|p| !is_ignored(&root, p, &ignored))
+        {
+            let _ = tx.send(());
+        }
+    })?;
+    watcher.watch(&service.root, notify::RecursiveMode::Recursive)?;
+    tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            // Editors write in bursts (temp file, rename, chmod): let them finish.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            while rx.try_recv().is_ok() {}
+            service.refresh().await;
+        }
+    });
+    Ok(watcher)
+}
+
+fn is_ignored(root: &Path, path: &Path, ignored: &[String]) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| {
+        rel.components()
+            .any(|c| ignored.iter().any(|d| c.as_os_str() == d.as_str()))
+    })
+}

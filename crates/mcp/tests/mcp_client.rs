@@ -1,0 +1,83 @@
+//! End to end: the official MCP Python SDK (`mcp` on PyPI) drives the `mcp-server` binary
+//! over stdio — initialize, tools/list, codebase_search in both modes, every navigation
+//! tool, coded errors, concurrent calls, and a file edited between calls.
+//!
+//! The SDK is installed once into the target directory with pip (PyPI is reachable from
+//! CI); the check logic lives in `tests/e2e/client.py`, which prints what the server said
+//! for the snapshot below.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The SDK release the client is written against.
+const MCP_SDK: &str = "mcp==2.3.0";
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A directory holding the SDK (pip `--target`), installed on first use; a marker file
+/// says the install completed, so a killed install is redone rather than half-used.
+fn python_sdk() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-python-sdk");
+    let marker = dir.join(".installed");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == MCP_SDK) {
+        return dir;
+    }
+    let partial = dir.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    let status = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .arg("--target")
+        .arg(&partial)
+        .arg(MCP_SDK)
+        .status()
+        .expect("python3 with pip is needed to run the MCP client test");
+    assert!(status.success(), "pip install {MCP_SDK} failed");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&partial, &dir).unwrap();
+    std::fs::write(&marker, MCP_SDK).unwrap();
+    dir
+}
+
+#[test]
+fn the_python_sdk_drives_every_tool_over_stdio() {
+    let sdk = python_sdk();
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
+        root.path(),
+    );
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/client.py");
+    let output = Command::new("python3")
+        .arg(&client)
+        .arg(env!("CARGO_BIN_EXE_mcp-server"))
+        .arg(root.path())
+        .env("PYTHONPATH", &sdk)
+        // The local model is not needed: this test is about the protocol.
+        .env("CODECTX_MODEL_DIR", root.path().join("no-model"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the MCP client failed:\n{stderr}\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    insta::assert_json_snapshot!("python_sdk_session", summary);
+}
