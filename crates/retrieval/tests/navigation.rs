@@ -32,7 +32,13 @@ fn ancestors_of_a_method_and_of_a_top_level_function() {
         Direction::Ancestors,
     )
     .unwrap();
-    let top_level = symbol_hierarchy(project(), "validate", None, Direction::Ancestors).unwrap();
+    let top_level = symbol_hierarchy(
+        project(),
+        "validate",
+        Some("src/auth/tokenService.ts"),
+        Direction::Ancestors,
+    )
+    .unwrap();
     assert_eq!(top_level.len(), 1);
     assert_eq!(top_level[0].chain.len(), 1);
     insta::assert_yaml_snapshot!("ancestors", (method, top_level));

@@ -151,8 +151,8 @@ impl Store {
 
     /// Embeds up to `limit` chunks that have no vector, holding the write lock only for
     /// the commit: the model runs while other writers (a query's freshness sync) proceed.
-    /// A vector is written only if its row still holds the text it was computed from, so
-    /// rows a concurrent sync replaced are left for the next step. Returns what this step
+    /// A vector is written only to a row still exactly as it was read (same text, same file
+    /// version), so rows a concurrent sync replaced are left for the next step. Returns what this step
     /// embedded and what is still pending.
     pub async fn embed_step(
         &mut self,
@@ -180,8 +180,13 @@ impl Store {
         self.refresh_chunks().await?;
         let batch = self.chunk_batch(&rows).await?;
         let mut merge = self.chunks.merge_insert(&["id"]);
+        // The update writes whole rows: only rows still exactly as read (same file
+        // version, same text) take them; rows a sync replaced meanwhile stay pending.
         merge.when_matched_update_all(Some(
-            "target.vector IS NULL AND target.embeddingText = source.embeddingText".into(),
+            "target.vector IS NULL AND target.embeddingText = source.embeddingText \
+             AND target.contentHash = source.contentHash \
+             AND target.lastModified = source.lastModified"
+                .into(),
         ));
         merge
             .execute(reader(batch))
