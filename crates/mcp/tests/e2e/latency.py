@@ -1,0 +1,67 @@
+"""Latency of `codebase_search` as an MCP client sees it (JSON-RPC over stdio, sync before
+each call, full answer with connection graph and snapshots).
+
+Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [-- SERVER_ARGS...]
+
+QUERIES.jsonl holds one {"query": ...} per line (a CommitLoc set works). Prints the time to
+the first answer (includes opening the index) and p50/p95 over every call after it.
+Needs the `mcp` package (the e2e test installs it under the target directory; point
+PYTHONPATH there).
+"""
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+async def main():
+    args = sys.argv[1:]
+    server_args = []
+    if "--" in args:
+        i = args.index("--")
+        args, server_args = args[:i], args[i + 1:]
+    runs = 1
+    if "--runs" in args:
+        i = args.index("--runs")
+        runs = int(args[i + 1])
+        del args[i:i + 2]
+    server, root, queries_file = args
+    queries = [json.loads(line)["query"] for line in open(queries_file) if line.strip()]
+    params = StdioServerParameters(
+        command=server, args=["--root", root, *server_args, "serve"], env={"RUST_LOG": "warn"}
+    )
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            started = time.perf_counter()
+            first = await session.call_tool("codebase_search", {"query": queries[0]})
+            first_ms = (time.perf_counter() - started) * 1e3
+            meta = first.structured_content["metadata"]
+            times = []
+            modes = {}
+            for _ in range(runs):
+                for q in queries:
+                    t = time.perf_counter()
+                    result = await session.call_tool("codebase_search", {"query": q})
+                    times.append((time.perf_counter() - t) * 1e3)
+                    mode = result.structured_content.get("mode", "error")
+                    modes[mode] = modes.get(mode, 0) + 1
+    times.sort()
+    p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+    print(json.dumps({
+        "calls": len(times),
+        "first_call_ms": round(first_ms, 1),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(p95, 1),
+        "modes": modes,
+        "index": meta["index"],
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
