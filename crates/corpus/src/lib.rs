@@ -86,6 +86,20 @@ pub fn source_files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Copies the tree `from` into `to` (created as needed): tests edit a fixture's copy.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::create_dir_all(to).unwrap();
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
 /// `path` relative to `root`, with `/` separators.
 pub fn relative(root: &Path, path: &Path) -> String {
     path.strip_prefix(root)

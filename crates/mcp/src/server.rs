@@ -202,6 +202,30 @@ impl CodeContextServer {
         })
     }
 
+    /// [`Self::call`] for a navigation function: synchronous, on the project, failing with
+    /// a [`NavigationError`] that becomes a coded tool error.
+    async fn navigate<T: Send + 'static>(
+        &self,
+        meta: &RequestMetaObject,
+        peer: &Peer<RoleServer>,
+        f: impl FnOnce(&Engine) -> Result<T, NavigationError> + Send,
+    ) -> Result<(T, Freshness), CallToolResult> {
+        let (found, freshness) = self
+            .call(
+                meta,
+                peer,
+                move |engine: &mut Engine| -> EngineFuture<'_, _> {
+                    let found = f(engine);
+                    Box::pin(std::future::ready(Ok(found)))
+                },
+            )
+            .await?;
+        match found {
+            Ok(value) => Ok((value, freshness)),
+            Err(e) => Err(self.error(e.code.as_str(), &e.message, Some(&freshness))),
+        }
+    }
+
     /// The index state as `metadata` (seed 002's Protocol v1 fields) and as a text line.
     fn metadata(&self, freshness: &Freshness, completeness: &str) -> (serde_json::Value, String) {
         let state = self.service.state();
@@ -272,10 +296,6 @@ impl CodeContextServer {
         }));
         result.content = vec![ContentBlock::text(format!("{code}: {message}\n{line}"))];
         result
-    }
-
-    fn navigation_error(&self, e: NavigationError, freshness: &Freshness) -> CallToolResult {
-        self.error(e.code.as_str(), &e.message, Some(freshness))
     }
 
     /// A one-item answer: `text` plus the state line, and `value` with the metadata.
@@ -358,28 +378,18 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .call(
-                &meta,
-                &peer,
-                move |engine: &mut Engine| -> EngineFuture<'_, _> {
-                    Box::pin(async move {
-                        Ok(codectx_retrieval::symbol_hierarchy(
-                            engine.project(),
-                            &params.symbol_name,
-                            params.path.as_deref(),
-                            params.direction.into(),
-                        ))
-                    })
-                },
-            )
+            .navigate(&meta, &peer, move |engine| {
+                codectx_retrieval::symbol_hierarchy(
+                    engine.project(),
+                    &params.symbol_name,
+                    params.path.as_deref(),
+                    params.direction.into(),
+                )
+            })
             .await;
-        let (found, freshness) = match outcome {
+        let (hierarchies, freshness) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
-        };
-        let hierarchies = match found {
-            Ok(h) => h,
-            Err(e) => return Ok(self.navigation_error(e, &freshness)),
         };
         let mut text = String::new();
         for h in &hierarchies {
@@ -420,29 +430,19 @@ impl CodeContextServer {
     ) -> Result<CallToolResult, ErrorData> {
         let limit = params.limit.unwrap_or(20);
         let outcome = self
-            .call(
-                &meta,
-                &peer,
-                move |engine: &mut Engine| -> EngineFuture<'_, _> {
-                    Box::pin(async move {
-                        Ok(codectx_retrieval::related_symbols(
-                            engine.project(),
-                            &params.symbol_name,
-                            params.path.as_deref(),
-                            params.scope.into(),
-                            limit,
-                        ))
-                    })
-                },
-            )
+            .navigate(&meta, &peer, move |engine| {
+                codectx_retrieval::related_symbols(
+                    engine.project(),
+                    &params.symbol_name,
+                    params.path.as_deref(),
+                    params.scope.into(),
+                    limit,
+                )
+            })
             .await;
-        let (found, freshness) = match outcome {
+        let (related, freshness) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
-        };
-        let related = match found {
-            Ok(r) => r,
-            Err(e) => return Ok(self.navigation_error(e, &freshness)),
         };
         let mut text = format!(
             "Related to {} ({}:{}):\n",
@@ -539,26 +539,13 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .call(
-                &meta,
-                &peer,
-                move |engine: &mut Engine| -> EngineFuture<'_, _> {
-                    Box::pin(async move {
-                        Ok(codectx_retrieval::file_relationships(
-                            engine.project(),
-                            &params.path,
-                        ))
-                    })
-                },
-            )
+            .navigate(&meta, &peer, move |engine| {
+                codectx_retrieval::file_relationships(engine.project(), &params.path)
+            })
             .await;
-        let (found, freshness) = match outcome {
+        let (rel, freshness) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
-        };
-        let rel = match found {
-            Ok(r) => r,
-            Err(e) => return Ok(self.navigation_error(e, &freshness)),
         };
         let mut text = format!("{}\nimports:\n", rel.file);
         for e in &rel.imports {
@@ -593,27 +580,13 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .call(
-                &meta,
-                &peer,
-                move |engine: &mut Engine| -> EngineFuture<'_, _> {
-                    Box::pin(async move {
-                        Ok(codectx_retrieval::file_skeleton(
-                            engine.project(),
-                            engine.skeletons(),
-                            &params.path,
-                        ))
-                    })
-                },
-            )
+            .navigate(&meta, &peer, move |engine| {
+                codectx_retrieval::file_skeleton(engine.project(), engine.skeletons(), &params.path)
+            })
             .await;
-        let (found, freshness) = match outcome {
+        let (skeleton, freshness) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
-        };
-        let skeleton = match found {
-            Ok(s) => s,
-            Err(e) => return Ok(self.navigation_error(e, &freshness)),
         };
         let value = json!({
             "path": skeleton.relative_path,

@@ -12,18 +12,6 @@ use std::process::Command;
 /// The SDK release the client is written against.
 const MCP_SDK: &str = "mcp==2.3.0";
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A directory holding the SDK (pip `--target`), installed on first use; a marker file
 /// says the install completed, so a killed install is redone rather than half-used.
 fn python_sdk() -> PathBuf {
@@ -58,7 +46,7 @@ fn python_sdk() -> PathBuf {
 fn the_python_sdk_drives_every_tool_over_stdio() {
     let sdk = python_sdk();
     let root = tempfile::tempdir().unwrap();
-    copy_tree(
+    codectx_corpus::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
         root.path(),
     );

@@ -17,21 +17,9 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/index")
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&fixtures().join("workspace"), dir.path());
+    codectx_corpus::copy_tree(&fixtures().join("workspace"), dir.path());
     dir
 }
 
@@ -191,7 +179,7 @@ async fn mtime_only() {
 #[tokio::test]
 async fn content_change() {
     case("content-change", |root| {
-        copy_tree(&fixtures().join("edits/content-change"), root);
+        codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), root);
         set_mtime(&root.join("src/util/format.ts"), 60);
     })
     .await;
@@ -200,7 +188,7 @@ async fn content_change() {
 #[tokio::test]
 async fn file_added() {
     case("file-added", |root| {
-        copy_tree(&fixtures().join("edits/file-added"), root)
+        codectx_corpus::copy_tree(&fixtures().join("edits/file-added"), root)
     })
     .await;
 }
@@ -216,7 +204,7 @@ async fn file_removed() {
 #[tokio::test]
 async fn signature_cascade() {
     case("signature-cascade", |root| {
-        copy_tree(&fixtures().join("edits/signature-cascade"), root);
+        codectx_corpus::copy_tree(&fixtures().join("edits/signature-cascade"), root);
         set_mtime(&root.join("src/auth/token.ts"), 60);
     })
     .await;
@@ -231,7 +219,7 @@ async fn signature_cascade_into_a_touched_file() {
     let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
     sync(&mut store, &embedder).await;
     embedder.take_seen();
-    copy_tree(&fixtures().join("edits/signature-cascade"), root.path());
+    codectx_corpus::copy_tree(&fixtures().join("edits/signature-cascade"), root.path());
     set_mtime(&root.path().join("src/auth/token.ts"), 60);
     set_mtime(&root.path().join("src/auth/contracts.ts"), 60);
     let stats = sync(&mut store, &embedder).await;
@@ -436,8 +424,11 @@ mod faults {
                 let root = larger_workspace();
                 if incremental {
                     assert!(run_child(root.path(), None).status.success());
-                    copy_tree(&fixtures().join("edits/signature-cascade"), root.path());
-                    copy_tree(&fixtures().join("edits/file-added"), root.path());
+                    codectx_corpus::copy_tree(
+                        &fixtures().join("edits/signature-cascade"),
+                        root.path(),
+                    );
+                    codectx_corpus::copy_tree(&fixtures().join("edits/file-added"), root.path());
                     set_mtime(&root.path().join("src/auth/token.ts"), 60);
                     std::fs::remove_file(root.path().join("src/gen/m1/mod5.ts")).unwrap();
                 }
@@ -449,7 +440,7 @@ mod faults {
                 // Between the crash and the next sync, the user reverts one file and
                 // deletes another: the repair must not trust the half-written rows.
                 if incremental {
-                    copy_tree(
+                    codectx_corpus::copy_tree(
                         &fixtures().join("workspace/src/auth"),
                         &root.path().join("src/auth"),
                     );
