@@ -50,11 +50,28 @@ fn the_python_sdk_drives_every_tool_over_stdio() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
         root.path(),
     );
+    // Large enough that the first indexing outlasts the first call (progress notifications).
+    let large = tempfile::tempdir().unwrap();
+    for i in 0..3000 {
+        let dir = large.path().join(format!("src/m{}", i % 30));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("f{i}.ts")),
+            format!(
+                "import {{ task{} }} from './f{}';\n\nexport function task{i}(n: number): number {{\n  return task{}(n) * {i};\n}}\n",
+                (i + 30) % 3000,
+                (i + 30) % 3000,
+                (i + 30) % 3000
+            ),
+        )
+        .unwrap();
+    }
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/client.py");
     let output = Command::new("python3")
         .arg(&client)
         .arg(env!("CARGO_BIN_EXE_mcp-server"))
         .arg(root.path())
+        .arg(large.path())
         .env("PYTHONPATH", &sdk)
         // The local model is not needed: this test is about the protocol.
         .env("CODECTX_MODEL_DIR", root.path().join("no-model"))

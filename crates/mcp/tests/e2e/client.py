@@ -1,6 +1,9 @@
 """Drives `mcp-server` through the official MCP Python SDK over stdio.
 
-Usage: client.py SERVER_BINARY PROJECT_ROOT
+Usage: client.py SERVER_BINARY PROJECT_ROOT LARGE_ROOT
+
+LARGE_ROOT is a project big enough that its first indexing outlasts the first call: that
+call must receive progress notifications.
 
 Every check raises on failure (exit status 1 with the reason); on success a JSON summary of
 what the server answered is printed on stdout for the Rust test to snapshot.
@@ -40,7 +43,7 @@ def check_metadata(result):
     return meta
 
 
-async def main(server, root):
+async def main(server, root, large_root):
     params = StdioServerParameters(
         command=server,
         args=["--root", root, "--embedder", "none", "serve"],
@@ -193,11 +196,33 @@ async def main(server, root):
             check(not fresh.is_error, texts(fresh))
             summary["after_edit"] = [r["file"] for r in fresh.structured_content["results"]]
             check(summary["after_edit"] == ["src/auth/rotation.ts"], "the new file is searched")
-            summary["progress_notifications_are_well_formed"] = all(
-                total is None or done <= total for done, total, _ in progress
-            )
+    summary["first_indexing_progress"] = await first_indexing_progress(server, large_root)
     print(json.dumps(summary, indent=2, sort_keys=True))
 
 
+async def first_indexing_progress(server, root):
+    """A call made while the first index is built waits for it, hearing progress."""
+    params = StdioServerParameters(
+        command=server, args=["--root", root, "--embedder", "none", "serve"], env={"RUST_LOG": "warn"}
+    )
+    progress = []
+
+    async def on_progress(done, total, message):
+        progress.append((done, total, message))
+
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool(
+                "codebase_search", {"query": "symbol = task7"}, progress_callback=on_progress
+            )
+            check(not result.is_error, texts(result))
+    check(progress, "no progress notification during the first indexing")
+    check(all(total is not None and done <= total for done, total, _ in progress), f"progress {progress}")
+    dones = [done for done, _, _ in progress]
+    check(dones == sorted(dones), f"progress never goes back: {dones}")
+    return {"notified": True, "message_example": progress[0][2].split(":")[0]}
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
