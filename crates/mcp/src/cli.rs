@@ -68,12 +68,13 @@ pub async fn serve(root: PathBuf, config: Config, watch: bool) -> anyhow::Result
     } else {
         None
     };
-    let server = CodeContextServer::new(service)
+    let server = CodeContextServer::new(Arc::clone(&service))
         .serve(rmcp::transport::stdio())
         .await
         .context("starting the MCP session")?;
-    server.waiting().await.context("serving MCP")?;
-    Ok(())
+    let served = server.waiting().await.context("serving MCP");
+    service.shutdown().await;
+    served.map(|_| ())
 }
 
 /// The configured embedder, or (with a warning saying why) none: a missing model must not

@@ -224,6 +224,12 @@ impl Service {
         }
     }
 
+    /// Waits for the engine's work in flight (a watcher's sync) and closes it, so the
+    /// process does not exit in the middle of a write.
+    pub async fn shutdown(&self) {
+        self.engine.lock().await.take();
+    }
+
     pub fn state(&self) -> IndexState {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
