@@ -1,24 +1,14 @@
 //! Symbol lookup, answers and budgeted context on `fixtures/retrieval/auth`, a small
 //! project shaped like the blueprint's authentication example.
 
-use std::path::Path;
-use std::sync::OnceLock;
-
 use codectx_retrieval::{
-    Answer, AnswerOptions, Detail, Project, RetrievalError, Strategy, SymbolQuery, code_context,
-    lookup, search_symbol,
+    Answer, AnswerOptions, Detail, RetrievalError, Strategy, SymbolQuery, code_context, lookup,
+    search_symbol,
 };
 
-fn project() -> &'static Project {
-    static PROJECT: OnceLock<Project> = OnceLock::new();
-    PROJECT.get_or_init(|| {
-        let root = Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/retrieval/auth"
-        ));
-        Project::open(root).unwrap()
-    })
-}
+mod common;
+
+use common::auth_project as project;
 
 /// The answer as an agent receives it: each content item with its priority, then the
 /// structured fields.

@@ -1,25 +1,15 @@
 //! The navigation tools of seeds 002 and 004 (symbol hierarchy, related symbols, file
 //! relationships, file skeleton) on `fixtures/retrieval/auth`.
 
-use std::path::Path;
-use std::sync::OnceLock;
-
 use codectx_retrieval::{
-    Direction, ErrorCode, Project, RelatedScope, file_relationships, file_skeleton,
-    related_symbols, symbol_hierarchy,
+    Direction, ErrorCode, RelatedScope, file_relationships, file_skeleton, related_symbols,
+    symbol_hierarchy,
 };
 use codectx_snapshot::SkeletonCache;
 
-fn project() -> &'static Project {
-    static PROJECT: OnceLock<Project> = OnceLock::new();
-    PROJECT.get_or_init(|| {
-        let root = Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/retrieval/auth"
-        ));
-        Project::open(root).unwrap()
-    })
-}
+mod common;
+
+use common::auth_project as project;
 
 /// Seed 002 US2 scenario 1 and 5: a method's chain is method → class; a top-level
 /// function's chain is the function alone. The file is every chain's root.

@@ -167,15 +167,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(EmbedProgress::default());
         }
-        let vectors = self.embed_rows(embedder, &spec, &rows).await?;
-        let rows: Vec<StoredChunk> = rows
-            .into_iter()
-            .zip(vectors)
-            .map(|(mut row, v)| {
-                row.vector = Some(v);
-                row
-            })
-            .collect();
+        let rows = self.with_vectors(embedder, &spec, rows).await?;
         let _lock = self.lock_writer().await?;
         self.refresh_chunks().await?;
         let batch = self.chunk_batch(&rows).await?;
@@ -243,13 +235,13 @@ impl Store {
         Ok(spec)
     }
 
-    /// The vectors of `rows`' embedding texts, checked against the index's shape.
-    async fn embed_rows(
+    /// `rows` with the vectors of their embedding texts, checked against the index's shape.
+    async fn with_vectors(
         &self,
         embedder: &dyn Embedder,
         spec: &crate::EmbeddingSpec,
-        rows: &[StoredChunk],
-    ) -> Result<Vec<Vec<f32>>, StoreError> {
+        rows: Vec<StoredChunk>,
+    ) -> Result<Vec<StoredChunk>, StoreError> {
         let texts: Vec<String> = rows
             .iter()
             .map(|r| r.chunk.embedding_text.clone())
@@ -263,7 +255,14 @@ impl Store {
                 expected_dimension: spec.dimension,
             });
         }
-        Ok(vectors)
+        Ok(rows
+            .into_iter()
+            .zip(vectors)
+            .map(|(mut row, v)| {
+                row.vector = Some(v);
+                row
+            })
+            .collect())
     }
 
     /// The write lock of a local index (object stores have none: LanceDB's commit
@@ -629,15 +628,7 @@ impl Store {
             if batch_rows.is_empty() {
                 break;
             }
-            let vectors = self.embed_rows(embedder, &spec, &batch_rows).await?;
-            let rows: Vec<StoredChunk> = batch_rows
-                .into_iter()
-                .zip(vectors)
-                .map(|(mut row, v)| {
-                    row.vector = Some(v);
-                    row
-                })
-                .collect();
+            let rows = self.with_vectors(embedder, &spec, batch_rows).await?;
             let batch = self.chunk_batch(&rows).await?;
             let mut merge = self.chunks.merge_insert(&["id"]);
             merge.when_matched_update_all(None);
