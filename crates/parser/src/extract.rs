@@ -730,7 +730,7 @@ impl<'s> Extractor<'s> {
         let name = id
             .map(str::to_string)
             .or(hint)
-            .unwrap_or_else(|| "anonymous".into());
+            .unwrap_or_else(|| crate::ANONYMOUS.into());
         let sig_end = body.map_or(span.end, |b| b.start);
         let o = Open {
             name,
@@ -751,7 +751,11 @@ impl<'s> Extractor<'s> {
                     Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
                 )
             {
-                let name = format!("{prefix}{} callback", callee_name(self.src, callee));
+                let name = format!(
+                    "{prefix}{}{}",
+                    callee_name(self.src, callee),
+                    crate::CALLBACK_SUFFIX
+                );
                 self.hints.insert(e.span().start, name);
             }
         }
@@ -1774,7 +1778,7 @@ fn callee_name(src: &str, callee: &Expression<'_>) -> String {
     }
     match callee {
         Expression::StaticMemberExpression(m) => m.property.name.to_string(),
-        _ => "anonymous".into(),
+        _ => crate::ANONYMOUS.into(),
     }
 }
 

@@ -43,6 +43,21 @@ pub use symbol::{
     SymbolKind,
 };
 
+/// The name of a function nothing names: neither a declaration, a variable, a property nor
+/// its own `function id`.
+pub const ANONYMOUS: &str = "anonymous";
+
+/// What ends the name of a function passed as an argument: `items.forEach callback`,
+/// `new Promise callback`.
+pub const CALLBACK_SUFFIX: &str = " callback";
+
+/// Whether a function's name was made up by the parser ([`ANONYMOUS`], or a callback named
+/// after its callee) rather than written in the source. Such a function is a detail of the
+/// named declaration around it.
+pub fn is_unnamed_function(name: &str) -> bool {
+    name == ANONYMOUS || name.ends_with(CALLBACK_SUFFIX)
+}
+
 /// File extensions the parser accepts.
 pub const EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs"];
 

@@ -1,9 +1,11 @@
 //! The blueprint's three-stage retrieval, minus enrichment (which [`crate::assemble`] does):
 //!
 //! 1. **Candidates.** Up to `max_vector_candidates` nearest chunks by cosine (when the index
-//!    has vectors), up to `max_lexical_candidates` by BM25 over code-aware tokens (LanceDB's
-//!    full-text index on `embeddingText`), and the chunks whose *name* or *file name* the
-//!    query spells out. Path and language filters run inside the LanceDB queries.
+//!    has vectors), up to `max_lexical_candidates` by BM25F over code-aware, stemmed tokens
+//!    of each chunk's path, qualified name and source (LanceDB's full-text indexes, see
+//!    `Store::search_lexical`), and the chunks whose *name* or *file name* the query spells
+//!    out. Path and language filters run inside the LanceDB queries. A hit inside an
+//!    unnamed function counts for the named declaration around it ([`result_unit`]).
 //! 2. **Scoring.** With a reranker: `finalScore = rerankWeight·rerank + vectorWeight·cosine`
 //!    (the blueprint's 0.65 / 0.35). Without one, the reranker's slot is taken by the
 //!    channels' *agreement*: a weighted reciprocal-rank fusion normalised so that ranking
@@ -52,10 +54,15 @@ pub struct SearchOptions {
     /// `test/`, `tests/`) scores this fraction, unless the query is about tests: questions
     /// about code are usually about the code under test.
     pub test_file_weight: f32,
-    /// Without a reranker, a one-line member (a property, an index or call signature) or
-    /// export list scores this fraction: short rows win BM25 on a single shared word without
-    /// being an answer.
-    pub one_line_member_weight: f32,
+    /// Without a reranker, an aside — a one-line member (a property, an index or call
+    /// signature), an export list or a standalone comment — scores this fraction: short rows
+    /// win BM25 on a single shared word without being an answer.
+    pub aside_weight: f32,
+    /// Without a reranker, a chunk that declares a shape rather than behaviour (a type
+    /// alias, an interface, a property, or a member of a type or interface) scores this
+    /// fraction: types repeat the words of the code that uses them, and a question is more
+    /// often about what the code does. They remain found by name and by the vector channel.
+    pub type_declaration_weight: f32,
 }
 
 impl Default for SearchOptions {
@@ -75,7 +82,8 @@ impl Default for SearchOptions {
             vector_ceiling: 0.65,
             fusion_k: 20.0,
             test_file_weight: 0.5,
-            one_line_member_weight: 0.5,
+            aside_weight: 0.5,
+            type_declaration_weight: 0.5,
         }
     }
 }
@@ -207,7 +215,10 @@ pub async fn rank(
     };
     let mut candidates: Vec<Scored> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
+    // Each hit counts for its result unit (see [`result_unit`]); several hits of one unit
+    // keep the best rank and similarity of each channel.
     let mut slot = |path: &str, id: &str, candidates: &mut Vec<Scored>| -> usize {
+        let id = result_unit(project, path, id);
         *index.entry(id.to_string()).or_insert_with(|| {
             candidates.push(Scored {
                 relative_path: path.to_string(),
@@ -227,20 +238,21 @@ pub async fn rank(
     let mut vector_evidence = false;
     for (rank, (row, distance)) in vector_hits.iter().enumerate() {
         let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
+        // Hits arrive best first: a unit's first hit holds its best rank and similarity.
         let cosine = 1.0 - distance;
-        candidates[i].vector_similarity = Some(cosine);
+        candidates[i].vector_similarity.get_or_insert(cosine);
         if cosine >= options.vector_floor {
-            candidates[i].vector_rank = Some(rank + 1);
+            candidates[i].vector_rank.get_or_insert(rank + 1);
             vector_evidence = true;
         }
     }
     for (rank, (row, _)) in lexical_hits.iter().enumerate() {
         let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
-        candidates[i].lexical_rank = Some(rank + 1);
+        candidates[i].lexical_rank.get_or_insert(rank + 1);
     }
     for (rank, chunk) in name_hits.iter().enumerate() {
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
-        candidates[i].name_rank = Some(rank + 1);
+        candidates[i].name_rank.get_or_insert(rank + 1);
     }
 
     // Each candidate's chunk, resolved once. Import statements are chunks (blueprint root
@@ -275,7 +287,7 @@ pub async fn rank(
             // Nothing to weigh the agreement against: it is the whole score.
             (SearchMode::Lexical, _) => agreement,
         };
-        c.final_score *= prior(chunk, about_tests, options);
+        c.final_score *= prior(project, chunk, about_tests, options);
     }
     prefer_members(&chunks, &mut candidates);
     sort(&mut candidates);
@@ -317,24 +329,62 @@ async fn rerank(
     Ok(())
 }
 
+/// The result unit a hit counts for: an unnamed function (a callback, an anonymous
+/// function) stands for the nearest named declaration around it — the `forEach` callback for
+/// the function that loops, the `useEffect` callback for the component. An agent asks about
+/// `proxy`, not about `proxy`'s third arrow function, and the named declaration's snapshot
+/// shows the callback anyway. A callback with no named declaration around it (a test's
+/// `describe` callback at the top level) is its own unit.
+fn result_unit<'p>(project: &'p Project, path: &str, id: &'p str) -> &'p str {
+    let mut current = project.chunk(path, id);
+    while let Some(chunk) = current {
+        if !(chunk.node_kind == "function" && codectx_parser::is_unnamed_function(&chunk.name)) {
+            return &chunk.id;
+        }
+        current = chunk
+            .parent_chunk_id
+            .as_deref()
+            .and_then(|parent| project.chunk(path, parent));
+    }
+    id
+}
+
+/// Kinds that declare a shape, not behaviour.
+const TYPE_KINDS: &[&str] = &["type", "interface"];
+
+/// Members that are rows of a type or class rather than code.
+const ROW_KINDS: &[&str] = &[
+    "property",
+    "index-signature",
+    "call-signature",
+    "construct-signature",
+];
+
 /// The weight of what a chunk is, independent of the query (fusion only; a reranker judges
 /// each chunk itself).
-fn prior(chunk: &CodeChunk, about_tests: bool, options: &SearchOptions) -> f32 {
+fn prior(project: &Project, chunk: &CodeChunk, about_tests: bool, options: &SearchOptions) -> f32 {
+    let kind = chunk.node_kind.as_str();
     let mut weight = 1.0;
     if !about_tests && is_test_file(&chunk.relative_path) {
         weight *= options.test_file_weight;
     }
-    let row = matches!(
-        chunk.node_kind.as_str(),
-        "property"
-            | "index-signature"
-            | "call-signature"
-            | "construct-signature"
-            | "export"
-            | "re-export"
-    );
-    if row && chunk.start_line == chunk.end_line {
-        weight *= options.one_line_member_weight;
+    let one_line = chunk.start_line == chunk.end_line;
+    let listing = ROW_KINDS.contains(&kind) || matches!(kind, "export" | "re-export");
+    if (listing && one_line) || kind == "comment" {
+        weight *= options.aside_weight;
+    }
+    let in_type = || {
+        let mut parent = chunk.parent_chunk_id.as_deref();
+        while let Some(p) = parent.and_then(|id| project.chunk(&chunk.relative_path, id)) {
+            if TYPE_KINDS.contains(&p.node_kind.as_str()) {
+                return true;
+            }
+            parent = p.parent_chunk_id.as_deref();
+        }
+        false
+    };
+    if TYPE_KINDS.contains(&kind) || ROW_KINDS.contains(&kind) || in_type() {
+        weight *= options.type_declaration_weight;
     }
     weight
 }

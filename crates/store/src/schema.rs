@@ -103,6 +103,8 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("relevantImports", list(), false),
         Field::new("embeddingText", DataType::Utf8, false),
         Field::new("breadcrumb", DataType::Utf8, false),
+        // Derived, for the lexical channel only: see [`search_names`].
+        Field::new("searchNames", DataType::Utf8, false),
     ];
     if let Some(spec) = spec {
         let item = Arc::new(Field::new("item", DataType::Float32, true));
@@ -161,6 +163,15 @@ pub(crate) fn meta_schema() -> SchemaRef {
     ]))
 }
 
+/// The words that *name* a chunk: its file's path and its qualified name (the breadcrumb
+/// without separators, `src/auth/token.ts TokenService verify`). The full-text search
+/// weighs them above the words of the source (see `Store::search_lexical`): a question
+/// that says "cookie" is more likely about `utils/cookie.ts` than about a function that
+/// mentions a cookie once.
+pub(crate) fn search_names(chunk: &CodeChunk) -> String {
+    chunk.breadcrumb.replace(" > ", " ")
+}
+
 pub(crate) fn chunks_to_batch(
     schema: &SchemaRef,
     rows: &[StoredChunk],
@@ -202,6 +213,9 @@ pub(crate) fn chunks_to_batch(
         list(&|r| &r.chunk.relevant_imports),
         text(&|r| &r.chunk.embedding_text),
         text(&|r| &r.chunk.breadcrumb),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| search_names(&r.chunk)),
+        )),
     ];
     if let Ok(field) = schema.field_with_name("vector") {
         let DataType::FixedSizeList(_, dimension) = field.data_type() else {

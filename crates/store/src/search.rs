@@ -3,7 +3,9 @@
 
 use lancedb::DistanceType;
 use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
-use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::index::scalar::{
+    CombinedFieldsQuery, FtsIndexBuilder, FtsQuery, FullTextSearchQuery,
+};
 use lancedb::query::QueryBase;
 
 use crate::schema::batch_to_chunks;
@@ -107,10 +109,28 @@ fn path_clause(path: &str) -> String {
     }
 }
 
+/// The columns the lexical channel searches as one BM25F field (Lucene's
+/// `CombinedFieldQuery`): the chunk's names (path and qualified name, `searchNames`) and
+/// its whole source (`fullSource`, nested functions included, so a word inside a callback
+/// still finds the function holding it).
+pub(crate) const LEXICAL_COLUMNS: [&str; 2] = ["searchNames", "fullSource"];
+
+/// A name word counts as much as three occurrences in the source: the words that name a
+/// declaration say what it is about; the source also mentions everything it touches.
+const LEXICAL_WEIGHTS: [f32; 2] = [3.0, 1.0];
+
+/// The tokenizer of both full-text indexes (BM25F needs them to tokenize alike): code-aware
+/// (`getUserName` → `getusername get user name`), lower-cased and stemmed (`parsing`,
+/// `parses` → `pars`), so a question's English meets the code's identifiers.
+pub(crate) fn lexical_tokens() -> FtsIndexBuilder {
+    FtsIndexBuilder::code().split_identifiers(true).stem(true)
+}
+
 impl Store {
-    /// BM25 over `embeddingText` with code-aware tokens (`getUserName` matches `user`,
-    /// `name` and itself); several words are OR-ed, so a query is never empty just because
-    /// one word is missing. Best first, with the BM25 score.
+    /// BM25F over a chunk's names and source (see [`LEXICAL_COLUMNS`]) with code-aware,
+    /// stemmed tokens: `getUserName` matches `user`, `names` and itself. Several words are
+    /// OR-ed, so a query is never empty just because one word is missing. Best first, with
+    /// the score.
     pub async fn search_lexical(
         &self,
         query: &str,
@@ -120,9 +140,13 @@ impl Store {
         if query.trim().is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let fts = FullTextSearchQuery::new(query.to_string())
-            .with_column("embeddingText".into())
-            .map_err(|e| StoreError::Filter(format!("full-text query: {e}")))?;
+        let combined = CombinedFieldsQuery::try_new(
+            query.to_string(),
+            LEXICAL_COLUMNS.iter().map(|c| c.to_string()).collect(),
+        )
+        .and_then(|q| q.try_with_boosts(LEXICAL_WEIGHTS.to_vec()))
+        .map_err(|e| StoreError::Filter(format!("full-text query: {e}")))?;
+        let fts = FullTextSearchQuery::new_query(FtsQuery::CombinedFields(combined));
         let mut q = self.chunks.query().full_text_search(fts).limit(limit);
         if let Some(sql) = filter.to_sql()? {
             q = q.only_if(sql);

@@ -17,7 +17,8 @@ use crate::schema::{
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 
 /// Identifies the table layout; an index written by another layout is rebuilt.
-pub(crate) const FORMAT: &str = "codectx-index/1";
+/// 2: the `searchNames` column and stemmed full-text indexes on it and `fullSource`.
+pub(crate) const FORMAT: &str = "codectx-index/2";
 
 /// How to open a [`Store`].
 #[derive(Debug, Clone)]

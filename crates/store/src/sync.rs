@@ -7,13 +7,13 @@ use codectx_chunker::CodeChunk;
 use codectx_parser::ParseStatus;
 use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
 use lancedb::index::Index;
-use lancedb::index::scalar::FtsIndexBuilder;
 use lancedb::query::{QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use sha2::{Digest, Sha256};
 
 use crate::enumerate::{DiskFile, enumerate, looks_minified};
 use crate::lock::WriteLock;
+use crate::search::{LEXICAL_COLUMNS, lexical_tokens};
 use crate::schema::{
     FileRecord, FileStatus, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch,
     meta_to_batch,
@@ -769,15 +769,15 @@ impl Store {
             .count_rows(None)
             .await
             .map_err(self.lance("counting"))?;
-        if rows > 0 && !has("embeddingText") {
-            // Code-aware tokens: `getUserName` is found by `user name` and by itself.
-            let fts = FtsIndexBuilder::code().split_identifiers(true);
-            self.chunks
-                .create_index(&["embeddingText"], Index::FTS(fts))
-                .execute()
-                .await
-                .map_err(self.lance("building the full-text index"))?;
-            stats.commits += 1;
+        for column in LEXICAL_COLUMNS {
+            if rows > 0 && !has(column) {
+                self.chunks
+                    .create_index(&[column], Index::FTS(lexical_tokens()))
+                    .execute()
+                    .await
+                    .map_err(self.lance("building the full-text index"))?;
+                stats.commits += 1;
+            }
         }
         if self.options.embedding.is_some()
             && !has("vector")

@@ -721,6 +721,31 @@ mod search {
         );
     }
 
+    /// English meets identifiers through stemming ("formatting durations" finds
+    /// `formatDuration`), and a chunk's path is searched with its name: `pad2`, which never
+    /// says "format", is found by the name of its file `src/util/format.ts`, above
+    /// `handleLogin`, whose source calls `formatDuration` once.
+    #[tokio::test]
+    async fn lexical_search_stems_words_and_searches_paths() {
+        let (_root, store, _) = indexed().await;
+        let all = ChunkFilter::default();
+        let hits = store
+            .search_lexical("formatting durations", 5, &all)
+            .await
+            .unwrap();
+        assert!(
+            show(&hits).first().is_some_and(|b| b.ends_with("formatDuration")),
+            "{:?}",
+            show(&hits)
+        );
+        let hits = show(&store.search_lexical("format", 10, &all).await.unwrap());
+        let rank = |name: &str| hits.iter().position(|b| b.ends_with(name));
+        assert!(
+            rank("pad2").is_some() && rank("pad2") < rank("handleLogin"),
+            "{hits:?}"
+        );
+    }
+
     #[tokio::test]
     async fn vector_search_finds_the_nearest_embedded_chunks() {
         let (_root, store, embedder) = indexed().await;
@@ -783,10 +808,9 @@ async fn a_vector_index_is_built_once_the_table_is_large_enough() {
     let indices = store.chunk_table().list_indices().await.unwrap();
     let columns: Vec<String> = indices.iter().flat_map(|i| i.columns.clone()).collect();
     assert!(columns.contains(&"vector".to_string()), "{columns:?}");
-    assert!(
-        columns.contains(&"embeddingText".to_string()),
-        "{columns:?}"
-    );
+    for fts in ["fullSource", "searchNames"] {
+        assert!(columns.contains(&fts.to_string()), "{columns:?}");
+    }
     let target = store
         .chunks(Some("name = 'task77'"))
         .await
