@@ -55,8 +55,8 @@ pub struct SearchOptions {
     /// about code are usually about the code under test.
     pub test_file_weight: f32,
     /// Without a reranker, an aside — a one-line member (a property, an index or call
-    /// signature), an export list or a standalone comment — scores this fraction: short rows
-    /// win BM25 on a single shared word without being an answer.
+    /// signature) or export list — scores this fraction: short rows win BM25 on a single
+    /// shared word without being an answer.
     pub aside_weight: f32,
     /// Without a reranker, a chunk that declares a shape rather than behaviour (a type
     /// alias, an interface, a property, or a member of a type or interface) scores this
@@ -370,7 +370,7 @@ fn prior(project: &Project, chunk: &CodeChunk, about_tests: bool, options: &Sear
     }
     let one_line = chunk.start_line == chunk.end_line;
     let listing = ROW_KINDS.contains(&kind) || matches!(kind, "export" | "re-export");
-    if (listing && one_line) || kind == "comment" {
+    if listing && one_line {
         weight *= options.aside_weight;
     }
     let in_type = || {
