@@ -103,7 +103,64 @@ impl Links {
                 }
             }
         }
+        links.dispatch_virtual_calls(files);
         links
+    }
+
+    /// A call through an interface's or base class's method is a call of every
+    /// implementation and override (as TypeScript's call hierarchy reports):
+    /// `router.match()` on a `Router` reaches `RegExpRouter.match`, `TrieRouter.match`…
+    /// They are the same-named callable members of the type's subtypes, transitively.
+    /// Outgoing calls stay with the declaration the call names, as go-to-definition does.
+    fn dispatch_virtual_calls(&mut self, files: &[FileNode]) {
+        let decl = |s: SymbolRef| &files[s.file as usize].facts.decls[s.decl as usize];
+        let mut virtual_methods: Vec<SymbolRef> = self
+            .callers
+            .keys()
+            .copied()
+            .filter(|&s| {
+                decl(s).kind.is_callable()
+                    && decl(s).container.is_some_and(|c| {
+                        matches!(
+                            files[s.file as usize].facts.decls[c as usize].kind,
+                            DeclKind::Interface | DeclKind::Class
+                        )
+                    })
+            })
+            .collect();
+        // Deterministic caller lists whatever the map's order.
+        virtual_methods.sort_by_key(|s| (s.file, s.decl));
+        for method in virtual_methods {
+            let owner = SymbolRef {
+                file: method.file,
+                decl: decl(method).container.unwrap_or_default(),
+            };
+            let name = decl(method).name.clone();
+            let callers = self.callers[&method].clone();
+            let mut seen = vec![owner];
+            let mut queue = vec![owner];
+            while let Some(t) = queue.pop() {
+                for sub in self.subtypes(t).to_vec() {
+                    if seen.contains(&sub) || seen.len() > MAX_HOPS * MAX_HOPS {
+                        continue;
+                    }
+                    seen.push(sub);
+                    queue.push(sub);
+                    for &m in &decl(sub).members {
+                        let member = SymbolRef {
+                            file: sub.file,
+                            decl: m,
+                        };
+                        if decl(member).name == name && decl(member).kind.is_callable() {
+                            let entry = self.callers.entry(member).or_default();
+                            for &c in &callers {
+                                push_unique(entry, c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     pub(crate) fn callees(&self, c: CallerRef) -> &[(SymbolRef, u32)] {

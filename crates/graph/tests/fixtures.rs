@@ -171,6 +171,10 @@ fn constructor_type_hierarchy_flows_members() {
         metadata(&g, "diamond.ts", "AuditedModel", 1)
     );
     insta::assert_snapshot!(
+        "hierarchy_dispatch",
+        metadata(&g, "models.ts", "User.serialize", 1)
+    );
+    insta::assert_snapshot!(
         "hierarchy_queryable",
         metadata(&g, "generics.ts", "Queryable", 1)
     );

@@ -3,9 +3,7 @@
 
 use lancedb::DistanceType;
 use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
-use lancedb::index::scalar::{
-    CombinedFieldsQuery, FtsIndexBuilder, FtsQuery, FullTextSearchQuery,
-};
+use lancedb::index::scalar::{CombinedFieldsQuery, FtsIndexBuilder, FtsQuery, FullTextSearchQuery};
 use lancedb::query::QueryBase;
 
 use crate::schema::batch_to_chunks;

@@ -13,11 +13,11 @@ use sha2::{Digest, Sha256};
 
 use crate::enumerate::{DiskFile, enumerate, looks_minified};
 use crate::lock::WriteLock;
-use crate::search::{LEXICAL_COLUMNS, lexical_tokens};
 use crate::schema::{
     FileRecord, FileStatus, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch,
     meta_to_batch,
 };
+use crate::search::{LEXICAL_COLUMNS, lexical_tokens};
 use crate::store::{CollectBatches, text_column};
 use crate::{Embedder, Store, StoreError};
 

@@ -734,7 +734,9 @@ mod search {
             .await
             .unwrap();
         assert!(
-            show(&hits).first().is_some_and(|b| b.ends_with("formatDuration")),
+            show(&hits)
+                .first()
+                .is_some_and(|b| b.ends_with("formatDuration")),
             "{:?}",
             show(&hits)
         );
