@@ -12,6 +12,7 @@
 //!   `cargo xtask fetch-model` puts all-MiniLM-L6-v2 in the user cache.
 
 mod bench;
+mod bench_query;
 mod eval;
 mod graph;
 mod index;
@@ -154,6 +155,22 @@ enum BenchTarget {
         #[arg(long, default_value_t = 5)]
         runs: usize,
     },
+    /// First answer on a never-indexed repository, local embedding throughput, warm query
+    /// latency (sync + search, as an MCP call) p50/p95.
+    Query {
+        #[arg(long)]
+        root: PathBuf,
+        #[arg(long, value_enum, default_value_t = eval::EmbedderArg::Local)]
+        embedder: eval::EmbedderArg,
+        /// Embed at most this many chunks before the warm runs (default: all).
+        #[arg(long)]
+        embed_limit: Option<usize>,
+        /// Queries, one per line or JSON lines with a `query` field (default: 20 built in).
+        #[arg(long)]
+        queries: Option<PathBuf>,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// Graph facts for every file vs parsing alone, one symbol's metadata, one re-link.
     Graph {
         /// Project root.
@@ -199,6 +216,22 @@ fn main() -> anyhow::Result<()> {
                     print,
                 },
         } => query::bench_skeleton(&root, &file, runs, print),
+        Command::Bench {
+            target:
+                BenchTarget::Query {
+                    root,
+                    embedder,
+                    embed_limit,
+                    queries,
+                    runs,
+                },
+        } => bench_query::query(bench_query::QueryBench {
+            root: &root,
+            embedder,
+            embed_limit,
+            queries: queries.as_deref(),
+            runs,
+        }),
         Command::Eval {
             set,
             root,
