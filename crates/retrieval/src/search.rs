@@ -129,6 +129,14 @@ pub fn blend(rerank: f32, vector: f32, options: &SearchOptions) -> f32 {
     options.rerank_weight * rerank + options.vector_weight * vector
 }
 
+/// Cosine similarity of two vectors (0 when either is zero).
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let n = norm(a) * norm(b);
+    if n > 0.0 { dot / n } else { 0.0 }
+}
+
 /// Cosine similarity mapped onto [0, 1] between the options' floor and ceiling.
 pub fn calibrated_vector(cosine: f32, options: &SearchOptions) -> f32 {
     let span = (options.vector_ceiling - options.vector_floor).max(f32::EPSILON);
@@ -181,26 +189,36 @@ pub async fn rank(
     query: &str,
     options: &SearchOptions,
 ) -> Result<Ranking, RetrievalError> {
-    // Stage 1: the channels.
-    let vector_hits = match embedder {
-        Some(embedder) if store.embedding().is_some() => {
-            let q = embedder.embed_query(query).await?;
-            store
-                .search_vector(&q, options.max_vector_candidates, &options.filter)
-                .await?
-        }
-        _ => Vec::new(),
+    // Stage 1: the channels. The vector channel (the model embeds the query on a blocking
+    // thread) and BM25 run concurrently.
+    let vector_channel = async {
+        let query_vector = match embedder {
+            Some(embedder) if store.embedding().is_some() && options.max_vector_candidates > 0 => {
+                Some(embedder.embed_query(query).await?)
+            }
+            _ => None,
+        };
+        let hits = match &query_vector {
+            Some(q) => {
+                store
+                    .search_vector(q, options.max_vector_candidates, &options.filter)
+                    .await?
+            }
+            None => Vec::new(),
+        };
+        Ok::<_, RetrievalError>((query_vector, hits))
     };
     // BM25 ORs the query's words: "for", "a", "with" would match every chunk and make
     // noise look like agreement. Only the words that carry meaning are searched.
     let lexical_query = content_words(query);
-    let lexical_hits = store
-        .search_lexical(
-            &lexical_query,
-            options.max_lexical_candidates,
-            &options.filter,
-        )
-        .await?;
+    let lexical_channel = store.search_lexical(
+        &lexical_query,
+        options.max_lexical_candidates,
+        &options.filter,
+    );
+    let (vector, lexical) = futures::join!(vector_channel, lexical_channel);
+    let (query_vector, vector_hits) = vector?;
+    let lexical_hits = lexical?;
     let name_hits = name_channel(
         project,
         query,
@@ -249,10 +267,34 @@ pub async fn rank(
     for (rank, (row, _)) in lexical_hits.iter().enumerate() {
         let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
         candidates[i].lexical_rank.get_or_insert(rank + 1);
+        // The row came with its vector: its similarity costs no extra query. (Only a hit
+        // that is its own result unit: a callback's vector is not its function's.)
+        if let (Some(q), Some(v)) = (&query_vector, &row.vector)
+            && candidates[i].chunk_id == row.chunk.id
+            && !vector_hits.is_empty()
+        {
+            candidates[i].vector_similarity.get_or_insert(cosine(q, v));
+        }
     }
     for (rank, chunk) in name_hits.iter().enumerate() {
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
         candidates[i].name_rank.get_or_insert(rank + 1);
+    }
+
+    // The blend weighs every candidate's similarity, not only the nearest few's: a chunk
+    // the lexical or name channel found is scored on its own stored vector.
+    if let Some(q) = query_vector.as_deref().filter(|_| !vector_hits.is_empty()) {
+        let missing: Vec<String> = candidates
+            .iter()
+            .filter(|c| c.vector_similarity.is_none())
+            .map(|c| c.chunk_id.clone())
+            .collect();
+        let vectors = store.vectors(&missing).await?;
+        for c in candidates.iter_mut() {
+            if let Some(v) = vectors.get(&c.chunk_id) {
+                c.vector_similarity = Some(cosine(q, v));
+            }
+        }
     }
 
     // Each candidate's chunk, resolved once. Import statements are chunks (blueprint root
@@ -282,7 +324,7 @@ pub async fn rank(
             (SearchMode::Hybrid, Some(cos)) => {
                 blend(agreement, calibrated_vector(cos, options), options)
             }
-            // Not a vector candidate: farther from the query than the 40th nearest.
+            // Not embedded yet: no similarity to weigh.
             (SearchMode::Hybrid, None) => blend(agreement, 0.0, options),
             // Nothing to weigh the agreement against: it is the whole score.
             (SearchMode::Lexical, _) => agreement,

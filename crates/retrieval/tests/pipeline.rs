@@ -360,3 +360,31 @@ async fn without_a_model_search_is_lexical_and_multi_keyword_queries_still_answe
     assert!(out.lines().all(|l| !l.ends_with("(Hybrid)")));
     insta::assert_snapshot!(out);
 }
+
+/// The blend weighs every candidate's own similarity: a chunk only BM25 or the name
+/// channel found, beyond the vector channel's nearest few, is scored on its stored vector
+/// (not as if it were unrelated).
+#[tokio::test]
+async fn every_hybrid_candidate_is_blended_with_its_own_similarity() {
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine(&index, Some(minilm()), None).await;
+    let options = SearchOptions {
+        max_vector_candidates: 1,
+        gate: false,
+        ..Default::default()
+    };
+    let ranking = engine
+        .rank("validate the session token expiry", &options)
+        .await
+        .unwrap();
+    assert_eq!(ranking.mode, SearchMode::Hybrid);
+    let beyond: Vec<_> = ranking
+        .scored
+        .iter()
+        .filter(|s| s.vector_rank.is_none() && s.lexical_rank.is_some())
+        .collect();
+    assert!(beyond.len() >= 2, "{:?}", ranking.scored);
+    for s in beyond {
+        assert!(s.vector_similarity.is_some(), "{s:?}");
+    }
+}

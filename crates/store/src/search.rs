@@ -2,13 +2,17 @@
 //! and language filters applied in the query (not after it).
 
 use lancedb::DistanceType;
-use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
+use std::collections::HashMap;
+
+use lancedb::arrow::arrow_array::{
+    Array, FixedSizeListArray, Float32Array, RecordBatch, StringArray,
+};
 use lancedb::index::scalar::{CombinedFieldsQuery, FtsIndexBuilder, FtsQuery, FullTextSearchQuery};
-use lancedb::query::QueryBase;
+use lancedb::query::{QueryBase, Select};
 
 use crate::schema::batch_to_chunks;
 use crate::store::CollectBatches;
-use crate::sync::sql_string;
+use crate::sync::{in_list, sql_string};
 use crate::{Store, StoreError, StoredChunk};
 
 /// Which chunks a search may return: paths (files, directories or globs, relative to the
@@ -179,6 +183,41 @@ impl Store {
             .batches(self, "vector search")
             .await?;
         self.scored(&batches, "_distance", filter)
+    }
+
+    /// The stored vectors of the chunks `ids` that have one, by id: the similarity of a
+    /// candidate another channel found (one query, two columns).
+    pub async fn vectors(&self, ids: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+        let mut out = HashMap::new();
+        if self.options.embedding.is_none() || ids.is_empty() {
+            return Ok(out);
+        }
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .only_if(format!("vector IS NOT NULL AND {}", in_list("id", ids)))
+            .select(Select::columns(&["id", "vector"]))
+            .batches(self, "reading vectors")
+            .await?;
+        for batch in &batches {
+            let (Some(id), Some(vector)) = (
+                batch
+                    .column_by_name("id")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>()),
+                batch
+                    .column_by_name("vector")
+                    .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>()),
+            ) else {
+                return Err(self.corrupt("vectors lack the id or vector column".into()));
+            };
+            for i in 0..batch.num_rows() {
+                let values = vector.value(i);
+                if let Some(values) = values.as_any().downcast_ref::<Float32Array>() {
+                    out.insert(id.value(i).to_string(), values.values().to_vec());
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn scored(
