@@ -42,6 +42,9 @@ pub struct StoreOptions {
     /// Embedded rows from which an IVF-PQ vector index is built; below, search is exact
     /// (and on a few thousand rows, exact is fast and better).
     pub vector_index_min_rows: usize,
+    /// Rows outside the full-text indexes (rewritten by an edit or by the embedder) from
+    /// which a sync or embedding step updates the indexes; below, they are searched flat.
+    pub fts_catch_up_rows: usize,
 }
 
 impl Default for StoreOptions {
@@ -55,6 +58,7 @@ impl Default for StoreOptions {
             embed_batch: 256,
             compact_every: 16,
             vector_index_min_rows: 50_000,
+            fts_catch_up_rows: 512,
         }
     }
 }

@@ -751,7 +751,8 @@ impl Store {
         Ok(())
     }
 
-    /// Compaction when writes have piled up; the full-text index as soon as there are rows;
+    /// Compaction when writes have piled up; the full-text indexes brought up to date once
+    /// `fts_catch_up_rows` rows escape them; the full-text index as soon as there are rows;
     /// a vector index once exact search would be slow.
     async fn maintain(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
         let indices = self
@@ -778,6 +779,32 @@ impl Store {
                     .map_err(self.lance("building the full-text index"))?;
                 stats.commits += 1;
             }
+        }
+        // Rewritten rows (an edit, a vector written by the background embedder) leave the
+        // full-text indexes and are searched flat — tokenized at every query — until the
+        // indexes catch up. Past a few hundred such rows a query would pay more for them
+        // than the catch-up costs once.
+        let mut stale = 0;
+        for index in indices.iter().filter(|i| {
+            i.columns
+                .iter()
+                .any(|c| LEXICAL_COLUMNS.contains(&c.as_str()))
+        }) {
+            if let Some(s) = self
+                .chunks
+                .index_stats(&index.name)
+                .await
+                .map_err(self.lance("reading index statistics"))?
+            {
+                stale = stale.max(s.num_unindexed_rows);
+            }
+        }
+        if stale >= self.options.fts_catch_up_rows.max(1) {
+            self.chunks
+                .optimize(OptimizeAction::Index(Default::default()))
+                .await
+                .map_err(self.lance("updating the full-text indexes"))?;
+            stats.commits += 1;
         }
         if self.options.embedding.is_some()
             && !has("vector")

@@ -721,6 +721,84 @@ mod search {
         );
     }
 
+    /// Rows written after the full-text indexes were built (an edit, a new file) are found
+    /// by both BM25F columns at once, and a removed file's rows are gone.
+    #[tokio::test]
+    async fn lexical_search_sees_rows_written_after_the_index() {
+        let (root, mut store, embedder) = indexed().await;
+        let all = ChunkFilter::default();
+        std::fs::create_dir_all(root.path().join("src/billing")).unwrap();
+        std::fs::write(
+            root.path().join("src/billing/ledger.ts"),
+            "export function reconcileAccounts(entries: number[]): number {\n  return entries.reduce((a, b) => a + b, 0);\n}\n",
+        )
+        .unwrap();
+        std::fs::remove_file(root.path().join("src/util/format.ts")).unwrap();
+        sync(&mut store, &embedder).await;
+        // "ledger" is only in the new file's path; "reconciling" only stems to its name.
+        let hits = show(
+            &store
+                .search_lexical("ledger reconciling", 5, &all)
+                .await
+                .unwrap(),
+        );
+        assert!(
+            hits.first()
+                .is_some_and(|b| b == "src/billing/ledger.ts > reconcileAccounts"),
+            "{hits:?}"
+        );
+        let gone = show(
+            &store
+                .search_lexical("formatDuration", 10, &all)
+                .await
+                .unwrap(),
+        );
+        assert!(
+            gone.iter().all(|b| !b.starts_with("src/util/format.ts")),
+            "{gone:?}"
+        );
+    }
+
+    /// Past `fts_catch_up_rows` rewritten rows, the sync folds them into the full-text
+    /// indexes; the search answers the same before and after.
+    #[tokio::test]
+    async fn full_text_indexes_catch_up_with_rewritten_rows() {
+        let root = workspace();
+        let embedder = TokenHashEmbedder::new(DIMENSION);
+        let mut store = Store::open(
+            root.path(),
+            StoreOptions {
+                fts_catch_up_rows: 1,
+                ..options(&embedder)
+            },
+        )
+        .await
+        .unwrap();
+        sync(&mut store, &embedder).await;
+        std::fs::write(
+            root.path().join("src/util/format.ts"),
+            "export function formatDurationVerbose(seconds: number): string {\n  return `${seconds} seconds`;\n}\n",
+        )
+        .unwrap();
+        sync(&mut store, &embedder).await;
+        let table = store.chunk_table();
+        for index in table.list_indices().await.unwrap() {
+            let stats = table.index_stats(&index.name).await.unwrap().unwrap();
+            assert_eq!(stats.num_unindexed_rows, 0, "{}", index.name);
+        }
+        let hits = show(
+            &store
+                .search_lexical("verbose duration", 3, &ChunkFilter::default())
+                .await
+                .unwrap(),
+        );
+        assert_eq!(
+            hits.first().map(String::as_str),
+            Some("src/util/format.ts > formatDurationVerbose"),
+            "{hits:?}"
+        );
+    }
+
     /// English meets identifiers through stemming ("formatting durations" finds
     /// `formatDuration`), and a chunk's path is searched with its name: `pad2`, which never
     /// says "format", is found by the name of its file `src/util/format.ts`, above
