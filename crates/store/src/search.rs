@@ -154,7 +154,14 @@ impl Store {
             q = q.only_if(sql);
         }
         let batches: Vec<RecordBatch> = q.batches(self, "full-text search").await?;
-        self.scored(&batches, "_score", filter)
+        let mut hits = self.scored(&batches, "_score", filter)?;
+        // Equal scores come back in whatever order the parallel scan finished: order them by
+        // id so the same query ranks the same way every time.
+        hits.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| a.0.chunk.id.cmp(&b.0.chunk.id))
+        });
+        Ok(hits)
     }
 
     /// Nearest chunks to `vector` by cosine distance among embedded rows; best first, with
@@ -182,7 +189,12 @@ impl Store {
             .limit(limit)
             .batches(self, "vector search")
             .await?;
-        self.scored(&batches, "_distance", filter)
+        let mut hits = self.scored(&batches, "_distance", filter)?;
+        hits.sort_by(|a, b| {
+            a.1.total_cmp(&b.1)
+                .then_with(|| a.0.chunk.id.cmp(&b.0.chunk.id))
+        });
+        Ok(hits)
     }
 
     /// The stored vectors of the chunks `ids` that have one, by id: the similarity of a
