@@ -41,5 +41,5 @@ pub use local::{
     locate_model, model_cache_dir,
 };
 pub use openai::OpenAiEmbedder;
-pub use provider::{EmbedError, Embedder, EmbeddingSpec, Reranker};
+pub use provider::{EmbedError, Embedder, EmbeddingSpec, Reranker, cosine};
 pub use voyage::{VoyageEmbedder, VoyageReranker};

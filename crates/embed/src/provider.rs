@@ -57,3 +57,12 @@ pub enum EmbedError {
     #[error("the embedding configuration is incomplete: {0}")]
     Config(String),
 }
+
+/// Cosine similarity of two vectors (0 when either is zero): how close a query and a
+/// chunk are, whatever the provider normalises.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let n = norm(a) * norm(b);
+    if n > 0.0 { dot / n } else { 0.0 }
+}

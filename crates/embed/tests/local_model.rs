@@ -2,17 +2,14 @@
 //! user cache by `codectx_corpus::minilm_model`).
 
 use codectx_embed::{
-    DEFAULT_LOCAL_MODEL, EmbedError, Embedder, LocalEmbedder, cached_model_dir, locate_model,
+    DEFAULT_LOCAL_MODEL, EmbedError, Embedder, LocalEmbedder, cached_model_dir, cosine,
+    locate_model,
 };
 
 fn model() -> LocalEmbedder {
     let dir = cached_model_dir(DEFAULT_LOCAL_MODEL).expect("HOME is set");
     codectx_corpus::minilm_model(&dir);
     LocalEmbedder::load(&dir).expect("the cached model loads")
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 const JWT: &str = "export function verifyJwt(token: string, secret: string): Claims {\n  const [header, payload, signature] = token.split('.');\n  const expected = hmacSha256(`${header}.${payload}`, secret);\n  if (!timingSafeEqual(expected, signature)) throw new Error('invalid signature');\n  return JSON.parse(base64UrlDecode(payload));\n}";

@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use codectx_chunker::{CodeChunk, estimate_tokens};
-use codectx_embed::{Embedder, Reranker};
+use codectx_embed::{Embedder, Reranker, cosine};
 use codectx_store::{ChunkFilter, Store};
 
 use crate::{Project, RetrievalError};
@@ -127,14 +127,6 @@ pub struct Ranking {
 /// `rerankWeight·rerank + vectorWeight·vector` (blueprint Stage 2).
 pub fn blend(rerank: f32, vector: f32, options: &SearchOptions) -> f32 {
     options.rerank_weight * rerank + options.vector_weight * vector
-}
-
-/// Cosine similarity of two vectors (0 when either is zero).
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let n = norm(a) * norm(b);
-    if n > 0.0 { dot / n } else { 0.0 }
 }
 
 /// Cosine similarity mapped onto [0, 1] between the options' floor and ceiling.
