@@ -111,9 +111,25 @@ pub enum Receiver {
         receiver: Box<Receiver>,
         name: String,
     },
-    /// A local value with no declared type (an inferred callback parameter, an untyped
-    /// variable): only a project-unique member name can be resolved on it.
+    /// Parameter `index` of a function expression with no annotation of its own, typed by
+    /// its context (TypeScript's contextual typing): [`FileFacts::contexts`]`[context]`.
+    Parameter { context: u32, index: u32 },
+    /// A local value with no declared type (an untyped variable, a callback parameter whose
+    /// context is unknown).
     Untyped,
+}
+
+/// Where a function expression written without parameter types takes them from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "from")]
+pub enum Contextual {
+    /// The function initializes a declaration annotated with the (function) type `target`
+    /// (`const h: Handler = (c) => …`), or is returned by a function whose declared return
+    /// type it is (`(): Handler => (c) => …`).
+    Annotated { target: Target },
+    /// The function is argument `arg` of a call of `callee` (`use((c) => …)`): it has the
+    /// type of that parameter.
+    Argument { callee: Callee, arg: u32 },
 }
 
 /// What a call site or reference points at.
@@ -147,6 +163,12 @@ pub struct CallSite {
     pub line: u32,
     pub kind: SiteKind,
     pub callee: Callee,
+    /// Made inside a named function expression (`return function cors(c) {…}`) within the
+    /// caller: TypeScript's call hierarchy makes that expression a node of its own, so the
+    /// call is not an outgoing call of the declaration around it, which is still reported
+    /// as the caller.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_named_expression: bool,
 }
 
 /// One non-declaration occurrence of a name (identifier, type reference, member name,
@@ -289,6 +311,12 @@ pub struct FileFacts {
     pub star_exports: Vec<u32>,
     pub calls: Vec<CallSite>,
     pub refs: Vec<RefSite>,
+    /// Contexts of callback parameters ([`Receiver::Parameter`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<Contextual>,
+    /// [`FACTS_VERSION`] of the extractor that wrote these facts (0: before versions).
+    #[serde(default)]
+    pub version: u32,
     /// oxc diagnostics; facts of a file with errors are what oxc recovered.
     pub syntax_errors: u32,
 }
@@ -305,10 +333,16 @@ impl FileFacts {
             star_exports: Vec::new(),
             calls: Vec::new(),
             refs: Vec::new(),
+            contexts: Vec::new(),
+            version: FACTS_VERSION,
             syntax_errors,
         }
     }
 }
+
+/// Version of what [`extract_facts`] finds: caches of facts written by another version
+/// are stale even when the file did not change.
+pub const FACTS_VERSION: u32 = 2;
 
 /// Extracts the facts of one file. Never panics on bad input: a file oxc cannot parse at
 /// all gives empty facts with `syntax_errors > 0`.
@@ -365,12 +399,18 @@ fn facts_of(
         symbol_decl: HashMap::new(),
         symbol_import: HashMap::new(),
         symbol_type: HashMap::new(),
+        symbol_param: HashMap::new(),
+        contexts: HashMap::new(),
+        contexts_raw: Vec::new(),
+        context_ids: Vec::new(),
+        returns: Vec::new(),
         callers: Vec::new(),
         containers: Vec::new(),
         classes: Vec::new(),
         export_start: None,
         exported: false,
         pending_calls: Vec::new(),
+        named_expressions: 0,
         pending_refs: Vec::new(),
         pending_types: Vec::new(),
         pending_exports: Vec::new(),
@@ -405,6 +445,12 @@ enum RawReceiver {
 }
 
 #[derive(Clone)]
+enum RawContextual {
+    Annotated(Raw),
+    Argument(RawCallee, u32),
+}
+
+#[derive(Clone)]
 enum RawCallee {
     Name(Raw),
     Member(RawReceiver, String),
@@ -428,6 +474,16 @@ struct Extractor<'s, 'f> {
     symbol_import: HashMap<SymbolId, Target>,
     /// Declared or constructed type of parameters and locals, as raw names.
     symbol_type: HashMap<SymbolId, Raw>,
+    /// Unannotated parameters of contextually typed function expressions: (context, index).
+    symbol_param: HashMap<SymbolId, (usize, u32)>,
+    /// Contexts of function expressions about to be walked, by the function's start offset
+    /// (indexes into `contexts_raw`).
+    contexts: HashMap<u32, usize>,
+    contexts_raw: Vec<RawContextual>,
+    /// `contexts_raw` index → [`FileFacts::contexts`] index, filled by `finish`.
+    context_ids: Vec<Option<u32>>,
+    /// Declared return types of the enclosing functions (for `return (c) => …`).
+    returns: Vec<Option<Raw>>,
     callers: Vec<u32>,
     /// Enclosing classes and interfaces (for qualified names).
     containers: Vec<u32>,
@@ -436,7 +492,9 @@ struct Extractor<'s, 'f> {
     classes: Vec<Option<u32>>,
     export_start: Option<u32>,
     exported: bool,
-    pending_calls: Vec<(Option<u32>, u32, SiteKind, RawCallee)>,
+    pending_calls: Vec<(Option<u32>, u32, SiteKind, RawCallee, bool)>,
+    /// Named function expressions entered since the innermost caller declaration.
+    named_expressions: u32,
     pending_refs: Vec<(u32, RawCallee)>,
     pending_types: Vec<(TypeSlotRef, Raw)>,
     pending_exports: Vec<(String, u32, Raw)>,
@@ -771,14 +829,18 @@ impl<'a> Extractor<'_, '_> {
         if let Some(callee) = callee {
             let caller = self.callers.last().copied();
             let line = self.line(offset);
-            self.pending_calls.push((caller, line, kind, callee));
+            let nested = self.named_expressions > 0;
+            self.pending_calls
+                .push((caller, line, kind, callee, nested));
         }
     }
 
     /// Opens a declaration scope for callers and `this`.
     fn scoped_caller(&mut self, decl: u32, f: impl FnOnce(&mut Self)) {
         self.callers.push(decl);
+        let saved = std::mem::take(&mut self.named_expressions);
         f(self);
+        self.named_expressions = saved;
         self.callers.pop();
     }
 
@@ -786,7 +848,93 @@ impl<'a> Extractor<'_, '_> {
         self.facts.decls[decl as usize].type_params =
             self.type_params(func.type_parameters.as_deref());
         self.signature_slots(decl, &func.params, func.return_type.as_deref());
-        self.scoped_caller(decl, |s| walk::walk_function(s, func, flags));
+        self.bind_contextual_params(func.span.start, &func.params);
+        self.with_return_type(func.return_type.as_deref(), |s| {
+            s.scoped_caller(decl, |s| walk::walk_function(s, func, flags));
+        });
+    }
+
+    // ---- contextual typing of callback parameters ---------------------------------------
+
+    /// Records where the function expression(s) `e` evaluates to take their parameter
+    /// types from; `cond ? f : g` and `a ?? f` pass the context on to both sides.
+    fn set_context(&mut self, e: &Expression<'a>, context: RawContextual) {
+        match e.get_inner_expression() {
+            Expression::ArrowFunctionExpression(a) => self.push_context(a.span.start, context),
+            Expression::FunctionExpression(f) => self.push_context(f.span.start, context),
+            Expression::ConditionalExpression(c) => {
+                self.set_context(&c.consequent, context.clone());
+                self.set_context(&c.alternate, context);
+            }
+            Expression::LogicalExpression(l) => {
+                self.set_context(&l.left, context.clone());
+                self.set_context(&l.right, context);
+            }
+            _ => {}
+        }
+    }
+
+    fn push_context(&mut self, function_start: u32, context: RawContextual) {
+        self.contexts_raw.push(context);
+        self.contexts
+            .insert(function_start, self.contexts_raw.len() - 1);
+    }
+
+    /// Binds the unannotated parameters of the function starting at `start` to its context.
+    fn bind_contextual_params(&mut self, start: u32, params: &FormalParameters<'a>) {
+        let Some(context) = self.contexts.remove(&start) else {
+            return;
+        };
+        for (i, p) in params.items.iter().enumerate() {
+            if p.type_annotation.is_none()
+                && let BindingPattern::BindingIdentifier(id) = &p.pattern
+                && let Some(symbol) = id.symbol_id.get()
+            {
+                self.symbol_param.insert(symbol, (context, i as u32));
+            }
+        }
+    }
+
+    /// `const h: Handler = (c) => …`: the annotation types the function's parameters.
+    fn annotated_context(&mut self, d: &VariableDeclarator<'a>) {
+        if let (Some(t), Some(init)) = (&d.type_annotation, &d.init)
+            && let Some(raw) = primary_type(self.scoping, &t.type_annotation)
+        {
+            self.set_context(init, RawContextual::Annotated(raw));
+        }
+    }
+
+    /// Walks a function with its declared return type as the context of the functions it
+    /// returns.
+    fn with_return_type(
+        &mut self,
+        returns: Option<&TSTypeAnnotation<'a>>,
+        f: impl FnOnce(&mut Self),
+    ) {
+        let raw = returns.and_then(|r| primary_type(self.scoping, &r.type_annotation));
+        self.returns.push(raw);
+        f(self);
+        self.returns.pop();
+    }
+
+    /// `return e` (or an arrow's expression body `e`) in the innermost function.
+    fn returned(&mut self, e: &Expression<'a>) {
+        if let Some(Some(raw)) = self.returns.last() {
+            let raw = raw.clone();
+            self.set_context(e, RawContextual::Annotated(raw));
+        }
+    }
+
+    /// Walks an arrow function: binds its contextual parameters, and gives a function its
+    /// expression body evaluates to the arrow's return type as context.
+    fn arrow_body(&mut self, a: &ArrowFunctionExpression<'a>) {
+        self.bind_contextual_params(a.span.start, &a.params);
+        self.with_return_type(a.return_type.as_deref(), |s| {
+            if let Some(e) = a.get_expression() {
+                s.returned(e);
+            }
+            walk::walk_arrow_function_expression(s, a);
+        });
     }
 
     // ---- finishing: raw names → targets -------------------------------------------------
@@ -837,6 +985,15 @@ impl<'a> Extractor<'_, '_> {
                     });
                 }
                 if let Raw::Symbol(symbol) = raw
+                    && let Some(&(context, index)) = self.symbol_param.get(symbol)
+                    && let Some(Some(context)) = self.context_ids.get(context)
+                {
+                    return Some(Receiver::Parameter {
+                        context: *context,
+                        index,
+                    });
+                }
+                if let Raw::Symbol(symbol) = raw
                     && !self.symbol_decl.contains_key(symbol)
                     && !self.symbol_import.contains_key(symbol)
                 {
@@ -870,6 +1027,22 @@ impl<'a> Extractor<'_, '_> {
     }
 
     fn finish(&mut self) {
+        // Contexts first: receivers below refer to them.
+        for raw in std::mem::take(&mut self.contexts_raw) {
+            let context = match raw {
+                RawContextual::Annotated(t) => Some(Contextual::Annotated {
+                    target: self.target(&t),
+                }),
+                RawContextual::Argument(callee, arg) => self
+                    .callee(&callee)
+                    .map(|callee| Contextual::Argument { callee, arg }),
+            };
+            let id = context.map(|c| {
+                self.facts.contexts.push(c);
+                self.facts.contexts.len() as u32 - 1
+            });
+            self.context_ids.push(id);
+        }
         for (name, line, raw) in std::mem::take(&mut self.pending_exports) {
             let target = match self.target(&raw) {
                 Target::Local { decl } => ExportTarget::Local { decl },
@@ -879,13 +1052,14 @@ impl<'a> Extractor<'_, '_> {
             };
             self.facts.exports.push(Export { name, line, target });
         }
-        for (caller, line, kind, raw) in std::mem::take(&mut self.pending_calls) {
+        for (caller, line, kind, raw, nested) in std::mem::take(&mut self.pending_calls) {
             if let Some(callee) = self.callee(&raw) {
                 self.facts.calls.push(CallSite {
                     caller,
                     line,
                     kind,
                     callee,
+                    in_named_expression: nested,
                 });
             }
         }
@@ -1090,7 +1264,15 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 self.containers = saved;
                 self.function_like(index, f, flags);
             }
-            _ => walk::walk_function(self, f, flags),
+            _ => {
+                let named = u32::from(f.id.is_some());
+                self.named_expressions += named;
+                self.bind_contextual_params(f.span.start, &f.params);
+                self.with_return_type(f.return_type.as_deref(), |s| {
+                    walk::walk_function(s, f, flags);
+                });
+                self.named_expressions -= named;
+            }
         }
         self.classes.pop();
     }
@@ -1119,7 +1301,8 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 self.facts.decls[index as usize].type_params =
                     self.type_params(a.type_parameters.as_deref());
                 self.signature_slots(index, &a.params, a.return_type.as_deref());
-                self.scoped_caller(index, |s| walk::walk_arrow_function_expression(s, a));
+                self.annotated_context(d);
+                self.scoped_caller(index, |s| s.arrow_body(a));
             }
             Some(Expression::FunctionExpression(f)) => {
                 let body_start = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
@@ -1128,6 +1311,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 let saved = std::mem::take(&mut self.containers);
                 let index = self.push_decl(decl, symbol);
                 self.containers = saved;
+                self.annotated_context(d);
                 self.classes.push(None);
                 self.function_like(index, f, ScopeFlags::Function);
                 self.classes.pop();
@@ -1168,6 +1352,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                     }
                     self.pending_types.push((TypeSlotRef::Value(index), raw));
                 }
+                self.annotated_context(d);
                 if let Some(Expression::ObjectExpression(o)) = init {
                     self.object_literal(index, o);
                     if let Some(t) = &d.type_annotation {
@@ -1362,6 +1547,10 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         {
             self.pending_types.push((TypeSlotRef::Value(index), raw));
         }
+        // A function type's parameters type the callbacks written against it.
+        if let TSType::TSFunctionType(f) = it.type_annotation.without_parenthesized() {
+            self.signature_slots(index, &f.params, Some(&f.return_type));
+        }
         walk::walk_ts_type_alias_declaration(self, it);
     }
 
@@ -1399,11 +1588,25 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
 
     fn visit_arrow_function_expression(&mut self, a: &ArrowFunctionExpression<'a>) {
         // Anonymous arrows keep `this` and belong to the enclosing caller.
-        walk::walk_arrow_function_expression(self, a);
+        self.arrow_body(a);
+    }
+
+    fn visit_return_statement(&mut self, it: &ReturnStatement<'a>) {
+        if let Some(e) = &it.argument {
+            self.returned(e);
+        }
+        walk::walk_return_statement(self, it);
     }
 
     fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
         let callee = self.callee_of(&it.callee);
+        if let Some(c) = &callee {
+            for (i, arg) in it.arguments.iter().enumerate() {
+                if let Some(e) = arg.as_expression() {
+                    self.set_context(e, RawContextual::Argument(c.clone(), i as u32));
+                }
+            }
+        }
         self.call_site(SiteKind::Call, callee, it.span.start);
         // `require('x')` is a module request.
         if let Expression::Identifier(id) = it.callee.get_inner_expression()

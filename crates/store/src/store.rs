@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use codectx_graph::LoadOptions;
-use codectx_graph::facts::FileFacts;
+use codectx_graph::facts::{FACTS_VERSION, FileFacts};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
@@ -19,6 +19,9 @@ use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 /// Identifies the table layout; an index written by another layout is rebuilt.
 /// 2: the `searchNames` column and stemmed full-text indexes on it and `fullSource`.
 pub(crate) const FORMAT: &str = "codectx-index/2";
+/// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
+/// extracted with: another version re-extracts them (chunks and vectors are kept).
+pub(crate) const FACTS_KEY: &str = "facts";
 
 /// How to open a [`Store`].
 #[derive(Debug, Clone)]
@@ -79,6 +82,8 @@ pub struct Store {
     /// Set when the last writer died mid-sync (or we do not know yet whether rows wait for
     /// vectors): the next sync checks.
     pub(crate) needs_repair: bool,
+    /// The stored facts were extracted by another version of the graph's extractor.
+    pub(crate) facts_stale: bool,
     pub(crate) check_pending: bool,
     /// Why the index was rebuilt on open, if it was.
     pub(crate) rebuilt: Option<String>,
@@ -235,6 +240,7 @@ impl Store {
             known: HashMap::new(),
             files_version: 0,
             needs_repair: meta.get("dirty").is_some_and(|d| d == "1"),
+            facts_stale: meta.get(FACTS_KEY) != Some(&FACTS_VERSION.to_string()),
             check_pending: true,
             rebuilt,
         };

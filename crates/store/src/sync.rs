@@ -18,7 +18,7 @@ use crate::schema::{
     meta_to_batch,
 };
 use crate::search::{LEXICAL_COLUMNS, lexical_tokens};
-use crate::store::{CollectBatches, text_column};
+use crate::store::{CollectBatches, FACTS_KEY, text_column};
 use crate::{Embedder, Store, StoreError};
 
 pub(crate) const LOCK_FILE: &str = "write.lock";
@@ -290,13 +290,17 @@ impl Store {
         };
         stats.files_seen = disk.len();
 
-        // mtime (and size) is the trigger; only files that moved are read.
+        // mtime (and size) is the trigger; only files that moved are read. Facts of another
+        // extractor version make every file move once (vectors are carried over).
+        let facts_stale = self.facts_stale;
         let moved: Vec<&DiskFile> = disk
             .iter()
             .filter(|f| {
-                self.known
-                    .get(&f.path)
-                    .is_none_or(|k| k.mtime_ns != f.mtime_ns || k.size != f.size)
+                facts_stale
+                    || self
+                        .known
+                        .get(&f.path)
+                        .is_none_or(|k| k.mtime_ns != f.mtime_ns || k.size != f.size)
             })
             .collect();
         stats.files_unchanged = disk.len() - moved.len();
@@ -315,11 +319,19 @@ impl Store {
         if moved.is_empty() && removed.is_empty() {
             return Ok(());
         }
+        if facts_stale && !self.known.is_empty() {
+            tracing::info!(
+                "re-extracting the graph facts of {} files (extractor version {})",
+                moved.len(),
+                codectx_graph::facts::FACTS_VERSION
+            );
+        }
 
         let processed = {
             let moved: Vec<DiskFile> = moved.into_iter().cloned().collect();
             let known: HashMap<String, String> = moved
                 .iter()
+                .filter(|_| !facts_stale)
                 .filter_map(|f| {
                     self.known
                         .get(&f.path)
@@ -374,6 +386,11 @@ impl Store {
         let mut file_rows: Vec<FileRecord> = changed.into_iter().map(|p| p.record).collect();
         file_rows.extend(self.moved_file_rows(&touched).await?);
         self.write_files(&file_rows, &removed, stats).await?;
+        if facts_stale {
+            self.set_meta(FACTS_KEY, &codectx_graph::facts::FACTS_VERSION.to_string())
+                .await?;
+            self.facts_stale = false;
+        }
         observer.event(SyncEvent::FilesWritten);
         if !rewritten.is_empty() {
             self.set_dirty(false, stats).await?;

@@ -280,6 +280,45 @@ async fn restart_parses_nothing_and_graph_links_from_cached_facts() {
     );
 }
 
+/// Facts written by another version of the graph's extractor are extracted again, once:
+/// every file is parsed, no vector is recomputed.
+#[tokio::test]
+async fn stale_facts_are_extracted_again_keeping_vectors() {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    {
+        let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+        sync(&mut store, &embedder).await;
+    }
+    // Pretend an older extractor wrote the facts.
+    let uri = root.path().join(".codectx");
+    let db = lancedb::connect(uri.to_str().unwrap())
+        .execute()
+        .await
+        .unwrap();
+    let meta = db.open_table("meta").execute().await.unwrap();
+    meta.update()
+        .only_if("key = 'facts'")
+        .column("value", "'1'")
+        .execute()
+        .await
+        .unwrap();
+
+    let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!((stats.files_parsed, stats.chunks_embedded), (5, 0));
+    assert!(
+        store
+            .load_facts()
+            .await
+            .unwrap()
+            .iter()
+            .all(|(_, f)| f.version == codectx_graph::facts::FACTS_VERSION)
+    );
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!((stats.files_parsed, stats.commits), (0, 0));
+}
+
 /// Build output, dependencies, minified bundles, binary and non-UTF-8 files never become
 /// chunks; the ones the walk sees are recorded as skipped with the reason.
 #[tokio::test]
