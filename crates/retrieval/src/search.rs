@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 use codectx_chunker::{CodeChunk, estimate_tokens};
 use codectx_embed::{Embedder, Reranker, cosine};
-use codectx_store::{ChunkFilter, Store};
+use codectx_store::{ChunkFilter, LexicalHit, Store};
 
 use crate::{Project, RetrievalError};
 
@@ -40,6 +40,16 @@ pub struct SearchOptions {
     pub max_vector_candidates: usize,
     /// Stage 1 candidates from the BM25 channel.
     pub max_lexical_candidates: usize,
+    /// BM25 hits read to weigh each file's evidence (see `file_evidence_weight`); the best
+    /// `max_lexical_candidates` of them, re-scored, are the channel's candidates.
+    pub lexical_pool: usize,
+    /// File evidence: code that matches the query in a file that matches it as a whole is
+    /// likelier the answer than a lone match in an unrelated file. A file's `share` is the
+    /// summed BM25 scores of its top-level chunks in the pool, relative to the best file's.
+    /// It re-ranks the BM25 channel (score × `1 + w·share`) and, before any reranker, is a
+    /// prior on every candidate (× `(1 + w·share) / (1 + w)`: the best file's code keeps
+    /// its score, so the relevance gate keeps its meaning). 0 turns it off.
+    pub file_evidence_weight: f32,
     /// Paths (files, directories, globs) and languages the results must be in.
     pub filter: ChunkFilter,
     /// Apply the relevance gate (off: rank only, e.g. to evaluate the ranking).
@@ -74,6 +84,8 @@ impl Default for SearchOptions {
             max_token_budget: 8_000,
             max_vector_candidates: 40,
             max_lexical_candidates: 40,
+            lexical_pool: 200,
+            file_evidence_weight: 0.5,
             filter: ChunkFilter::default(),
             gate: true,
             // all-MiniLM-L6-v2: code unrelated to a query sits around 0.0–0.2, a chunk
@@ -203,14 +215,21 @@ pub async fn rank(
     // BM25 ORs the query's words: "for", "a", "with" would match every chunk and make
     // noise look like agreement. Only the words that carry meaning are searched.
     let lexical_query = content_words(query);
-    let lexical_channel = store.search_lexical(
+    let lexical_channel = store.search_lexical_hits(
         &lexical_query,
-        options.max_lexical_candidates,
+        // No BM25 candidates wanted (a vector-only search): no pool either.
+        if options.max_lexical_candidates == 0 {
+            0
+        } else {
+            options.lexical_pool.max(options.max_lexical_candidates)
+        },
         &options.filter,
     );
     let (vector, lexical) = futures::join!(vector_channel, lexical_channel);
     let (query_vector, vector_hits) = vector?;
-    let lexical_hits = lexical?;
+    let lexical_pool = lexical?;
+    let file_share = file_evidence(project, &lexical_pool);
+    let lexical_hits = with_file_evidence(lexical_pool, &file_share, options);
     let name_hits = name_channel(
         project,
         query,
@@ -256,17 +275,9 @@ pub async fn rank(
             vector_evidence = true;
         }
     }
-    for (rank, (row, _)) in lexical_hits.iter().enumerate() {
-        let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
+    for (rank, hit) in lexical_hits.iter().enumerate() {
+        let i = slot(&hit.relative_path, &hit.id, &mut candidates);
         candidates[i].lexical_rank.get_or_insert(rank + 1);
-        // The row came with its vector: its similarity costs no extra query. (Only a hit
-        // that is its own result unit: a callback's vector is not its function's.)
-        if let (Some(q), Some(v)) = (&query_vector, &row.vector)
-            && candidates[i].chunk_id == row.chunk.id
-            && !vector_hits.is_empty()
-        {
-            candidates[i].vector_similarity.get_or_insert(cosine(q, v));
-        }
     }
     for (rank, chunk) in name_hits.iter().enumerate() {
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
@@ -322,6 +333,11 @@ pub async fn rank(
             (SearchMode::Lexical, _) => agreement,
         };
         c.final_score *= prior(project, chunk, about_tests, options);
+        // Normalised so that the best file's code keeps its score: the gate still means
+        // what it means without file evidence.
+        let share = file_share.get(&c.relative_path).copied().unwrap_or(0.0);
+        c.final_score *=
+            (1.0 + options.file_evidence_weight * share) / (1.0 + options.file_evidence_weight);
     }
     prefer_members(&chunks, &mut candidates);
     sort(&mut candidates);
@@ -333,6 +349,44 @@ pub async fn rank(
         scored: candidates,
         mode,
     })
+}
+
+/// Each file's evidence in the BM25 pool relative to the best file's (0–1): the summed
+/// scores of its top-level chunks (see [`SearchOptions::file_evidence_weight`]).
+fn file_evidence(project: &Project, pool: &[LexicalHit]) -> HashMap<String, f32> {
+    let mut evidence: HashMap<String, f32> = HashMap::new();
+    for hit in pool {
+        if project
+            .chunk(&hit.relative_path, &hit.id)
+            .is_some_and(|c| c.depth == 0)
+        {
+            *evidence.entry(hit.relative_path.clone()).or_default() += hit.score;
+        }
+    }
+    let best = evidence.values().copied().fold(0.0_f32, f32::max);
+    if best > 0.0 {
+        evidence.values_mut().for_each(|e| *e /= best);
+    }
+    evidence
+}
+
+/// The BM25 pool re-scored by file evidence, best first, cut to `max_lexical_candidates`.
+fn with_file_evidence(
+    pool: Vec<LexicalHit>,
+    file_share: &HashMap<String, f32>,
+    options: &SearchOptions,
+) -> Vec<LexicalHit> {
+    let mut rescored: Vec<LexicalHit> = pool
+        .into_iter()
+        .map(|mut hit| {
+            let share = file_share.get(&hit.relative_path).copied().unwrap_or(0.0);
+            hit.score *= 1.0 + options.file_evidence_weight * share;
+            hit
+        })
+        .collect();
+    rescored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    rescored.truncate(options.max_lexical_candidates);
+    rescored
 }
 
 /// Reranks the best `max_vector_candidates` fused candidates; the rest keep their order

@@ -48,7 +48,7 @@ pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use codectx_graph::LoadOptions;
 pub use error::StoreError;
 pub use schema::{FileRecord, FileStatus, StoredChunk};
-pub use search::ChunkFilter;
+pub use search::{ChunkFilter, LexicalHit};
 pub use store::{Store, StoreOptions};
 pub use sync::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
 

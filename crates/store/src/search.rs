@@ -15,6 +15,15 @@ use crate::store::CollectBatches;
 use crate::sync::{in_list, sql_string};
 use crate::{Store, StoreError, StoredChunk};
 
+/// One full-text hit without its row ([`Store::search_lexical_hits`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexicalHit {
+    pub id: String,
+    pub relative_path: String,
+    /// BM25F score: higher is better.
+    pub score: f32,
+}
+
 /// Which chunks a search may return: paths (files, directories or globs, relative to the
 /// root) and languages. Empty lists mean no restriction.
 #[derive(Debug, Clone, Default)]
@@ -139,8 +148,73 @@ impl Store {
         limit: usize,
         filter: &ChunkFilter,
     ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
-        if query.trim().is_empty() || limit == 0 {
+        let Some(q) = self.lexical_query(query, limit, filter)? else {
             return Ok(Vec::new());
+        };
+        let batches: Vec<RecordBatch> = q.batches(self, "full-text search").await?;
+        let mut hits = self.scored(&batches, "_score", filter)?;
+        // Equal scores come back in whatever order the parallel scan finished: order them by
+        // id so the same query ranks the same way every time.
+        hits.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| a.0.chunk.id.cmp(&b.0.chunk.id))
+        });
+        Ok(hits)
+    }
+
+    /// [`Store::search_lexical`] reading only each hit's id and file: a wide candidate pool
+    /// (hundreds of rows) for a caller that holds the chunks already.
+    pub async fn search_lexical_hits(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<LexicalHit>, StoreError> {
+        let Some(q) = self.lexical_query(query, limit, filter)? else {
+            return Ok(Vec::new());
+        };
+        let batches: Vec<RecordBatch> = q
+            .select(Select::columns(&["id", "relativePath"]))
+            .batches(self, "full-text search")
+            .await?;
+        let mut hits = Vec::new();
+        for batch in &batches {
+            let (Some(id), Some(path), Some(score)) = (
+                batch
+                    .column_by_name("id")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>()),
+                batch
+                    .column_by_name("relativePath")
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>()),
+                batch
+                    .column_by_name("_score")
+                    .and_then(|c| c.as_any().downcast_ref::<Float32Array>()),
+            ) else {
+                return Err(self.corrupt("full-text hits lack id, relativePath or _score".into()));
+            };
+            for i in 0..batch.num_rows() {
+                if score.is_valid(i) && filter.matches(path.value(i)) {
+                    hits.push(LexicalHit {
+                        id: id.value(i).to_string(),
+                        relative_path: path.value(i).to_string(),
+                        score: score.value(i),
+                    });
+                }
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        Ok(hits)
+    }
+
+    /// The BM25F query of `query`'s words, filtered; `None` when there is nothing to search.
+    fn lexical_query(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Option<lancedb::query::Query>, StoreError> {
+        if query.trim().is_empty() || limit == 0 {
+            return Ok(None);
         }
         let combined = CombinedFieldsQuery::try_new(
             query.to_string(),
@@ -153,15 +227,7 @@ impl Store {
         if let Some(sql) = filter.to_sql()? {
             q = q.only_if(sql);
         }
-        let batches: Vec<RecordBatch> = q.batches(self, "full-text search").await?;
-        let mut hits = self.scored(&batches, "_score", filter)?;
-        // Equal scores come back in whatever order the parallel scan finished: order them by
-        // id so the same query ranks the same way every time.
-        hits.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| a.0.chunk.id.cmp(&b.0.chunk.id))
-        });
-        Ok(hits)
+        Ok(Some(q))
     }
 
     /// Nearest chunks to `vector` by cosine distance among embedded rows; best first, with
