@@ -684,6 +684,29 @@ mod search {
         }
     }
 
+    /// The light hits are the full search's ids, files and scores, in the same order.
+    #[tokio::test]
+    async fn lexical_hits_are_the_full_rows_ids_files_and_scores() {
+        let (_root, store, _) = indexed().await;
+        for (query, filter) in [
+            ("token session", ChunkFilter::default()),
+            ("token", filter(&["src/*/t*.ts"], &[])),
+        ] {
+            let rows = store.search_lexical(query, 20, &filter).await.unwrap();
+            let hits = store.search_lexical_hits(query, 20, &filter).await.unwrap();
+            assert!(!hits.is_empty(), "{query}");
+            let rows: Vec<(String, String, f32)> = rows
+                .into_iter()
+                .map(|(r, s)| (r.chunk.id, r.chunk.relative_path, s))
+                .collect();
+            let hits: Vec<(String, String, f32)> = hits
+                .into_iter()
+                .map(|h| (h.id, h.relative_path, h.score))
+                .collect();
+            assert_eq!(rows, hits, "{query}");
+        }
+    }
+
     /// Identifiers are split (`signToken` is found by "sign token"), several words are
     /// OR-ed (one unknown word does not empty the result), and filters apply in the query.
     #[tokio::test]
