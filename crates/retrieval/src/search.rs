@@ -73,6 +73,11 @@ pub struct SearchOptions {
     /// fraction: types repeat the words of the code that uses them, and a question is more
     /// often about what the code does. They remain found by name and by the vector channel.
     pub type_declaration_weight: f32,
+    /// Without a reranker, a standalone comment block (a file's header, a section note)
+    /// scores this fraction: it says what the code around it is about, so it wins BM25 on
+    /// the query's words, but the answer is the code. High enough that a comment leading
+    /// every channel still clears the relevance gate (seed 004's "Worker QPSO training").
+    pub comment_weight: f32,
 }
 
 impl Default for SearchOptions {
@@ -96,6 +101,7 @@ impl Default for SearchOptions {
             test_file_weight: 0.5,
             aside_weight: 0.5,
             type_declaration_weight: 0.5,
+            comment_weight: 0.75,
         }
     }
 }
@@ -460,6 +466,9 @@ fn prior(project: &Project, chunk: &CodeChunk, about_tests: bool, options: &Sear
     let listing = ROW_KINDS.contains(&kind) || matches!(kind, "export" | "re-export");
     if listing && one_line {
         weight *= options.aside_weight;
+    }
+    if kind == "comment" {
+        weight *= options.comment_weight;
     }
     let in_type = || {
         let mut parent = chunk.parent_chunk_id.as_deref();
