@@ -230,6 +230,13 @@ pub struct Decl {
     pub value_type: Option<Target>,
     /// Members of a class or interface, in source order.
     pub members: Vec<u32>,
+    /// Parameter slots of an interface's call signatures (`(path: string, h: H): R`), in
+    /// source order: what a callback passed to a value of the interface is typed by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_signatures: Vec<Vec<TypedSlot>>,
+    /// The named members of a type alias of a union (`type H = Handler | Middleware`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Target>,
     /// Declaration keyword, type and short initializer of a variable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constant: Option<ConstantInfo>,
@@ -342,7 +349,7 @@ impl FileFacts {
 
 /// Version of what [`extract_facts`] finds: caches of facts written by another version
 /// are stale even when the file did not change.
-pub const FACTS_VERSION: u32 = 2;
+pub const FACTS_VERSION: u32 = 3;
 
 /// Extracts the facts of one file. Never panics on bad input: a file oxc cannot parse at
 /// all gives empty facts with `syntax_errors > 0`.
@@ -459,6 +466,9 @@ enum RawCallee {
 /// Where a type slot must be written once names resolve.
 enum TypeSlotRef {
     Param(u32, usize),
+    /// Parameter `.2` of call signature `.1` of interface `.0`.
+    CallParam(u32, usize, usize),
+    Alternative(u32),
     Return(u32),
     Value(u32),
     Extends(u32),
@@ -685,6 +695,8 @@ impl<'a> Extractor<'_, '_> {
             returns: None,
             value_type: None,
             members: Vec::new(),
+            call_signatures: Vec::new(),
+            alternatives: Vec::new(),
             constant: None,
         }
     }
@@ -736,30 +748,17 @@ impl<'a> Extractor<'_, '_> {
         params: &FormalParameters<'a>,
         returns: Option<&TSTypeAnnotation<'a>>,
     ) {
-        for (i, p) in params.items.iter().enumerate() {
-            let name = self.text(p.pattern.span()).to_string();
-            let type_text = p
-                .type_annotation
-                .as_ref()
-                .map(|t| collapse(self.text(t.type_annotation.span())))
-                .unwrap_or_default();
-            self.facts.decls[decl as usize].params.push(TypedSlot {
-                name,
-                type_text,
-                types: Vec::new(),
-            });
-            if let Some(t) = &p.type_annotation {
-                for raw in type_names(self.scoping, &t.type_annotation) {
-                    self.pending_types.push((TypeSlotRef::Param(decl, i), raw));
-                }
-                if let BindingPattern::BindingIdentifier(id) = &p.pattern
-                    && let (Some(symbol), Some(first)) = (
-                        id.symbol_id.get(),
-                        primary_type(self.scoping, &t.type_annotation),
-                    )
-                {
-                    self.symbol_type.insert(symbol, first);
-                }
+        let slots = self.parameter_slots(params, |i| TypeSlotRef::Param(decl, i));
+        self.facts.decls[decl as usize].params.extend(slots);
+        for p in &params.items {
+            if let Some(t) = &p.type_annotation
+                && let BindingPattern::BindingIdentifier(id) = &p.pattern
+                && let (Some(symbol), Some(first)) = (
+                    id.symbol_id.get(),
+                    primary_type(self.scoping, &t.type_annotation),
+                )
+            {
+                self.symbol_type.insert(symbol, first);
             }
         }
         if let Some(r) = returns {
@@ -772,6 +771,41 @@ impl<'a> Extractor<'_, '_> {
                 self.pending_types.push((TypeSlotRef::Return(decl), raw));
             }
         }
+    }
+
+    /// One slot per parameter, the rest parameter last (named `...name`); the type names
+    /// each annotation mentions are resolved into `slot(i)` once the file's names are known.
+    fn parameter_slots(
+        &mut self,
+        params: &FormalParameters<'a>,
+        slot: impl Fn(usize) -> TypeSlotRef,
+    ) -> Vec<TypedSlot> {
+        let items = params.items.iter().map(|p| {
+            let name = self.text(p.pattern.span()).to_string();
+            (name, p.type_annotation.as_deref())
+        });
+        let rest = params.rest.as_ref().map(|r| {
+            let name = format!("...{}", self.text(r.rest.argument.span()));
+            (name, r.type_annotation.as_deref())
+        });
+        let all: Vec<(String, Option<&TSTypeAnnotation<'a>>)> = items.chain(rest).collect();
+        let mut slots = Vec::new();
+        for (i, (name, annotation)) in all.into_iter().enumerate() {
+            let type_text = annotation
+                .map(|t| collapse(self.text(t.type_annotation.span())))
+                .unwrap_or_default();
+            if let Some(t) = annotation {
+                for raw in type_names(self.scoping, &t.type_annotation) {
+                    self.pending_types.push((slot(i), raw));
+                }
+            }
+            slots.push(TypedSlot {
+                name,
+                type_text,
+                types: Vec::new(),
+            });
+        }
+        slots
     }
 
     fn enclosing_class(&self) -> Option<u32> {
@@ -1073,6 +1107,10 @@ impl<'a> Extractor<'_, '_> {
             let decls = &mut self.facts.decls;
             match slot {
                 TypeSlotRef::Param(d, i) => decls[d as usize].params[i].types.push(target),
+                TypeSlotRef::CallParam(d, sig, i) => {
+                    decls[d as usize].call_signatures[sig][i].types.push(target)
+                }
+                TypeSlotRef::Alternative(d) => decls[d as usize].alternatives.push(target),
                 TypeSlotRef::Return(d) => {
                     if let Some(r) = decls[d as usize].returns.as_mut() {
                         r.types.push(target);
@@ -1487,6 +1525,20 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         self.containers.pop();
     }
 
+    fn visit_ts_call_signature_declaration(&mut self, it: &TSCallSignatureDeclaration<'a>) {
+        if let Some(&interface) = self.containers.last()
+            && self.facts.decls[interface as usize].kind == DeclKind::Interface
+        {
+            let sig = self.facts.decls[interface as usize].call_signatures.len();
+            let slots =
+                self.parameter_slots(&it.params, |i| TypeSlotRef::CallParam(interface, sig, i));
+            self.facts.decls[interface as usize]
+                .call_signatures
+                .push(slots);
+        }
+        walk::walk_ts_call_signature_declaration(self, it);
+    }
+
     fn visit_ts_method_signature(&mut self, it: &TSMethodSignature<'a>) {
         if let Some(name) = key_name(&it.key) {
             let kind = match it.kind {
@@ -1546,6 +1598,16 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             && let Some(raw) = self.type_name_raw(&r.type_name)
         {
             self.pending_types.push((TypeSlotRef::Value(index), raw));
+        }
+        if let TSType::TSUnionType(u) = it.type_annotation.without_parenthesized() {
+            for t in &u.types {
+                if let TSType::TSTypeReference(r) = t.without_parenthesized()
+                    && let Some(raw) = self.type_name_raw(&r.type_name)
+                {
+                    self.pending_types
+                        .push((TypeSlotRef::Alternative(index), raw));
+                }
+            }
         }
         // A function type's parameters type the callbacks written against it.
         if let TSType::TSFunctionType(f) = it.type_annotation.without_parenthesized() {

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use crate::facts::{
-    Callee, Contextual, DeclKind, ExportTarget, FileFacts, Receiver, SiteKind, Target,
+    Callee, Contextual, DeclKind, ExportTarget, FileFacts, Receiver, SiteKind, Target, TypedSlot,
 };
 use crate::modules::Resolved;
 use crate::{CallerRef, FileNode, SymbolRef};
@@ -407,17 +407,9 @@ impl<'g> Linker<'g> {
                 }
             }
             Receiver::Parameter { context, index } => {
-                let signature = self.contextual_signature(f, *context, depth)?;
-                let t = self
-                    .decl(signature)
-                    .params
-                    .get(*index as usize)?
-                    .types
-                    .first()?;
-                match self.target(signature.file, t)? {
-                    Entity::Symbol(s) => Some(Scope::Type(self.as_type(s))),
-                    Entity::Module(_) => None,
-                }
+                let function_type = self.contextual_type(f, *context, depth)?;
+                self.parameter_type(function_type, *index, depth + 1)
+                    .map(Scope::Type)
             }
             // Without a type, a member could be anything; guessing by name cost more
             // precision than it gained recall on hono (callee F1 0.905 → 0.885).
@@ -432,24 +424,52 @@ impl<'g> Linker<'g> {
         }
     }
 
-    /// The function type whose parameters a callback with context `context` (in file `f`)
-    /// has: a type alias of a function type.
-    fn contextual_signature(&self, f: u32, context: u32, depth: usize) -> Option<SymbolRef> {
-        let named = match self.facts(f).contexts.get(context as usize)? {
-            Contextual::Annotated { target } => self.symbol(f, target)?,
+    /// The (function) type a callback with context `context` (in file `f`) has.
+    fn contextual_type(&self, f: u32, context: u32, depth: usize) -> Option<SymbolRef> {
+        match self.facts(f).contexts.get(context as usize)? {
+            Contextual::Annotated { target } => self.symbol(f, target).map(|s| self.as_type(s)),
             Contextual::Argument { callee, arg } => {
                 let callee = self.callee_at(f, callee, depth + 1)?;
-                let d = self.decl(callee);
-                if !d.kind.is_callable() {
-                    return None;
-                }
-                let t = d.params.get(*arg as usize)?.types.first()?;
-                self.symbol(callee.file, t)?
+                self.parameter_type(callee, *arg, depth + 1)
+            }
+        }
+    }
+
+    /// The declared type of parameter `index` of calls of `s`: a function's or method's own
+    /// parameter; that of a function-type alias, of any call signature of an interface, of
+    /// any member of a union alias; or, for a property or variable, that of its type. The
+    /// first that names a declaration wins; a rest parameter takes every later index.
+    fn parameter_type(&self, s: SymbolRef, index: u32, depth: usize) -> Option<SymbolRef> {
+        if depth > MAX_HOPS {
+            return None;
+        }
+        let d = self.decl(s);
+        let from_slots = |params: &[TypedSlot]| -> Option<SymbolRef> {
+            let slot = params
+                .get(index as usize)
+                .or_else(|| params.last().filter(|p| p.name.starts_with("...")))?;
+            match self.target(s.file, slot.types.first()?)? {
+                Entity::Symbol(t) => Some(self.as_type(t)),
+                Entity::Module(_) => None,
             }
         };
-        let s = self.as_type(named);
-        let d = self.decl(s);
-        (d.kind == DeclKind::TypeAlias && !d.params.is_empty()).then_some(s)
+        match d.kind {
+            kind if kind.is_callable() => from_slots(&d.params),
+            DeclKind::TypeAlias if !d.params.is_empty() => from_slots(&d.params),
+            DeclKind::TypeAlias => {
+                d.alternatives
+                    .iter()
+                    .find_map(|t| match self.target(s.file, t)? {
+                        Entity::Symbol(a) => self.parameter_type(self.as_type(a), index, depth + 1),
+                        Entity::Module(_) => None,
+                    })
+            }
+            DeclKind::Interface => d.call_signatures.iter().find_map(|sig| from_slots(sig)),
+            DeclKind::Property | DeclKind::Variable => {
+                self.parameter_type(self.value_type_of(s)?, index, depth + 1)
+            }
+            _ => None,
+        }
     }
 
     /// `name` looked up in a scope, through inheritance.
