@@ -11,7 +11,7 @@ use lancedb::index::scalar::{CombinedFieldsQuery, FtsIndexBuilder, FtsQuery, Ful
 use lancedb::query::{QueryBase, Select};
 
 use crate::schema::batch_to_chunks;
-use crate::store::CollectBatches;
+use crate::store::{CollectBatches, text_column};
 use crate::sync::{in_list, sql_string};
 use crate::{Store, StoreError, StoredChunk};
 
@@ -179,19 +179,12 @@ impl Store {
             .await?;
         let mut hits = Vec::new();
         for batch in &batches {
-            let (Some(id), Some(path), Some(score)) = (
-                batch
-                    .column_by_name("id")
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>()),
-                batch
-                    .column_by_name("relativePath")
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>()),
-                batch
-                    .column_by_name("_score")
-                    .and_then(|c| c.as_any().downcast_ref::<Float32Array>()),
-            ) else {
-                return Err(self.corrupt("full-text hits lack id, relativePath or _score".into()));
-            };
+            let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
+            let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
+            let score = batch
+                .column_by_name("_score")
+                .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+                .ok_or_else(|| self.corrupt("full-text hits lack _score".into()))?;
             for i in 0..batch.num_rows() {
                 if score.is_valid(i) && filter.matches(path.value(i)) {
                     hits.push(LexicalHit {
