@@ -218,10 +218,13 @@ fn push_unique<T: PartialEq>(v: &mut Vec<T>, item: T) {
     }
 }
 
-/// Resolution over a set of files, with memoized export lookups.
+/// Resolution over a set of files, with memoized export lookups and callback contexts.
 pub(crate) struct Linker<'g> {
     files: &'g [FileNode],
     exports: RefCell<HashMap<(u32, String), Option<Entity>>>,
+    /// (file, context) → the callback's function type: every use of a callback parameter
+    /// shares its context, which would otherwise be resolved once per use.
+    contexts: RefCell<HashMap<(u32, u32), Option<SymbolRef>>>,
 }
 
 impl<'g> Linker<'g> {
@@ -229,6 +232,7 @@ impl<'g> Linker<'g> {
         Self {
             files,
             exports: RefCell::new(HashMap::new()),
+            contexts: RefCell::new(HashMap::new()),
         }
     }
 
@@ -426,6 +430,19 @@ impl<'g> Linker<'g> {
 
     /// The (function) type a callback with context `context` (in file `f`) has.
     fn contextual_type(&self, f: u32, context: u32, depth: usize) -> Option<SymbolRef> {
+        if let Some(&hit) = self.contexts.borrow().get(&(f, context)) {
+            return hit;
+        }
+        let found = self.resolve_context(f, context, depth);
+        // A miss deep in a chain may be the hop limit's doing: only misses from the top are
+        // final.
+        if found.is_some() || depth == 0 {
+            self.contexts.borrow_mut().insert((f, context), found);
+        }
+        found
+    }
+
+    fn resolve_context(&self, f: u32, context: u32, depth: usize) -> Option<SymbolRef> {
         match self.facts(f).contexts.get(context as usize)? {
             Contextual::Annotated { target } => self.symbol(f, target).map(|s| self.as_type(s)),
             Contextual::Argument { callee, arg } => {
