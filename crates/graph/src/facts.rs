@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 
 use codectx_parser::LineIndex;
-use oxc_allocator::Allocator;
 use oxc_ast::ast::*;
 use oxc_ast_visit::{Visit, walk};
 use oxc_parser::{ParseOptions, Parser};
@@ -360,29 +359,36 @@ pub fn extract_facts(path: &str, source: &str) -> FileFacts {
     let mut text = std::borrow::Cow::Borrowed(source);
     let mut errors = 0;
     for _ in 0..codectx_parser::MAX_RECOVERY_ATTEMPTS {
-        let allocator = Allocator::default();
-        let ret = Parser::new(&allocator, &text, codectx_parser::source_type_for(path))
-            .with_options(ParseOptions {
-                preserve_parens: false,
-                ..ParseOptions::default()
-            })
-            .parse();
-        errors = errors.max(ret.diagnostics.len() as u32);
-        let failed = ret.panicked || (ret.program.body.is_empty() && !ret.diagnostics.is_empty());
-        let bad_line = ret
-            .diagnostics
-            .iter()
-            .find_map(|d| d.labels.first().map(|l| lines.line_of(l.offset() as u32)));
-        match (failed, bad_line) {
-            (true, Some(line)) => {
+        let step = codectx_parser::with_arena(|allocator| {
+            let ret = Parser::new(allocator, &text, codectx_parser::source_type_for(path))
+                .with_options(ParseOptions {
+                    preserve_parens: false,
+                    ..ParseOptions::default()
+                })
+                .parse();
+            errors = errors.max(ret.diagnostics.len() as u32);
+            let failed =
+                ret.panicked || (ret.program.body.is_empty() && !ret.diagnostics.is_empty());
+            let bad_line = ret
+                .diagnostics
+                .iter()
+                .find_map(|d| d.labels.first().map(|l| lines.line_of(l.offset() as u32)));
+            match (failed, bad_line) {
+                (true, Some(line)) => Err(Some(line)),
+                (true, None) => Err(None),
+                (false, _) => Ok(facts_of(path, &text, &lines, &ret, errors)),
+            }
+        });
+        match step {
+            Ok(facts) => return facts,
+            Err(Some(line)) => {
                 let blanked = codectx_parser::blank_line(&text, &lines, line);
                 if blanked == *text {
                     break;
                 }
                 text = std::borrow::Cow::Owned(blanked);
             }
-            (true, None) => break,
-            (false, _) => return facts_of(path, &text, &lines, &ret, errors),
+            Err(None) => break,
         }
     }
     FileFacts::empty(path, lines.line_count(), errors.max(1))
@@ -401,12 +407,13 @@ fn facts_of(
     let mut ex = Extractor {
         src: source,
         lines,
+        last_line: std::cell::Cell::new(1),
         scoping,
         facts: &mut facts,
-        symbol_decl: HashMap::new(),
-        symbol_import: HashMap::new(),
-        symbol_type: HashMap::new(),
-        symbol_param: HashMap::new(),
+        symbol_decl: BySymbol::new(scoping),
+        symbol_import: BySymbol::new(scoping),
+        symbol_type: BySymbol::new(scoping),
+        symbol_param: BySymbol::new(scoping),
         contexts: HashMap::new(),
         contexts_raw: Vec::new(),
         context_ids: Vec::new(),
@@ -416,9 +423,10 @@ fn facts_of(
         classes: Vec::new(),
         export_start: None,
         exported: false,
-        pending_calls: Vec::new(),
+        // Sized from the file's reference count: these grow with every identifier.
+        pending_calls: Vec::with_capacity(scoping.references_len() / 4),
         named_expressions: 0,
-        pending_refs: Vec::new(),
+        pending_refs: Vec::with_capacity(scoping.references_len()),
         pending_types: Vec::new(),
         pending_exports: Vec::new(),
         var_keyword: "var",
@@ -430,6 +438,35 @@ fn facts_of(
 }
 
 // ---- extraction -------------------------------------------------------------------------
+
+/// A map keyed by the file's symbols. oxc numbers them densely from 0, so a vector beats
+/// hashing (the extractor looks up every identifier it meets).
+struct BySymbol<T>(Vec<Option<T>>);
+
+impl<T> BySymbol<T> {
+    fn new(scoping: &Scoping) -> Self {
+        Self(
+            std::iter::repeat_with(|| None)
+                .take(scoping.symbols_len())
+                .collect(),
+        )
+    }
+
+    fn get(&self, symbol: &SymbolId) -> Option<&T> {
+        self.0.get(symbol.index()).and_then(Option::as_ref)
+    }
+
+    fn contains_key(&self, symbol: &SymbolId) -> bool {
+        self.get(symbol).is_some()
+    }
+
+    fn insert(&mut self, symbol: SymbolId, value: T) {
+        // Symbols are never added after semantic analysis; guard anyway rather than panic.
+        if let Some(slot) = self.0.get_mut(symbol.index()) {
+            *slot = Some(value);
+        }
+    }
+}
 
 /// A name seen during the walk, before the file's bindings are all known.
 #[derive(Clone)]
@@ -478,14 +515,16 @@ enum TypeSlotRef {
 struct Extractor<'s, 'f> {
     src: &'s str,
     lines: &'s LineIndex,
+    /// The line [`Self::line`] found last: the walk asks for nearby lines in order.
+    last_line: std::cell::Cell<u32>,
     scoping: &'s Scoping,
     facts: &'f mut FileFacts,
-    symbol_decl: HashMap<SymbolId, u32>,
-    symbol_import: HashMap<SymbolId, Target>,
+    symbol_decl: BySymbol<u32>,
+    symbol_import: BySymbol<Target>,
     /// Declared or constructed type of parameters and locals, as raw names.
-    symbol_type: HashMap<SymbolId, Raw>,
+    symbol_type: BySymbol<Raw>,
     /// Unannotated parameters of contextually typed function expressions: (context, index).
-    symbol_param: HashMap<SymbolId, (usize, u32)>,
+    symbol_param: BySymbol<(usize, u32)>,
     /// Contexts of function expressions about to be walked, by the function's start offset
     /// (indexes into `contexts_raw`).
     contexts: HashMap<u32, usize>,
@@ -514,7 +553,9 @@ struct Extractor<'s, 'f> {
 
 impl<'a> Extractor<'_, '_> {
     fn line(&self, offset: u32) -> u32 {
-        self.lines.line_of(offset)
+        let line = self.lines.line_of_near(offset, self.last_line.get());
+        self.last_line.set(line);
+        line
     }
 
     fn text(&self, span: Span) -> &str {
@@ -714,8 +755,7 @@ impl<'a> Extractor<'_, '_> {
         let value = d
             .init
             .as_ref()
-            .map(|i| collapse(self.text(i.span())))
-            .filter(|v| v.len() <= MAX_CONSTANT_VALUE);
+            .and_then(|i| collapse_within(self.text(i.span()), MAX_CONSTANT_VALUE));
         ConstantInfo {
             keyword: self.var_keyword.to_string(),
             type_text: d
@@ -1086,6 +1126,8 @@ impl<'a> Extractor<'_, '_> {
             };
             self.facts.exports.push(Export { name, line, target });
         }
+        self.facts.calls.reserve(self.pending_calls.len());
+        self.facts.refs.reserve(self.pending_refs.len());
         for (caller, line, kind, raw, nested) in std::mem::take(&mut self.pending_calls) {
             if let Some(callee) = self.callee(&raw) {
                 self.facts.calls.push(CallSite {
@@ -1098,6 +1140,14 @@ impl<'a> Extractor<'_, '_> {
             }
         }
         for (line, raw) in std::mem::take(&mut self.pending_refs) {
+            // A name bound to neither a declaration nor an import is a parameter or a local:
+            // it refers to nothing another file could declare.
+            if let RawCallee::Name(Raw::Symbol(symbol)) = &raw
+                && !self.symbol_decl.contains_key(symbol)
+                && !self.symbol_import.contains_key(symbol)
+            {
+                continue;
+            }
             if let Some(to) = self.callee(&raw) {
                 self.facts.refs.push(RefSite { line, to });
             }
@@ -1917,6 +1967,31 @@ fn key_name(key: &PropertyKey<'_>) -> Option<String> {
     }
 }
 
+/// Whitespace-normalized text when it is at most `max` bytes long; stops reading as soon as it
+/// is longer (initializers can be whole objects).
+fn collapse_within(text: &str, max: usize) -> Option<String> {
+    let mut out = String::new();
+    for word in text.split_ascii_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.len() > max {
+            return None;
+        }
+    }
+    trim_head_end(&mut out);
+    Some(out)
+}
+
+/// Drops what ends a declaration head: a trailing `{`, `=` and whitespace.
+fn trim_head_end(out: &mut String) {
+    let trimmed = out
+        .trim_end_matches(|c: char| c == '{' || c == '=' || c.is_whitespace())
+        .len();
+    out.truncate(trimmed);
+}
+
 /// Whitespace-normalized text, capped for display.
 fn collapse(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(400));
@@ -1935,9 +2010,6 @@ fn collapse(text: &str) -> String {
             break;
         }
     }
-    let trimmed = out
-        .trim_end_matches(|c: char| c == '{' || c == '=' || c.is_whitespace())
-        .len();
-    out.truncate(trimmed);
+    trim_head_end(&mut out);
     out
 }

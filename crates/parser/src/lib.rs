@@ -241,18 +241,24 @@ thread_local! {
 }
 
 fn attempt(path: &str, text: &str, lines: &LineIndex) -> Attempt {
+    with_arena(|allocator| attempt_in(allocator, path, text, lines))
+}
+
+/// Runs `f` with this thread's oxc arena, reset first. Later phases that parse again (the
+/// graph's fact extraction) share it rather than paying for a fresh arena per file.
+pub fn with_arena<R>(f: impl FnOnce(&Allocator) -> R) -> R {
     ARENA.with(|arena| match arena.try_borrow_mut() {
         Ok(mut allocator) => {
             allocator.reset();
-            let result = attempt_in(&allocator, path, text, lines);
+            let result = f(&allocator);
             // Don't let one huge file pin its arena for the life of the thread.
             if allocator.capacity() > MAX_RETAINED_ARENA_BYTES {
                 *allocator = Allocator::default();
             }
             result
         }
-        // Only reachable if parsing ever re-entered itself; a private arena is then correct.
-        Err(_) => attempt_in(&Allocator::default(), path, text, lines),
+        // Reached when `f` itself parses with the arena: a private arena is then correct.
+        Err(_) => f(&Allocator::default()),
     })
 }
 

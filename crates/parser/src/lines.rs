@@ -21,7 +21,9 @@ impl Default for LineIndex {
 impl LineIndex {
     /// Indexes `text`. Texts over 4 GiB are not supported (oxc has the same limit).
     pub fn new(text: &str) -> Self {
-        let mut starts = vec![0u32];
+        // Source lines average well over 24 bytes: one allocation in the common case.
+        let mut starts = Vec::with_capacity(text.len() / 24 + 1);
+        starts.push(0u32);
         starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1));
         Self {
             starts,
@@ -50,6 +52,24 @@ impl LineIndex {
         match self.starts.binary_search(&offset) {
             Ok(i) => i as u32 + 1,
             Err(i) => i as u32,
+        }
+    }
+
+    /// [`Self::line_of`] for walks that visit offsets mostly in ascending order: `hint`, a
+    /// line returned before, and the line after it are tried before a binary search.
+    pub fn line_of_near(&self, offset: u32, hint: u32) -> u32 {
+        let h = hint as usize;
+        if h == 0 || h > self.starts.len() || self.starts[h - 1] > offset {
+            return self.line_of(offset);
+        }
+        // starts[h - 1] <= offset: the answer is h plus the later lines starting at or before it.
+        let later = &self.starts[h..];
+        match later {
+            [] => hint,
+            [next, ..] if offset < *next => hint,
+            [_, next, ..] if offset < *next => hint + 1,
+            [_] => hint + 1,
+            _ => hint + later.partition_point(|&s| s <= offset) as u32,
         }
     }
 
@@ -105,6 +125,21 @@ mod tests {
         assert_eq!(idx.lines_text(text, 1, 2), "a\r\nbc");
         assert_eq!(idx.lines_text(text, 3, 3), "");
         assert_eq!(idx.lines_text(text, 4, 4), "d");
+    }
+
+    #[test]
+    fn a_hint_never_changes_the_answer() {
+        let text = "ab\n\ncde\nf\n\n\nghij\n";
+        let idx = LineIndex::new(text);
+        for offset in 0..=text.len() as u32 + 2 {
+            for hint in 0..=idx.line_count() + 3 {
+                assert_eq!(
+                    idx.line_of_near(offset, hint),
+                    idx.line_of(offset),
+                    "offset {offset}, hint {hint}"
+                );
+            }
+        }
     }
 
     #[test]
