@@ -84,9 +84,18 @@ pub fn chunk_file_with_symbols<'p>(
         source,
         file_path,
         lines: &lines,
+        import_texts: parsed
+            .imports
+            .iter()
+            .map(|i| &source[i.span.start as usize..i.span.end as usize])
+            .collect(),
     };
-    let mut out = Vec::new();
-    let mut crumbs = vec![parsed.path.clone()];
+    // At most one chunk per symbol: one allocation instead of moving chunks on every growth.
+    fn count(symbols: &[ParsedSymbol]) -> usize {
+        symbols.iter().map(|s| 1 + count(&s.children)).sum()
+    }
+    let mut out = Vec::with_capacity(count(&parsed.symbols));
+    let mut crumbs = vec![parsed.path.as_str()];
     for root in &parsed.symbols {
         cx.emit(root, None, 0, &mut crumbs, &mut out);
     }
@@ -132,6 +141,8 @@ struct Context<'p, 's> {
     source: &'s str,
     file_path: &'s str,
     lines: &'s LineIndex,
+    /// Source text of each of `parsed.imports`.
+    import_texts: Vec<&'s str>,
 }
 
 impl<'p> Context<'p, '_> {
@@ -140,7 +151,7 @@ impl<'p> Context<'p, '_> {
         sym: &'p ParsedSymbol,
         parent: Option<usize>,
         depth: u32,
-        crumbs: &mut Vec<String>,
+        crumbs: &mut Vec<&'p str>,
         out: &mut Vec<(CodeChunk, &'p ParsedSymbol)>,
     ) {
         let parent_id = parent.map(|i| out[i].0.id.clone());
@@ -152,9 +163,9 @@ impl<'p> Context<'p, '_> {
             .iter()
             .filter_map(|c| stub_end(self.source, c).map(|s| (s, c.span.end.min(end))))
             .collect();
-        crumbs.push(sym.name.clone());
+        crumbs.push(&sym.name);
         let chunk = CodeChunk {
-            id: id.clone(),
+            id,
             file_path: self.file_path.to_string(),
             relative_path: self.parsed.path.clone(),
             node_kind: sym.kind.as_str().to_string(),
@@ -193,24 +204,18 @@ impl<'p> Context<'p, '_> {
         if matches!(sym.kind, SymbolKind::Import | SymbolKind::Comment) {
             return Vec::new();
         }
-        let own = |offset: u32| {
-            start <= offset
-                && offset < end
-                && !collapsed.iter().any(|&(s, e)| s <= offset && offset < e)
-        };
-        self.parsed
-            .imports
-            .iter()
-            .filter(|import| import.reference_offsets.iter().any(|&o| own(o)))
-            .map(|import| {
-                self.source[import.span.start as usize..import.span.end as usize].to_string()
-            })
-            .fold(Vec::new(), |mut acc, text| {
-                if !acc.contains(&text) {
-                    acc.push(text);
-                }
-                acc
-            })
+        let own = |offset: &u32| !collapsed.iter().any(|&(s, e)| s <= *offset && *offset < e);
+        let mut texts: Vec<String> = Vec::new();
+        for (import, text) in self.parsed.imports.iter().zip(&self.import_texts) {
+            // Offsets are ascending: only those in [start, end) are looked at.
+            let offsets = &import.reference_offsets;
+            let from = offsets.partition_point(|&o| o < start);
+            let inside = &offsets[from..from + offsets[from..].partition_point(|&o| o < end)];
+            if inside.iter().any(own) && !texts.iter().any(|t| t == text) {
+                texts.push(text.to_string());
+            }
+        }
+        texts
     }
 }
 
@@ -263,19 +268,38 @@ pub fn is_capped(chunk: &CodeChunk) -> bool {
 }
 
 fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {
-    // One contiguous input: blake3 on a short buffer beats several tiny updates.
-    let start = sym.range.start.to_string();
+    // Decimal digits by hand: `write!` goes through the formatting machinery per chunk.
+    let mut digits = [0u8; 10];
+    let mut n = sym.range.start;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
     let parts = [
-        file_path,
-        sym.kind.as_str(),
-        &sym.name,
-        &start,
-        parent_id.unwrap_or(""),
+        file_path.as_bytes(),
+        sym.kind.as_str().as_bytes(),
+        sym.name.as_bytes(),
+        &digits[at..],
+        parent_id.unwrap_or("").as_bytes(),
     ];
+    // One contiguous input: blake3 on a short buffer beats several tiny updates.
     let mut input = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
     for part in parts {
-        input.extend_from_slice(part.as_bytes());
+        input.extend_from_slice(part);
         input.push(0);
     }
-    blake3::hash(&input).to_hex()[..32].to_string()
+    let hash = blake3::hash(&input);
+    // The first 128 bits, in lowercase hex.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(32);
+    for &b in &hash.as_bytes()[..16] {
+        hex.push(HEX[usize::from(b >> 4)] as char);
+        hex.push(HEX[usize::from(b & 0xf)] as char);
+    }
+    hex
 }

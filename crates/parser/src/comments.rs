@@ -9,7 +9,15 @@ use oxc_ast::{Comment, ast::CommentKind};
 /// The file's comments in source order, with the text they live in.
 pub(crate) struct Comments<'s> {
     text: &'s str,
-    all: Vec<(u32, u32, bool)>, // (start, end, is_jsdoc)
+    all: Vec<CommentInfo>,
+}
+
+/// One comment: where it is, whether it is JSDoc and whether it starts its line.
+struct CommentInfo {
+    start: u32,
+    end: u32,
+    is_jsdoc: bool,
+    starts_line: bool,
 }
 
 impl<'s> Comments<'s> {
@@ -20,7 +28,12 @@ impl<'s> Comments<'s> {
                 let is_jsdoc = c.kind != CommentKind::Line
                     && text[c.span.start as usize..].starts_with("/**")
                     && !text[c.span.start as usize..].starts_with("/**/");
-                (c.span.start, c.span.end, is_jsdoc)
+                CommentInfo {
+                    start: c.span.start,
+                    end: c.span.end,
+                    is_jsdoc,
+                    starts_line: starts_line(text, c.span.start),
+                }
             })
             .collect();
         Self { text, all }
@@ -28,7 +41,7 @@ impl<'s> Comments<'s> {
 
     /// `(start, end)` of every comment.
     pub fn spans(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.all.iter().map(|&(s, e, _)| (s, e))
+        self.all.iter().map(|c| (c.start, c.end))
     }
 
     /// The start of the comment block attached above `node_start` (or `node_start` itself),
@@ -37,17 +50,17 @@ impl<'s> Comments<'s> {
     pub fn leading(&self, node_start: u32, floor: u32) -> (u32, Option<String>) {
         let mut start = node_start;
         let mut jsdoc = None;
-        let mut i = self.all.partition_point(|&(_, end, _)| end <= node_start);
+        let mut i = self.all.partition_point(|c| c.end <= node_start);
         while i > 0 {
-            let (c_start, c_end, is_jsdoc) = self.all[i - 1];
-            if c_start < floor || !self.only_gap(c_end, start) || !self.starts_line(c_start) {
+            let c = &self.all[i - 1];
+            if c.start < floor || !c.starts_line || !self.only_gap(c.end, start) {
                 break;
             }
             // The JSDoc nearest the node wins (an eslint line comment may sit in between).
-            if is_jsdoc && jsdoc.is_none() {
-                jsdoc = Some(clean_jsdoc(&self.text[c_start as usize..c_end as usize]));
+            if c.is_jsdoc && jsdoc.is_none() {
+                jsdoc = Some(clean_jsdoc(&self.text[c.start as usize..c.end as usize]));
             }
-            start = c_start;
+            start = c.start;
             i -= 1;
         }
         (start, jsdoc)
@@ -62,16 +75,16 @@ impl<'s> Comments<'s> {
         gap.bytes().all(|b| b.is_ascii_whitespace())
             && gap.bytes().filter(|&b| b == b'\n').count() <= 1
     }
+}
 
-    /// True when only whitespace precedes `offset` on its line.
-    pub fn starts_line(&self, offset: u32) -> bool {
-        let before = &self.text[..offset as usize];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        before[line_start..]
-            .trim_start_matches('\u{feff}')
-            .trim()
-            .is_empty()
-    }
+/// True when only whitespace precedes `offset` on its line.
+fn starts_line(text: &str, offset: u32) -> bool {
+    let before = &text[..offset as usize];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    before[line_start..]
+        .trim_start_matches('\u{feff}')
+        .trim()
+        .is_empty()
 }
 
 /// Strips `/**`, `*/` and the leading ` * ` of each line.

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use oxc_ast::ast::*;
 use oxc_ast_visit::{Visit, walk};
-use oxc_semantic::{Scoping, SymbolId};
+use oxc_semantic::Scoping;
 use oxc_span::{GetSpan, Span};
 use oxc_syntax::scope::ScopeFlags;
 
@@ -46,7 +46,7 @@ pub(crate) fn extract(
         claimed: HashSet::new(),
         hints: HashMap::new(),
         wrapper: None,
-        import_of_symbol: HashMap::new(),
+        import_of_symbol: vec![None; scoping.symbols_len()],
         imports: Vec::new(),
     };
     ex.collect_imports(program);
@@ -56,6 +56,11 @@ pub(crate) fn extract(
     let mut roots = merge_overlapping(roots);
     for root in &mut roots {
         set_hierarchy(root, None, 0);
+    }
+    // The walk is close to source order, not exactly (a class's heritage before its members'
+    // decorators…): sort, so consumers can binary-search a range.
+    for import in &mut ex.imports {
+        import.reference_offsets.sort_unstable();
     }
     (roots, ex.imports)
 }
@@ -185,7 +190,9 @@ struct Extractor<'s> {
     claimed: HashSet<u32>,
     hints: HashMap<u32, String>,
     wrapper: Option<Wrapper>,
-    import_of_symbol: HashMap<SymbolId, usize>,
+    /// Index into `imports` of each import binding, by symbol (oxc numbers symbols from 0:
+    /// every identifier reference is looked up here).
+    import_of_symbol: Vec<Option<u32>>,
     imports: Vec<ImportInfo>,
 }
 
@@ -382,8 +389,12 @@ impl<'s> Extractor<'s> {
     fn add_import(&mut self, span: Span, source: &str, ids: &[&BindingIdentifier]) {
         let index = self.imports.len();
         for id in ids {
-            if let Some(symbol) = id.symbol_id.get() {
-                self.import_of_symbol.insert(symbol, index);
+            if let Some(slot) = id
+                .symbol_id
+                .get()
+                .and_then(|s| self.import_of_symbol.get_mut(s.index()))
+            {
+                *slot = Some(index as u32);
             }
         }
         self.imports.push(ImportInfo {
@@ -851,8 +862,10 @@ impl<'a> Visit<'a> for Extractor<'_> {
             .reference_id
             .get()
             .and_then(|r| self.scoping.get_reference(r).symbol_id());
-        if let Some(index) = symbol.and_then(|s| self.import_of_symbol.get(&s)) {
-            self.imports[*index].reference_offsets.push(it.span.start);
+        if let Some(&Some(index)) = symbol.and_then(|s| self.import_of_symbol.get(s.index())) {
+            self.imports[index as usize]
+                .reference_offsets
+                .push(it.span.start);
         }
     }
 
@@ -1484,9 +1497,8 @@ fn merge_overlapping(roots: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
 fn set_hierarchy(sym: &mut ParsedSymbol, parent: Option<&str>, depth: u32) {
     sym.depth = depth;
     sym.parent_name = parent.map(str::to_string);
-    let name = sym.name.clone();
     for child in &mut sym.children {
-        set_hierarchy(child, Some(&name), depth + 1);
+        set_hierarchy(child, Some(&sym.name), depth + 1);
     }
 }
 
@@ -1497,6 +1509,17 @@ fn set_hierarchy(sym: &mut ParsedSymbol, parent: Option<&str>, depth: u32) {
 /// whether all of `text` was taken. Signatures can span a whole statement, so this must not
 /// walk (or copy) the rest of a long one.
 fn collapse_whitespace(text: &str, max_chars: usize) -> (String, bool) {
+    // Texts no longer in bytes than the cap (most signatures) fit whole: copy word by word.
+    if text.len() <= max_chars {
+        let mut out = String::with_capacity(text.len());
+        for word in text.split_ascii_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+        return (out, true);
+    }
     // Byte loop: only ASCII whitespace is touched, so UTF-8 sequences pass through intact.
     let mut out: Vec<u8> = Vec::with_capacity(text.len().min(max_chars + 8));
     let mut chars = 0;
@@ -1526,7 +1549,8 @@ fn collapse_whitespace(text: &str, max_chars: usize) -> (String, bool) {
 }
 
 fn truncate(mut s: String, max: usize) -> String {
-    if s.chars().count() > max {
+    // A string no longer in bytes than `max` has at most `max` characters.
+    if s.len() > max && s.chars().count() > max {
         s = s.chars().take(max - 1).collect::<String>();
         s.push('…');
     }

@@ -143,6 +143,21 @@ mod tests {
     }
 
     #[test]
+    fn line_starts_match_a_plain_scan() {
+        // Lines of many lengths, CRLF included.
+        let mut text = String::new();
+        for n in 0..150 {
+            text.push_str(&"x".repeat(n % 70));
+            text.push_str(if n % 3 == 0 { "\r\n" } else { "\n" });
+        }
+        let idx = LineIndex::new(&text);
+        let expected: Vec<u32> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1))
+            .collect();
+        assert_eq!(idx.starts, expected);
+    }
+
+    #[test]
     fn trailing_newline_is_not_a_line() {
         let idx = LineIndex::new("x\ny\n");
         assert_eq!(idx.line_count(), 2);

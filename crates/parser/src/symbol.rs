@@ -228,8 +228,8 @@ pub struct ImportInfo {
     pub source: String,
     /// Local names the statement binds.
     pub local_names: Vec<String>,
-    /// Start offsets of every reference that oxc_semantic resolved to one of those bindings.
-    /// A shadowing local of the same name is a different symbol and never appears here.
+    /// Start offsets, ascending, of every reference that oxc_semantic resolved to one of those
+    /// bindings. A shadowing local of the same name is a different symbol and never appears here.
     pub reference_offsets: Vec<u32>,
 }
 
