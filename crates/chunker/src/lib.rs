@@ -303,3 +303,21 @@ fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> Str
     }
     hex
 }
+
+#[cfg(test)]
+mod tests {
+    /// Ids are stored: the recipe (NUL-separated filePath, nodeKind, name, startLine and
+    /// parent id, first 128 bits of blake3 in hex) must not drift, or every chunk of every
+    /// index looks new and is embedded again.
+    #[test]
+    fn chunk_ids_follow_the_documented_recipe() {
+        let source = "export class A {\n  m() {}\n}\n";
+        let parsed = codectx_parser::parse_source("src/a.ts", source);
+        let chunks = super::chunk_file(&parsed, source, "/repo/src/a.ts");
+        let expected = |input: &str| blake3::hash(input.as_bytes()).to_hex()[..32].to_string();
+        let class = expected("/repo/src/a.ts\0class\0A\x001\0\0");
+        assert_eq!(chunks[0].id, class);
+        let method = expected(&format!("/repo/src/a.ts\0method\0m\x002\0{class}\0"));
+        assert_eq!(chunks[1].id, method);
+    }
+}
