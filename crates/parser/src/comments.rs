@@ -93,10 +93,18 @@ pub(crate) fn clean_jsdoc(raw: &str) -> String {
     let mut out = String::with_capacity(inner.len());
     // Blank lines are written only once a non-blank line follows: none lead or trail.
     let mut blanks = 0;
-    for line in inner.lines() {
-        let t = line.trim();
+    // JSDoc can run to hundreds of lines: split with memchr and trim ASCII first, falling
+    // back to Unicode trimming only when a line's edge is not ASCII.
+    let mut from = 0;
+    let bytes = inner.as_bytes();
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    for to in ends {
+        let line = &inner[from..to];
+        from = to + 1;
+        let t = trim(line);
         let t = t.strip_prefix('*').unwrap_or(t);
-        let t = t.strip_prefix(' ').unwrap_or(t).trim_end();
+        let t = t.strip_prefix(' ').unwrap_or(t);
+        let t = trim_end(t);
         if t.is_empty() {
             blanks += 1;
             continue;
@@ -110,6 +118,29 @@ pub(crate) fn clean_jsdoc(raw: &str) -> String {
     out
 }
 
+/// `str::trim`, with a fast path for ASCII edges.
+fn trim(s: &str) -> &str {
+    trim_end(trim_start(s))
+}
+
+fn trim_start(s: &str) -> &str {
+    let t = s.trim_ascii_start();
+    if t.as_bytes().first().is_some_and(|b| !b.is_ascii()) {
+        t.trim_start()
+    } else {
+        t
+    }
+}
+
+fn trim_end(s: &str) -> &str {
+    let t = s.trim_ascii_end();
+    if t.as_bytes().last().is_some_and(|b| !b.is_ascii()) {
+        t.trim_end()
+    } else {
+        t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::clean_jsdoc;
@@ -121,6 +152,12 @@ mod tests {
             "Validates a token.\n@param t the token"
         );
         assert_eq!(clean_jsdoc("/** One line. */"), "One line.");
+        // Unicode whitespace at a line's edges is trimmed like any other (after the `* `
+        // prefix only the one space goes); `\r\n` ends a line.
+        assert_eq!(
+            clean_jsdoc("/**\r\n * \u{a0}Non-breaking.\u{2003}\r\n *   indented\r\n */"),
+            "\u{a0}Non-breaking.\n  indented"
+        );
         assert_eq!(
             clean_jsdoc("/**\n *\n * First.\n *\n *\n * Second.\n *\n */"),
             "First.\n\n\nSecond."
