@@ -78,6 +78,12 @@ pub struct SearchOptions {
     /// the query's words, but the answer is the code. High enough that a comment leading
     /// every channel still clears the relevance gate (seed 004's "Worker QPSO training").
     pub comment_weight: f32,
+    /// Without a reranker, a constant or variable with no code inside it (a regex, a lookup
+    /// table, a default value) scores this fraction: its name and literal repeat the words of
+    /// the code that uses it, and a question is more often about that code. A variable
+    /// holding functions (a handler built by a factory, an object of methods) has child
+    /// chunks and is not data.
+    pub data_weight: f32,
 }
 
 impl Default for SearchOptions {
@@ -102,6 +108,7 @@ impl Default for SearchOptions {
             aside_weight: 0.5,
             type_declaration_weight: 0.5,
             comment_weight: 0.75,
+            data_weight: 0.75,
         }
     }
 }
@@ -469,6 +476,9 @@ fn prior(project: &Project, chunk: &CodeChunk, about_tests: bool, options: &Sear
     }
     if kind == "comment" {
         weight *= options.comment_weight;
+    }
+    if matches!(kind, "const" | "variable") && chunk.child_chunk_ids.is_empty() {
+        weight *= options.data_weight;
     }
     let in_type = || {
         let mut parent = chunk.parent_chunk_id.as_deref();
