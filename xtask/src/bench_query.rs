@@ -115,14 +115,20 @@ pub fn query(bench: QueryBench<'_>) -> anyhow::Result<()> {
         let mut all = Vec::new();
         let mut run_medians = Vec::new();
         let mut mode = None;
+        // Queries answered with nothing (every candidate under the relevance gate), last run.
+        let mut empty = Vec::new();
         for _ in 0..bench.runs.max(1) {
             let mut run = Vec::with_capacity(queries.len());
+            empty.clear();
             for q in &queries {
                 let t = Instant::now();
                 // `search` syncs first, as every MCP call does.
                 let outcome = engine.search(q, &search, 1).await?;
                 run.push(t.elapsed().as_secs_f64() * 1e3);
                 mode = Some(outcome.ranking.mode);
+                if outcome.answer.results.is_empty() {
+                    empty.push(q.as_str());
+                }
             }
             run.sort_by(f64::total_cmp);
             run_medians.push(run[run.len() / 2]);
@@ -141,6 +147,12 @@ pub fn query(bench: QueryBench<'_>) -> anyhow::Result<()> {
             all[all.len() / 2],
             all[(all.len() * 95 / 100).min(all.len() - 1)],
             run_medians[run_medians.len() / 2],
+        );
+        println!(
+            "empty answers (nothing over the relevance gate): {} of {} queries {:?}",
+            empty.len(),
+            queries.len(),
+            empty
         );
         println!("peak RSS {:.0} MB", crate::bench::peak_rss_mb());
         Ok(())

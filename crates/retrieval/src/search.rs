@@ -13,7 +13,11 @@
 //!    holds the cosine mapped onto [0, 1] between `vector_floor` (unrelated) and
 //!    `vector_ceiling` (a close paraphrase). A candidate must therefore either lead a
 //!    channel *and* be semantically close, or be found by several channels, to clear 0.5 —
-//!    the same bar a reranker score of about 0.5 sets.
+//!    the same bar a reranker score of about 0.5 sets. Without vectors (no model, or none
+//!    embedded yet) the vector slot holds the absolute evidence there is: the share of the
+//!    query's content words the chunk contains ([`term_coverage`]), so a chunk leading BM25
+//!    that holds every word of the query clears the bar, and one sharing a single word of
+//!    an unrelated question does not.
 //! 3. **Selection** (dual constraint): drop what scores under `minimum_relevance_threshold`,
 //!    then take the rest best first while their source fits `max_token_budget`.
 
@@ -324,12 +328,18 @@ pub async fn rank(
         .unzip();
 
     // Stage 2.
+    let query_terms = query_terms(query);
     let about_tests = code_words(query)
         .iter()
         .any(|w| matches!(w.as_str(), "test" | "tests" | "spec" | "specs" | "testing"));
+    // Without vectors there are two witnesses, and the name channel's silence (the query
+    // names nothing) is evidence too: a chunk leading BM25 alone then needs the query's
+    // words (`term_coverage`) to clear the gate, not just a rank.
+    let names_ran =
+        !name_hits.is_empty() || (mode == SearchMode::Lexical && !query_terms.is_empty());
     let channels = usize::from(vector_evidence)
         + usize::from(!lexical_hits.is_empty())
-        + usize::from(!name_hits.is_empty());
+        + usize::from(names_ran);
     for (c, chunk) in candidates.iter_mut().zip(&chunks) {
         let agreement = fusion_relevance(
             &[c.vector_rank, c.lexical_rank, c.name_rank],
@@ -342,8 +352,10 @@ pub async fn rank(
             }
             // Not embedded yet: no similarity to weigh.
             (SearchMode::Hybrid, None) => blend(agreement, 0.0, options),
-            // Nothing to weigh the agreement against: it is the whole score.
-            (SearchMode::Lexical, _) => agreement,
+            // No similarity: the words the chunk shares with the query stand in for it.
+            (SearchMode::Lexical, _) => {
+                blend(agreement, term_coverage(&query_terms, chunk), options)
+            }
         };
         c.final_score *= prior(project, chunk, about_tests, options);
         // Normalised so that the best file's code keeps its score: the gate still means
@@ -614,6 +626,55 @@ pub fn code_words(text: &str) -> Vec<String> {
         }
     }
     words
+}
+
+/// English Snowball, as the full-text index stems: `loaded` and `load`, `merged` and `merge`
+/// meet.
+fn snowball() -> rust_stemmers::Stemmer {
+    rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+}
+
+/// The query's content words (no stopwords, stemmed), each once.
+fn query_terms(query: &str) -> Vec<String> {
+    let stemmer = snowball();
+    let mut terms: Vec<String> = code_words(query)
+        .into_iter()
+        .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
+        .map(|w| stemmer.stem(&w).into_owned())
+        .collect();
+    terms.sort();
+    terms.dedup();
+    terms
+}
+
+/// The share (0–1) of `terms` found among the code-aware words of the chunk's path, name
+/// and embedding text: how much of the question the chunk speaks to, whatever its rank.
+pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let stemmer = snowball();
+    let mut found = vec![false; terms.len()];
+    let mut left = terms.len();
+    let texts = [
+        chunk.relative_path.as_str(),
+        chunk.name.as_str(),
+        chunk.embedding_text.as_str(),
+    ];
+    'texts: for text in texts {
+        for word in code_words(text) {
+            if let Ok(i) = terms.binary_search_by(|t| t.as_str().cmp(&stemmer.stem(&word)))
+                && !found[i]
+            {
+                found[i] = true;
+                left -= 1;
+                if left == 0 {
+                    break 'texts;
+                }
+            }
+        }
+    }
+    (terms.len() - left) as f32 / terms.len() as f32
 }
 
 /// Kinds the name channel considers: declarations an answer can be about.

@@ -346,7 +346,7 @@ async fn with_a_reranker_final_score_is_065_rerank_plus_035_vector() {
 #[tokio::test]
 async fn without_a_model_search_is_lexical_and_multi_keyword_queries_still_answer() {
     let index = tempfile::tempdir().unwrap();
-    let engine = engine(&index, None, None).await;
+    let mut engine = engine(&index, None, None).await;
     let options = SearchOptions::default();
     let mut out = String::new();
     for query in [
@@ -354,11 +354,30 @@ async fn without_a_model_search_is_lexical_and_multi_keyword_queries_still_answe
         "validateToken",
         "invoice total tax rounding",
         "session login token expiry",
+        "when is the next total solar eclipse",
     ] {
         out.push_str(&ranking(&engine, query, &options, 3).await);
     }
     assert!(out.lines().all(|l| !l.ends_with("(Hybrid)")));
     insta::assert_snapshot!(out);
+
+    // Without vectors the gate weighs how much of the question a chunk holds: the
+    // multi-keyword questions above are answered; an unrelated one that shares a single word
+    // with the code (`total`) is not.
+    for (query, answered) in [
+        ("Worker QPSO training", true),
+        ("invoice total tax rounding", true),
+        ("session login token expiry", true),
+        ("when is the next total solar eclipse", false),
+    ] {
+        let outcome = engine.search(query, &options, 1).await.unwrap();
+        assert_eq!(
+            !outcome.answer.results.is_empty(),
+            answered,
+            "{query}: {:?}",
+            outcome.answer.results
+        );
+    }
 }
 
 /// The blend weighs every candidate's own similarity: a chunk only BM25 or the name
