@@ -13,11 +13,12 @@
 //!    holds the cosine mapped onto [0, 1] between `vector_floor` (unrelated) and
 //!    `vector_ceiling` (a close paraphrase). A candidate must therefore either lead a
 //!    channel *and* be semantically close, or be found by several channels, to clear 0.5 —
-//!    the same bar a reranker score of about 0.5 sets. Without vectors (no model, or none
-//!    embedded yet) the vector slot holds the absolute evidence there is: the share of the
-//!    query's content words the chunk contains ([`term_coverage`]), so a chunk leading BM25
-//!    that holds every word of the query clears the bar, and one sharing a single word of
-//!    an unrelated question does not.
+//!    the same bar a reranker score of about 0.5 sets. The vector slot takes the larger of
+//!    that and the share of the query's content words the chunk holds ([`term_coverage`]):
+//!    closeness in meaning or in words, whichever says more. Without vectors (no model, or
+//!    none embedded yet) only the words remain, so a chunk leading BM25 that holds every
+//!    word of the query clears the bar, and one sharing a single word of an unrelated
+//!    question does not.
 //! 3. **Selection** (dual constraint): drop what scores under `minimum_relevance_threshold`,
 //!    then take the rest best first while their source fits `max_token_budget`.
 
@@ -346,17 +347,15 @@ pub async fn rank(
             channels,
             options.fusion_k,
         );
-        c.final_score = match (mode, c.vector_similarity) {
-            (SearchMode::Hybrid, Some(cos)) => {
-                blend(agreement, calibrated_vector(cos, options), options)
-            }
-            // Not embedded yet: no similarity to weigh.
-            (SearchMode::Hybrid, None) => blend(agreement, 0.0, options),
-            // No similarity: the words the chunk shares with the query stand in for it.
-            (SearchMode::Lexical, _) => {
-                blend(agreement, term_coverage(&query_terms, chunk), options)
-            }
+        // The absolute evidence beside the channels' agreement: how close the chunk is to
+        // the question in meaning (calibrated cosine) or in words (the share of its content
+        // words the chunk holds), whichever says more. Without vectors, only words.
+        let semantic = match (mode, c.vector_similarity) {
+            (SearchMode::Hybrid, Some(cos)) => calibrated_vector(cos, options),
+            _ => 0.0,
         };
+        let literal = term_coverage(&query_terms, chunk);
+        c.final_score = blend(agreement, semantic.max(literal), options);
         c.final_score *= prior(project, chunk, about_tests, options);
         // Normalised so that the best file's code keeps its score: the gate still means
         // what it means without file evidence.
@@ -610,22 +609,38 @@ fn content_words(query: &str) -> String {
 /// Lowercase words of `text`, identifiers split at case changes, `_`, `-`, `.` and `/`.
 pub fn code_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
+    each_code_word(text, |word| {
+        words.push(word.to_lowercase());
+        true
+    });
+    words
+}
+
+/// Calls `f` with each word of [`code_words`] as written (not lowercased, not copied) until
+/// it returns false.
+fn each_code_word(text: &str, mut f: impl FnMut(&str) -> bool) {
     for token in text.split(|c: char| !c.is_alphanumeric()) {
-        let chars: Vec<char> = token.chars().collect();
         let mut start = 0;
-        for i in 1..=chars.len() {
-            let boundary = i == chars.len()
-                || (chars[i].is_uppercase()
-                    && (chars[i - 1].is_lowercase()
-                        || (i + 1 < chars.len() && chars[i + 1].is_lowercase())))
-                || (chars[i].is_ascii_digit() != chars[i - 1].is_ascii_digit());
-            if boundary && start < i {
-                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
-                start = i;
+        let mut prev: Option<char> = None;
+        let mut chars = token.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if let Some(p) = prev {
+                let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
+                let boundary = (c.is_uppercase() && (p.is_lowercase() || next_lower))
+                    || (c.is_ascii_digit() != p.is_ascii_digit());
+                if boundary {
+                    if !f(&token[start..i]) {
+                        return;
+                    }
+                    start = i;
+                }
             }
+            prev = Some(c);
+        }
+        if start < token.len() && !f(&token[start..]) {
+            return;
         }
     }
-    words
 }
 
 /// English Snowball, as the full-text index stems: `loaded` and `load`, `merged` and `merge`
@@ -656,22 +671,31 @@ pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
     let stemmer = snowball();
     let mut found = vec![false; terms.len()];
     let mut left = terms.len();
-    let texts = [
+    for text in [
         chunk.relative_path.as_str(),
         chunk.name.as_str(),
         chunk.embedding_text.as_str(),
-    ];
-    'texts: for text in texts {
-        for word in code_words(text) {
-            if let Ok(i) = terms.binary_search_by(|t| t.as_str().cmp(&stemmer.stem(&word)))
-                && !found[i]
-            {
-                found[i] = true;
-                left -= 1;
-                if left == 0 {
-                    break 'texts;
+    ] {
+        each_code_word(text, |word| {
+            // Snowball rewrites endings only: a word can become a term only if it begins with
+            // the term's first two letters. Most words are dismissed here, unstemmed.
+            let shares_prefix = word.len() >= 2
+                && terms.iter().any(|t| {
+                    word.as_bytes()[..2].eq_ignore_ascii_case(&t.as_bytes()[..2.min(t.len())])
+                });
+            if shares_prefix {
+                let stemmed = stemmer.stem(&word.to_lowercase()).into_owned();
+                if let Ok(i) = terms.binary_search(&stemmed)
+                    && !found[i]
+                {
+                    found[i] = true;
+                    left -= 1;
                 }
             }
+            left > 0
+        });
+        if left == 0 {
+            break;
         }
     }
     (terms.len() - left) as f32 / terms.len() as f32

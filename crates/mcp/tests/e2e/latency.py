@@ -44,6 +44,7 @@ async def main():
             meta = first.structured_content["metadata"]
             times = []
             modes = {}
+            empty = set()
             for _ in range(runs):
                 for q in queries:
                     t = time.perf_counter()
@@ -51,6 +52,8 @@ async def main():
                     times.append((time.perf_counter() - t) * 1e3)
                     mode = result.structured_content.get("mode", "error")
                     modes[mode] = modes.get(mode, 0) + 1
+                    if not result.structured_content.get("results"):
+                        empty.add(q)
     times.sort()
     p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
     print(json.dumps({
@@ -59,6 +62,8 @@ async def main():
         "p50_ms": round(statistics.median(times), 1),
         "p95_ms": round(p95, 1),
         "modes": modes,
+        # Questions answered with nothing (every candidate under the relevance gate).
+        "empty": sorted(empty),
         "index": meta["index"],
     }, indent=2))
 
