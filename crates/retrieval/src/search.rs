@@ -720,7 +720,9 @@ const NAMED_KINDS: &[&str] = &[
 ];
 
 /// A plural's singular, crudely (`strings` → `string`, `queries` → `query`): enough for
-/// a query's words to meet identifiers' words.
+/// a query's words to meet identifiers' words. The name channel stems every name of the
+/// project on every query, so it takes this cheap rule; [`term_coverage`], which reads a few
+/// dozen candidates, can afford Snowball.
 fn stem(word: &str) -> String {
     if let Some(base) = word.strip_suffix("ies").filter(|b| b.len() >= 3) {
         return format!("{base}y");
