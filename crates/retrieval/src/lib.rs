@@ -46,7 +46,7 @@ pub use navigate::{
 pub use project::{Project, ProjectFile};
 pub use search::{
     Ranking, Scored, SearchMode, SearchOptions, blend, calibrated_vector, code_words,
-    fusion_relevance, rank, select, select_chunks, term_coverage,
+    fusion_relevance, query_terms, rank, select, select_chunks, term_coverage,
 };
 
 /// Errors of query handling, each naming its input.

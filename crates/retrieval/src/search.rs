@@ -649,8 +649,9 @@ fn snowball() -> rust_stemmers::Stemmer {
     rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
 }
 
-/// The query's content words (no stopwords, stemmed), each once.
-fn query_terms(query: &str) -> Vec<String> {
+/// The query's content words (no stopwords, Snowball-stemmed), sorted, each once: the
+/// terms [`term_coverage`] looks for.
+pub fn query_terms(query: &str) -> Vec<String> {
     let stemmer = snowball();
     let mut terms: Vec<String> = code_words(query)
         .into_iter()
@@ -662,8 +663,9 @@ fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// The share (0–1) of `terms` found among the code-aware words of the chunk's path, name
-/// and embedding text: how much of the question the chunk speaks to, whatever its rank.
+/// The share (0–1) of `terms` (from [`query_terms`]) found among the code-aware words of the
+/// chunk's path, name and embedding text: how much of the question the chunk speaks to,
+/// whatever its rank.
 pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
     if terms.is_empty() {
         return 0.0;

@@ -407,3 +407,22 @@ async fn every_hybrid_candidate_is_blended_with_its_own_similarity() {
         assert!(s.vector_similarity.is_some(), "{s:?}");
     }
 }
+
+/// Coverage counts the question's words as the index stems them (`loaded` meets `load`,
+/// `files` meets `File`), in the chunk's identifiers as well as its text.
+#[test]
+fn term_coverage_counts_the_questions_stemmed_words() {
+    use codectx_retrieval::{query_terms, term_coverage};
+    let source = "export function loadConfigFromFile(path: string) {\n  return read(path);\n}\n";
+    let parsed = codectx_parser::parse_source("src/config.ts", source);
+    let chunks = codectx_chunker::chunk_file(&parsed, source, "src/config.ts");
+    let chunk = &chunks[0];
+    let coverage = |q: &str| term_coverage(&query_terms(q), chunk);
+    assert_eq!(
+        query_terms("where are the config files loaded"),
+        ["config", "file", "load"]
+    );
+    assert_eq!(coverage("where are the config files loaded"), 1.0);
+    assert_eq!(coverage("config of a chocolate cake"), 1.0 / 3.0);
+    assert_eq!(coverage("the and of"), 0.0);
+}
