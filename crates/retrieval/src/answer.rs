@@ -50,6 +50,9 @@ pub struct Answer {
     /// Why the answer is empty or incomplete, in a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Nothing cleared the relevance gate: the results are the best few candidates, as
+    /// signatures only, for the agent to judge or to reformulate from.
+    pub low_confidence: bool,
 }
 
 /// Options of answer assembly.
@@ -167,7 +170,94 @@ pub fn assemble(
         budget: options.budget,
         omitted,
         message,
+        low_confidence: false,
     }
+}
+
+/// How many candidates a low-confidence answer lists.
+pub const LOW_CONFIDENCE_CANDIDATES: usize = 5;
+
+/// The answer when nothing cleared the relevance gate: the best few candidates (`ranked`,
+/// best first, at most [`LOW_CONFIDENCE_CANDIDATES`]) as one line each — where, what and
+/// its declaration line — without bodies, marked low-confidence. An empty answer would send
+/// the agent back to grep; this lets it judge, look one up by name, or reformulate.
+pub fn low_confidence_answer(
+    query: &str,
+    ranked: &[(&CodeChunk, f32)],
+    threshold: f32,
+    options: &AnswerOptions,
+) -> Answer {
+    let ranked = &ranked[..ranked.len().min(LOW_CONFIDENCE_CANDIDATES)];
+    let mut text = format!(
+        "Low confidence: no result reached the relevance threshold {threshold:.2}. The {} closest \
+         candidates, as declarations without bodies; look one up with `symbol = Name`, or ask \
+         again in other words.\n",
+        ranked.len()
+    );
+    for (i, (chunk, score)) in ranked.iter().enumerate() {
+        let crumbs: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
+        text.push_str(&format!(
+            "[{}] {}:{}-{}  {}  ({}, score {score:.2})\n    {}\n",
+            i + 1,
+            chunk.relative_path,
+            chunk.start_line,
+            chunk.end_line,
+            crumbs.join("."),
+            chunk.node_kind,
+            declaration_line(chunk),
+        ));
+    }
+    // The answer stays inside its budget even here: whole lines are dropped from the end.
+    while estimate_tokens(&text) > options.budget {
+        let Some(cut) = text.trim_end().rfind('\n') else {
+            text.clear();
+            break;
+        };
+        text.truncate(cut + 1);
+    }
+    Answer {
+        query: query.to_string(),
+        results: ranked
+            .iter()
+            .map(|&(chunk, score)| result_symbol(chunk, score))
+            .collect(),
+        estimated_tokens: estimate_tokens(&text),
+        content: vec![ContentItem {
+            text,
+            priority: 1.0,
+            file: None,
+        }],
+        budget: options.budget,
+        omitted: 0,
+        message: None,
+        low_confidence: true,
+    }
+}
+
+/// The first line of a chunk's code (past its comments and decorators), trimmed and cut at
+/// 160 characters: the declaration an agent recognises.
+fn declaration_line(chunk: &CodeChunk) -> String {
+    let mut in_comment = false;
+    for line in chunk.full_source.lines() {
+        let t = line.trim();
+        if in_comment {
+            in_comment = !t.contains("*/");
+            continue;
+        }
+        if t.starts_with("/*") {
+            in_comment = !t.contains("*/");
+            continue;
+        }
+        if t.is_empty() || t.starts_with("//") || t.starts_with('@') {
+            continue;
+        }
+        let t = t.trim_end_matches('{').trim_end();
+        return match t.char_indices().nth(160) {
+            Some((cut, _)) => format!("{}…", &t[..cut]),
+            None => t.to_string(),
+        };
+    }
+    String::new()
 }
 
 fn result_symbol(c: &CodeChunk, score: f32) -> ResultSymbol {

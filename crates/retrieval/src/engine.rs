@@ -12,7 +12,7 @@ use codectx_store::{Store, StoreOptions, SyncObserver, SyncStats, VectorCounts};
 use crate::search::{Ranking, SearchMode, SearchOptions, rank, select_chunks};
 use crate::{
     Answer, AnswerOptions, CodeContext, Project, RetrievalError, Strategy, SymbolQuery, assemble,
-    code_context, lookup, search_symbol,
+    code_context, lookup, low_confidence_answer, search_symbol,
 };
 
 /// How to open an [`Engine`].
@@ -194,6 +194,28 @@ impl Engine {
         }
         let ranking = self.rank(query, options).await?;
         let selected = select_chunks(&self.project, &ranking, options);
+        if selected.is_empty() && options.gate && ranking.scored.iter().any(|s| s.final_score > 0.0)
+        {
+            // Nothing cleared the gate: the closest candidates, flagged, instead of nothing.
+            let ungated = SearchOptions {
+                gate: false,
+                max_token_budget: usize::MAX,
+                ..options.clone()
+            };
+            // A candidate no channel found evidence for (score 0) is no candidate.
+            let closest: Vec<_> = select_chunks(&self.project, &ranking, &ungated)
+                .into_iter()
+                .filter(|(_, score)| *score > 0.0)
+                .collect();
+            let mut answer = low_confidence_answer(
+                query,
+                &closest,
+                options.minimum_relevance_threshold,
+                &answer_options,
+            );
+            answer.message = Some(self.why_empty(&ranking, options));
+            return Ok((answer, ranking));
+        }
         let mut answer = assemble(&self.project, query, &selected, &answer_options);
         if selected.is_empty() {
             answer.message = Some(self.why_empty(&ranking, options));

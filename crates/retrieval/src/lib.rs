@@ -34,7 +34,10 @@ mod search;
 
 use std::path::PathBuf;
 
-pub use answer::{Answer, AnswerOptions, ContentItem, ResultSymbol, assemble, symbol_metadata};
+pub use answer::{
+    Answer, AnswerOptions, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, assemble,
+    low_confidence_answer, symbol_metadata,
+};
 pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
 pub use engine::{Engine, EngineOptions, SearchOutcome};
 pub use lookup::{LOOKUP_PREFIX, Lookup, SymbolQuery, lookup};
@@ -46,7 +49,7 @@ pub use navigate::{
 pub use project::{Project, ProjectFile};
 pub use search::{
     Ranking, Scored, SearchMode, SearchOptions, blend, calibrated_vector, code_words,
-    fusion_relevance, query_terms, rank, select, select_chunks, term_coverage,
+    fusion_relevance, is_test_file, query_terms, rank, select, select_chunks, term_coverage,
 };
 
 /// Errors of query handling, each naming its input.

@@ -80,15 +80,77 @@ pub struct Lookup<'p> {
     pub closest: Vec<String>,
 }
 
-/// Finds every chunk `query` names, in path and line order.
+/// Finds every chunk `query` names, what an agent most likely means first (see
+/// [`match_order`]), with a function's overload signatures merged into one match.
 pub fn lookup<'p>(project: &'p Project, query: &SymbolQuery) -> Lookup<'p> {
-    let matches: Vec<&CodeChunk> = project.chunks().filter(|c| query.matches(c)).collect();
+    let mut matches: Vec<&CodeChunk> = project.chunks().filter(|c| query.matches(c)).collect();
+    matches.sort_by_cached_key(|c| match_order(project, c));
+    let matches = merge_overloads(matches);
     let closest = if matches.is_empty() {
         closest_names(project, query)
     } else {
         Vec::new()
     };
     Lookup { matches, closest }
+}
+
+/// The sort key of a lookup's matches, what an agent most likely means first: source before
+/// tests; declarations, members and variables before properties of object literals and
+/// the rest; exported before local; then functions, classes and types before members,
+/// members before variables; shallower before nested; then path and line, so that equal
+/// keys sort the same way on every machine.
+fn match_order(project: &Project, chunk: &CodeChunk) -> (bool, bool, bool, u8, u32, String, u32) {
+    let parent_kind = chunk
+        .parent_chunk_id
+        .as_deref()
+        .and_then(|id| project.chunk(&chunk.relative_path, id))
+        .map(|p| p.node_kind.as_str());
+    // A member of an object literal (`const api = { ref() {…} }`) is a property, whatever
+    // its value.
+    let in_object_literal = matches!(parent_kind, Some("const" | "variable" | "export"));
+    let kind = match chunk.node_kind.as_str() {
+        _ if in_object_literal => 3,
+        "function" | "class" | "interface" | "type" | "enum" | "component" | "namespace"
+        | "module" => 0,
+        "method" | "constructor" | "getter" | "setter" => 1,
+        "const" | "variable" => 2,
+        _ => 3,
+    };
+    (
+        crate::search::is_test_file(&chunk.relative_path),
+        kind == 3,
+        !project.is_exported(chunk),
+        kind,
+        chunk.depth,
+        chunk.relative_path.clone(),
+        chunk.start_line,
+    )
+}
+
+/// TypeScript overloads are one declaration per signature; an agent asking for `ref` wants
+/// one result. Matches of one file with the same breadcrumb and a function or method kind
+/// become the last of them in the file — the implementation, which TypeScript requires to
+/// follow its overload signatures — at the place of the first.
+fn merge_overloads(matches: Vec<&CodeChunk>) -> Vec<&CodeChunk> {
+    let mut merged: Vec<&CodeChunk> = Vec::with_capacity(matches.len());
+    for chunk in matches {
+        let overload = matches!(chunk.node_kind.as_str(), "function" | "method");
+        let same = merged.iter_mut().find(|kept| {
+            overload
+                && kept.node_kind == chunk.node_kind
+                && kept.relative_path == chunk.relative_path
+                && kept.breadcrumb == chunk.breadcrumb
+        });
+        match same {
+            Some(kept) => {
+                if chunk.start_line > kept.start_line {
+                    *kept = chunk;
+                }
+            }
+            None => merged.push(chunk),
+        }
+    }
+    merged
 }
 
 fn closest_names(project: &Project, query: &SymbolQuery) -> Vec<String> {

@@ -220,6 +220,30 @@ impl Project {
     }
 }
 
+impl Project {
+    /// Whether the top-level declaration holding `chunk` (or `chunk` itself) is exported by
+    /// its module (ESM `export`, an export list, or CommonJS `module.exports`), as the
+    /// graph's export table records it.
+    pub fn is_exported(&self, chunk: &CodeChunk) -> bool {
+        let mut top = chunk;
+        while let Some(parent) = top
+            .parent_chunk_id
+            .as_deref()
+            .and_then(|id| self.chunk(&top.relative_path, id))
+        {
+            top = parent;
+        }
+        let Some(symbol) = self.graph_symbol(top) else {
+            return false;
+        };
+        self.graph.files()[symbol.file as usize]
+            .facts
+            .exports
+            .iter()
+            .any(|e| matches!(e.target, codectx_graph::facts::ExportTarget::Local { decl } if decl == symbol.decl))
+    }
+}
+
 fn canonical_root(root: &Path) -> Result<PathBuf, RetrievalError> {
     root.canonicalize()
         .ok()

@@ -247,7 +247,7 @@ pub async fn rank(
     let (query_vector, vector_hits) = vector?;
     let lexical_pool = lexical?;
     let file_share = file_evidence(project, &lexical_pool);
-    let lexical_hits = with_file_evidence(lexical_pool, &file_share, options);
+    let lexical_hits = with_file_evidence(project, lexical_pool, &file_share, options);
     let name_hits = name_channel(
         project,
         query,
@@ -364,7 +364,7 @@ pub async fn rank(
             (1.0 + options.file_evidence_weight * share) / (1.0 + options.file_evidence_weight);
     }
     prefer_members(&chunks, &mut candidates);
-    sort(&mut candidates);
+    sort(project, &mut candidates);
 
     if let Some(reranker) = reranker {
         rerank(project, reranker, query, &mut candidates, options).await?;
@@ -396,6 +396,7 @@ fn file_evidence(project: &Project, pool: &[LexicalHit]) -> HashMap<String, f32>
 
 /// The BM25 pool re-scored by file evidence, best first, cut to `max_lexical_candidates`.
 fn with_file_evidence(
+    project: &Project,
     pool: Vec<LexicalHit>,
     file_share: &HashMap<String, f32>,
     options: &SearchOptions,
@@ -408,7 +409,17 @@ fn with_file_evidence(
             hit
         })
         .collect();
-    rescored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    // Ties by place, not id (see [`sort`]).
+    rescored.sort_by_cached_key(|hit| {
+        let line = project
+            .chunk(&hit.relative_path, &hit.id)
+            .map_or(u32::MAX, |c| c.start_line);
+        (
+            std::cmp::Reverse(OrderedScore(hit.score)),
+            hit.relative_path.clone(),
+            line,
+        )
+    });
     rescored.truncate(options.max_lexical_candidates);
     rescored
 }
@@ -437,7 +448,7 @@ async fn rerank(
         c.final_score = blend(score, c.vector_similarity.unwrap_or(0.0), options);
     }
     candidates.truncate(n);
-    sort(candidates);
+    sort(project, candidates);
     Ok(())
 }
 
@@ -507,11 +518,14 @@ fn prior(project: &Project, chunk: &CodeChunk, about_tests: bool, options: &Sear
     weight
 }
 
-/// Test files by the conventions of the JS/TS ecosystem (Jest, Vitest, Mocha, node:test).
+/// Test files by the conventions of the JS/TS ecosystem (Jest, Vitest, Mocha, node:test;
+/// `*.test-d.ts` are Vitest's type tests).
 pub fn is_test_file(relative_path: &str) -> bool {
     let name = relative_path.rsplit('/').next().unwrap_or(relative_path);
     name.contains(".test.")
         || name.contains(".spec.")
+        || name.contains(".test-d.")
+        || name.contains(".spec-d.")
         || relative_path
             .split('/')
             .any(|dir| matches!(dir, "__tests__" | "test" | "tests" | "__mocks__"))
@@ -548,13 +562,36 @@ fn prefer_members(chunks: &[&CodeChunk], candidates: &mut [Scored]) {
     }
 }
 
-fn sort(candidates: &mut [Scored]) {
-    candidates.sort_by(|a, b| {
-        b.final_score
-            .total_cmp(&a.final_score)
-            .then_with(|| a.relative_path.cmp(&b.relative_path))
-            .then_with(|| a.chunk_id.cmp(&b.chunk_id))
+/// Best first. Equal scores are ordered by where the chunks are (path, then lines), never
+/// by chunk id: ids hash the absolute path, so two checkouts of the same code would order
+/// ties differently.
+fn sort(project: &Project, candidates: &mut [Scored]) {
+    let place = |c: &Scored| {
+        project
+            .chunk(&c.relative_path, &c.chunk_id)
+            .map_or((u32::MAX, u32::MAX), |chunk| {
+                (chunk.start_line, chunk.end_line)
+            })
+    };
+    candidates.sort_by_cached_key(|c| {
+        (
+            std::cmp::Reverse(OrderedScore(c.final_score)),
+            c.relative_path.clone(),
+            place(c),
+        )
     });
+}
+
+/// An `f32` score ordered by `total_cmp`, to sort by key.
+#[derive(PartialEq, PartialOrd)]
+struct OrderedScore(f32);
+
+impl Eq for OrderedScore {}
+
+impl Ord for OrderedScore {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 /// Resolves ranked ids to chunks and applies the dual constraint; `cost` is each chunk's
@@ -808,6 +845,7 @@ fn name_channel<'p>(
         b.0.cmp(&a.0)
             .then(a.1.cmp(&b.1))
             .then_with(|| a.2.relative_path.cmp(&b.2.relative_path))
+            .then(a.2.start_line.cmp(&b.2.start_line))
     });
     hits.into_iter().take(limit).map(|(_, _, c)| c).collect()
 }

@@ -59,6 +59,31 @@ fn lookup_by_name_parent_and_file() {
     }
 }
 
+/// `fixtures/retrieval/lookup-order`: nine things named `ref` — an exported function with
+/// overloads, a class method, a local helper, an object-literal property, and the same names
+/// in a spec and a type-test file. The lookup lists what an agent most likely means first
+/// and the overloads as one match.
+#[test]
+fn lookup_orders_matches_by_what_is_meant() {
+    let root = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/retrieval/lookup-order"
+    ));
+    let project = codectx_retrieval::Project::open(root).unwrap();
+    let query = SymbolQuery::parse("symbol = ref").unwrap().unwrap();
+    let order: Vec<String> = lookup(&project, &query)
+        .matches
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({}, lines {}-{})",
+                c.breadcrumb, c.node_kind, c.start_line, c.end_line
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(order.join("\n"));
+}
+
 #[test]
 fn lookup_scopes_are_exact() {
     let p = project();

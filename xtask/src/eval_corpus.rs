@@ -1,0 +1,318 @@
+//! `cargo xtask eval --corpus PINS`: retrieval quality over the tuning corpus, per package
+//! and macro-averaged over each half, in the default configuration an agent gets without a
+//! model (gate and 8,000-token budget on), beside the kit's BM25 baseline on the same
+//! questions.
+//!
+//! Per package: function Acc@1/5/10 and MRR of the ranking; what the agent receives —
+//! the share of questions whose target is among the answer's results (`deliv`), the share
+//! of answers with no result at all (`empty`), the share answered only with low-confidence
+//! signatures (`lowc`), and the answer's mean token estimate (`tokens`); BM25's Acc@10 and
+//! MRR. A hono CommitLoc set can be added as a second kind of question (`--set`, `--root`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
+use serde_json::json;
+
+use crate::bm25::Bm25;
+use crate::eval::{Hit, hit, metrics};
+use crate::tuning::{self, Question, Split};
+
+/// What `eval --corpus` runs.
+pub struct CorpusEval<'a> {
+    pub pins: &'a Path,
+    pub cap: usize,
+    /// Only this half (both when `None`).
+    pub split: Option<Split>,
+    /// Only packages whose name is listed (all when empty).
+    pub only: &'a [String],
+    /// A CommitLoc set and the repository it was made on, scored as one more package.
+    pub commitloc: Option<(&'a Path, &'a Path)>,
+    pub out: &'a Path,
+}
+
+/// One package's figures; means over its questions.
+#[derive(Default, Clone, Copy)]
+struct Row {
+    acc1: f64,
+    acc5: f64,
+    acc10: f64,
+    mrr: f64,
+    delivered: f64,
+    empty: f64,
+    low_confidence: f64,
+    tokens: f64,
+    bm25_acc10: f64,
+    bm25_mrr: f64,
+}
+
+impl Row {
+    const FIELDS: usize = 10;
+
+    fn values(&self) -> [f64; Self::FIELDS] {
+        [
+            self.acc1,
+            self.acc5,
+            self.acc10,
+            self.mrr,
+            self.delivered,
+            self.empty,
+            self.low_confidence,
+            self.tokens,
+            self.bm25_acc10,
+            self.bm25_mrr,
+        ]
+    }
+
+    fn from_values(v: [f64; Self::FIELDS]) -> Self {
+        Row {
+            acc1: v[0],
+            acc5: v[1],
+            acc10: v[2],
+            mrr: v[3],
+            delivered: v[4],
+            empty: v[5],
+            low_confidence: v[6],
+            tokens: v[7],
+            bm25_acc10: v[8],
+            bm25_mrr: v[9],
+        }
+    }
+
+    fn mean(rows: &[Row]) -> Row {
+        let mut sum = [0.0; Self::FIELDS];
+        for r in rows {
+            for (s, v) in sum.iter_mut().zip(r.values()) {
+                *s += v;
+            }
+        }
+        let n = rows.len().max(1) as f64;
+        Row::from_values(sum.map(|s| s / n))
+    }
+}
+
+const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10   MRR | deliv empty  lowc tokens | bm25 A@10  MRR";
+
+fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
+    println!(
+        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} |     {:.3} {:.3}",
+        r.acc1,
+        r.acc5,
+        r.acc10,
+        r.mrr,
+        r.delivered,
+        r.empty,
+        r.low_confidence,
+        r.tokens,
+        r.bm25_acc10,
+        r.bm25_mrr
+    );
+}
+
+pub fn run(config: CorpusEval) -> anyhow::Result<()> {
+    let pins: Vec<_> = tuning::read_pins(config.pins)?
+        .into_iter()
+        .filter(|p| config.split.is_none_or(|s| s == p.split))
+        .filter(|p| config.only.is_empty() || config.only.contains(&p.name))
+        .collect();
+    let started = Instant::now();
+    let packages = tuning::build(&pins, config.cap)?;
+    eprintln!(
+        "corpus: {} packages, {} questions (built or read in {:.1} s)",
+        packages.len(),
+        packages.iter().map(|p| p.questions.len()).sum::<usize>(),
+        started.elapsed().as_secs_f64()
+    );
+    std::fs::create_dir_all(config.out)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let mut rows: Vec<(String, Option<Split>, usize, f64, Row)> = Vec::new();
+    println!("{HEADER}");
+    for package in &packages {
+        let row = runtime.block_on(score(
+            &package.source,
+            &package.work,
+            &package.questions,
+            &config
+                .out
+                .join(format!("run-{}.jsonl", package.pin.name.replace('/', "+"))),
+        ))?;
+        let leaky = share(&package.questions, |q| q.leaky);
+        print_row(
+            &package.pin.name,
+            package.pin.split.as_str(),
+            package.questions.len(),
+            leaky,
+            &row,
+        );
+        rows.push((
+            package.pin.name.clone(),
+            Some(package.pin.split),
+            package.questions.len(),
+            leaky,
+            row,
+        ));
+    }
+    for split in [Split::Tune, Split::Test] {
+        let half: Vec<Row> = rows
+            .iter()
+            .filter(|r| r.1 == Some(split))
+            .map(|r| r.4)
+            .collect();
+        if !half.is_empty() {
+            let n = rows
+                .iter()
+                .filter(|r| r.1 == Some(split))
+                .map(|r| r.2)
+                .sum();
+            print_row(
+                &format!("MACRO {}", split.as_str()),
+                &format!("{}p", half.len()),
+                n,
+                f64::NAN,
+                &Row::mean(&half),
+            );
+        }
+    }
+    if let Some((set, root)) = config.commitloc {
+        let questions = crate::eval::read_set(set)?;
+        let work = config.out.join("commitloc");
+        let row = runtime.block_on(score(
+            root,
+            &work,
+            &questions,
+            &config.out.join("run-commitloc.jsonl"),
+        ))?;
+        let name = root
+            .file_name()
+            .map_or("commitloc".into(), |n| n.to_string_lossy().into_owned());
+        print_row(
+            &name,
+            "kit",
+            questions.len(),
+            share(&questions, |q| q.leaky),
+            &row,
+        );
+        rows.push((
+            name,
+            None,
+            questions.len(),
+            share(&questions, |q| q.leaky),
+            row,
+        ));
+    }
+    let summary: Vec<_> = rows
+        .iter()
+        .map(|(name, split, n, leaky, r)| {
+            json!({
+                "package": name, "split": split.map(Split::as_str), "n": n, "leaky": leaky,
+                "acc1": r.acc1, "acc5": r.acc5, "acc10": r.acc10, "mrr": r.mrr,
+                "delivered": r.delivered, "empty": r.empty, "lowConfidence": r.low_confidence,
+                "tokens": r.tokens, "bm25Acc10": r.bm25_acc10, "bm25Mrr": r.bm25_mrr,
+            })
+        })
+        .collect();
+    let path = config.out.join("corpus-summary.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&summary)?)?;
+    eprintln!(
+        "summary: {} ({:.0} s)",
+        path.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn share(questions: &[Question], f: impl Fn(&Question) -> bool) -> f64 {
+    questions.iter().filter(|q| f(q)).count() as f64 / questions.len().max(1) as f64
+}
+
+/// Indexes `source` (in `work/index-none`, no model) and scores `questions` on it.
+async fn score(
+    source: &Path,
+    work: &Path,
+    questions: &[Question],
+    run_file: &Path,
+) -> anyhow::Result<Row> {
+    let index: PathBuf = std::path::absolute(work.join("index-none"))?;
+    let engine = Engine::open(
+        source,
+        EngineOptions {
+            store: codectx_store::StoreOptions {
+                uri: Some(index.to_string_lossy().into_owned()),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .await?;
+    let bm25 = Bm25::build(source)?;
+    let options = SearchOptions::default();
+    let mut sums = [0.0; Row::FIELDS];
+    let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);
+    for q in questions {
+        let (answer, ranking) = engine.answer(&q.query, &options, 1).await?;
+        let hits: Vec<Hit> = ranking
+            .scored
+            .iter()
+            .filter_map(|s| engine.project().chunk(&s.relative_path, &s.chunk_id))
+            .take(10)
+            .map(Hit::of_chunk)
+            .collect();
+        let m = metrics(&q.gold, &hits);
+        let delivered: Vec<Hit> = answer
+            .results
+            .iter()
+            .map(|r| Hit {
+                file: r.file.clone(),
+                name: r.name.clone(),
+                start: r.start_line,
+                end: r.end_line,
+            })
+            .collect();
+        let target_delivered = q.gold.iter().any(|g| delivered.iter().any(|r| hit(r, g)));
+        let low_confidence = answer.low_confidence && !answer.results.is_empty();
+        let baseline: Vec<Hit> = bm25
+            .search(&q.query, 10)
+            .into_iter()
+            .map(|h| Hit {
+                file: h.file.clone(),
+                name: h.name.clone(),
+                start: h.start,
+                end: h.end,
+            })
+            .collect();
+        let b = metrics(&q.gold, &baseline);
+        let row = Row {
+            acc1: m[0],
+            acc5: m[1],
+            acc10: m[2],
+            mrr: m[4],
+            delivered: f64::from(u8::from(target_delivered && !low_confidence)),
+            empty: f64::from(u8::from(answer.results.is_empty())),
+            low_confidence: f64::from(u8::from(low_confidence)),
+            tokens: answer.estimated_tokens as f64,
+            bm25_acc10: b[2],
+            bm25_mrr: b[4],
+        };
+        for (s, v) in sums.iter_mut().zip(row.values()) {
+            *s += v;
+        }
+        let results: Vec<_> = hits
+            .iter()
+            .map(
+                |h| json!({"file": h.file, "name": h.name, "startLine": h.start, "endLine": h.end}),
+            )
+            .collect();
+        writeln!(
+            runs,
+            "{}",
+            json!({"id": q.id, "query": q.query, "results": results,
+                   "delivered": target_delivered, "empty": answer.results.is_empty(),
+                   "lowConfidence": low_confidence, "tokens": answer.estimated_tokens})
+        )?;
+    }
+    runs.flush()?;
+    let n = questions.len().max(1) as f64;
+    Ok(Row::from_values(sums.map(|s| s / n)))
+}
