@@ -31,6 +31,35 @@ pub struct CorpusEval<'a> {
     /// A CommitLoc set and the repository it was made on, scored as one more package.
     pub commitloc: Option<(&'a Path, &'a Path)>,
     pub out: &'a Path,
+    /// The relevance gate (default: the product's).
+    pub min_relevance: Option<f32>,
+    /// The companions' share of the best score (default: the product's).
+    pub companion_share: Option<f32>,
+    /// Other search options to try, `name=value` (see [`set_option`]).
+    pub overrides: &'a [String],
+}
+
+/// Sets one numeric [`SearchOptions`] field by name, to judge a ranking constant on the
+/// corpus without a rebuild.
+fn set_option(options: &mut SearchOptions, assignment: &str) -> anyhow::Result<()> {
+    let (name, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| anyhow::anyhow!("{assignment}: expected name=value"))?;
+    let value: f32 = value.parse()?;
+    let field = match name {
+        "file_evidence_weight" => &mut options.file_evidence_weight,
+        "fusion_k" => &mut options.fusion_k,
+        "test_file_weight" => &mut options.test_file_weight,
+        "aside_weight" => &mut options.aside_weight,
+        "type_declaration_weight" => &mut options.type_declaration_weight,
+        "comment_weight" => &mut options.comment_weight,
+        "data_weight" => &mut options.data_weight,
+        "rerank_weight" => &mut options.rerank_weight,
+        "vector_weight" => &mut options.vector_weight,
+        _ => anyhow::bail!("{name}: not a numeric search option"),
+    };
+    *field = value;
+    Ok(())
 }
 
 /// One package's figures; means over its questions.
@@ -126,6 +155,17 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     std::fs::create_dir_all(config.out)?;
+    let defaults = SearchOptions::default();
+    let mut options = SearchOptions {
+        minimum_relevance_threshold: config
+            .min_relevance
+            .unwrap_or(defaults.minimum_relevance_threshold),
+        companion_share: config.companion_share.unwrap_or(defaults.companion_share),
+        ..defaults
+    };
+    for assignment in config.overrides {
+        set_option(&mut options, assignment)?;
+    }
     let runtime = tokio::runtime::Runtime::new()?;
     let mut rows: Vec<(String, Option<Split>, usize, f64, Row)> = Vec::new();
     println!("{HEADER}");
@@ -137,6 +177,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             &config
                 .out
                 .join(format!("run-{}.jsonl", package.pin.name.replace('/', "+"))),
+            &options,
         ))?;
         let leaky = share(&package.questions, |q| q.leaky);
         print_row(
@@ -183,6 +224,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             &work,
             &questions,
             &config.out.join("run-commitloc.jsonl"),
+            &options,
         ))?;
         let name = root
             .file_name()
@@ -233,6 +275,7 @@ async fn score(
     work: &Path,
     questions: &[Question],
     run_file: &Path,
+    options: &SearchOptions,
 ) -> anyhow::Result<Row> {
     let index: PathBuf = std::path::absolute(work.join("index-none"))?;
     let engine = Engine::open(
@@ -247,11 +290,10 @@ async fn score(
     )
     .await?;
     let bm25 = Bm25::build(source)?;
-    let options = SearchOptions::default();
     let mut sums = [0.0; Row::FIELDS];
     let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);
     for q in questions {
-        let (answer, ranking) = engine.answer(&q.query, &options, 1).await?;
+        let (answer, ranking) = engine.answer(&q.query, options, 1).await?;
         let hits: Vec<Hit> = ranking
             .scored
             .iter()

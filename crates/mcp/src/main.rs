@@ -23,7 +23,7 @@ Configuration (TOML; --config FILE, else <root>/.codectx.toml, else <user config
   [embedding]  provider = \"local\" | \"voyage\" | \"openai\" | \"none\"   (default local: all-MiniLM-L6-v2 on the CPU)
                model, dimension, base_url (openai-compatible servers), model_dir (local; default $CODECTX_MODEL_DIR, then the user cache)
   [rerank]     provider = \"none\" | \"voyage\"
-  [search]     min_relevance = 0.5   max_tokens = 8000   call_depth = 1   max_candidates = 40
+  [search]     min_relevance = 0.45  max_tokens = 8000   call_depth = 1   max_candidates = 40
 API keys come only from the environment: VOYAGE_API_KEY, OPENAI_API_KEY. Logs: RUST_LOG (default info), on stderr.";
 
 #[derive(Parser)]

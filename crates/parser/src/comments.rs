@@ -88,7 +88,7 @@ fn starts_line(text: &str, offset: u32) -> bool {
 }
 
 /// Strips `/**`, `*/` and the leading ` * ` of each line.
-pub(crate) fn clean_jsdoc(raw: &str) -> String {
+pub fn clean_jsdoc(raw: &str) -> String {
     let inner = raw.trim_start_matches("/**").trim_end_matches("*/");
     let mut out = String::with_capacity(inner.len());
     // Blank lines are written only once a non-blank line follows: none lead or trail.

@@ -37,6 +37,7 @@ use oxc_semantic::SemanticBuilder;
 use oxc_span::SourceType;
 use serde::{Deserialize, Serialize};
 
+pub use comments::clean_jsdoc;
 pub use lines::LineIndex;
 pub use symbol::{
     ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, ParseStatus, ParsedFile, ParsedSymbol,

@@ -104,9 +104,10 @@ fn pick(items: Vec<(f32, usize)>, options: &SearchOptions) -> Vec<(f32, usize)> 
 
 #[test]
 fn dual_constraint_selection() {
-    // Relevance gate: 3 of 10 pass 0.7 → 3.
+    // Relevance gate: 3 of 10 pass 0.7 → 3 (every result held to the gate).
     let gate = SearchOptions {
         minimum_relevance_threshold: 0.7,
+        companion_share: 1.0,
         ..Default::default()
     };
     assert_eq!(pick(ten(100), &gate).len(), 3);
@@ -117,9 +118,25 @@ fn dual_constraint_selection() {
         ..Default::default()
     };
     assert_eq!(pick(ten(1_000), &budget).len(), 5);
+    // Companions: once the best (0.95) clears 0.7, others are kept down to 0.6 × 0.95 =
+    // 0.57: 4 of 10.
+    let companions = SearchOptions {
+        minimum_relevance_threshold: 0.7,
+        companion_share: 0.6,
+        ..Default::default()
+    };
+    assert_eq!(pick(ten(100), &companions).len(), 4);
+    // …but never when the best is under the gate.
+    let none = SearchOptions {
+        minimum_relevance_threshold: 0.96,
+        companion_share: 0.1,
+        ..Default::default()
+    };
+    assert!(pick(ten(100), &none).is_empty());
     // Combined: 4 pass, the budget fits 3.
     let combined = SearchOptions {
         minimum_relevance_threshold: 0.6,
+        companion_share: 1.0,
         max_token_budget: 3_000,
         ..Default::default()
     };
@@ -132,6 +149,7 @@ fn dual_constraint_selection() {
             ten(100),
             &SearchOptions {
                 minimum_relevance_threshold: 0.9,
+                companion_share: 1.0,
                 ..Default::default()
             }
         )
@@ -202,8 +220,12 @@ async fn search_answers_gate_filters_and_empty_results() {
         Some(&"TokenService.validateToken"),
         "{names:?}"
     );
+    // The gate holds: the best clears the threshold, its companions a share of the best.
+    let best = outcome.answer.results[0].score;
+    let floor = (options.companion_share * best).min(options.minimum_relevance_threshold);
+    assert!(best >= options.minimum_relevance_threshold);
     assert!(
-        outcome.answer.results.iter().all(|r| r.score >= 0.5),
+        outcome.answer.results.iter().all(|r| r.score >= floor),
         "the gate holds: {:?}",
         outcome.answer.results
     );
