@@ -9,7 +9,8 @@ use codectx_embed::{Embedder, Reranker};
 use codectx_snapshot::SkeletonCache;
 use codectx_store::{Store, StoreOptions, SyncObserver, SyncStats, VectorCounts};
 
-use crate::search::{Ranking, SearchMode, SearchOptions, rank, select_chunks};
+use crate::scoring::SearchOptions;
+use crate::search::{Ranking, SearchMode, rank, select_chunks};
 use crate::{
     Answer, AnswerOptions, CodeContext, Project, RetrievalError, Strategy, SymbolQuery, assemble,
     code_context, lookup, low_confidence_answer, search_symbol,

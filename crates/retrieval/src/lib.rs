@@ -30,6 +30,7 @@ mod engine;
 mod lookup;
 mod navigate;
 mod project;
+mod scoring;
 mod search;
 
 use std::path::PathBuf;
@@ -47,10 +48,11 @@ pub use navigate::{
     resolve_symbol, symbol_hierarchy,
 };
 pub use project::{Project, ProjectFile};
-pub use search::{
-    Ranking, Scored, SearchMode, SearchOptions, blend, calibrated_vector, code_words,
-    fusion_relevance, is_test_file, query_terms, rank, select, select_chunks, term_coverage,
+pub use scoring::{
+    SearchOptions, blend, calibrated_vector, code_words, fusion_relevance, is_test_file,
+    query_terms, term_coverage,
 };
+pub use search::{Ranking, Scored, SearchMode, rank, select, select_chunks};
 
 /// Errors of query handling, each naming its input.
 #[derive(Debug, thiserror::Error)]

@@ -117,7 +117,7 @@ fn match_order(project: &Project, chunk: &CodeChunk) -> (bool, bool, bool, u8, u
         _ => 3,
     };
     (
-        crate::search::is_test_file(&chunk.relative_path),
+        crate::scoring::is_test_file(&chunk.relative_path),
         kind == 3,
         !project.is_exported(chunk),
         kind,

@@ -1,0 +1,368 @@
+//! The scoring formula of blueprint Stage 2 without a reranker, with every parameter in one
+//! struct ([`SearchOptions`]) whose doc comments give each constant's reason:
+//!
+//! `finalScore = (rerankWeight·agreement + vectorWeight·max(calibrated cosine, term coverage))
+//!               × prior × (1 + w·fileShare) / (1 + w)`
+//!
+//! where *agreement* is the channels' reciprocal-rank fusion normalised to 1 for "first in
+//! every channel" ([`fusion_relevance`]), *term coverage* the share of the query's stemmed
+//! content words the chunk holds ([`term_coverage`]), the *prior* what the chunk is
+//! ([`prior`]: tests, asides, comments, types, data) and *fileShare* the file's evidence in
+//! the BM25 pool. A constant is kept only if it raises the tuning corpus's test half
+//! (`cargo xtask eval --corpus`).
+
+use std::collections::HashMap;
+
+use codectx_chunker::CodeChunk;
+use codectx_store::ChunkFilter;
+
+use crate::Project;
+use crate::search::Scored;
+
+/// Every parameter of a search; the defaults are the blueprint's.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Weight of the rerank score (or, without a reranker, of the channels' agreement).
+    pub rerank_weight: f32,
+    /// Weight of the vector similarity.
+    pub vector_weight: f32,
+    /// The relevance gate (0.0–1.0): an answer whose best result scores under it has no
+    /// confident result (see `companion_share` for the others).
+    pub minimum_relevance_threshold: f32,
+    /// Tokens of source the selected results may take.
+    pub max_token_budget: usize,
+    /// Stage 1 candidates from the vector channel.
+    pub max_vector_candidates: usize,
+    /// Stage 1 candidates from the BM25 channel.
+    pub max_lexical_candidates: usize,
+    /// BM25 hits read to weigh each file's evidence (see `file_evidence_weight`); the best
+    /// `max_lexical_candidates` of them, re-scored, are the channel's candidates.
+    pub lexical_pool: usize,
+    /// File evidence: code that matches the query in a file that matches it as a whole is
+    /// likelier the answer than a lone match in an unrelated file. A file's `share` is the
+    /// summed BM25 scores of its top-level chunks in the pool, relative to the best file's.
+    /// It re-ranks the BM25 channel (score × `1 + w·share`) and, before any reranker, is a
+    /// prior on every candidate (× `(1 + w·share) / (1 + w)`: the best file's code keeps
+    /// its score, so the relevance gate keeps its meaning). 0 turns it off.
+    pub file_evidence_weight: f32,
+    /// Paths (files, directories, globs) and languages the results must be in.
+    pub filter: ChunkFilter,
+    /// Apply the relevance gate (off: rank only, e.g. to evaluate the ranking).
+    pub gate: bool,
+    /// Once the best result clears `minimum_relevance_threshold`, the others are kept down
+    /// to this share of the best result's score (never above the threshold itself): the
+    /// threshold says whether the question is answered at all, and how much weaker than the
+    /// best a companion may be is relative. 1.0 keeps the threshold for every result.
+    pub companion_share: f32,
+    /// Cosine similarity that means "unrelated" for the embedding model (maps to 0).
+    pub vector_floor: f32,
+    /// Cosine similarity that means "says the same thing" (maps to 1).
+    pub vector_ceiling: f32,
+    /// Reciprocal-rank-fusion constant: larger flattens the difference between ranks.
+    pub fusion_k: f32,
+    /// Without a reranker, a chunk in a test file (`*.test.*`, `*.spec.*`, `__tests__/`,
+    /// `test/`, `tests/`) scores this fraction, unless the query is about tests: questions
+    /// about code are usually about the code under test.
+    pub test_file_weight: f32,
+    /// Without a reranker, an aside — a one-line member (a property, an index or call
+    /// signature) or export list — scores this fraction: short rows win BM25 on a single
+    /// shared word without being an answer.
+    pub aside_weight: f32,
+    /// Without a reranker, a chunk that declares a shape rather than behaviour (a type
+    /// alias, an interface, a property, or a member of a type or interface) scores this
+    /// fraction: types repeat the words of the code that uses them, and a question is more
+    /// often about what the code does. They remain found by name and by the vector channel.
+    pub type_declaration_weight: f32,
+    /// Without a reranker, a standalone comment block (a file's header, a section note)
+    /// scores this fraction: it says what the code around it is about, so it wins BM25 on
+    /// the query's words, but the answer is the code. High enough that a comment leading
+    /// every channel still clears the relevance gate (seed 004's "Worker QPSO training").
+    pub comment_weight: f32,
+    /// Without a reranker, a constant or variable with no code inside it (a regex, a lookup
+    /// table, a default value) scores this fraction: its name and literal repeat the words of
+    /// the code that uses it, and a question is more often about that code. A variable
+    /// holding functions (a handler built by a factory, an object of methods) has child
+    /// chunks and is not data. 1.0 (off) by default: 0.75 was tuned on hono's 89 questions
+    /// and lowered the tuning corpus on both halves (test macro Acc@10 / MRR 0.674 / 0.400
+    /// at 0.75, 0.682 / 0.416 at 1.0): a variable is often what is asked for.
+    pub data_weight: f32,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            rerank_weight: 0.65,
+            vector_weight: 0.35,
+            minimum_relevance_threshold: 0.45,
+            max_token_budget: 8_000,
+            max_vector_candidates: 40,
+            max_lexical_candidates: 40,
+            lexical_pool: 200,
+            file_evidence_weight: 0.5,
+            filter: ChunkFilter::default(),
+            gate: true,
+            // Calibrated on the tuning corpus's tuning half without a model (`cargo xtask
+            // eval --corpus --split tune`): with 0.5 for every result a third of the targets
+            // was delivered; 0.45 with companions down to 0.3 of the best delivers 0.6 for
+            // about 5,200 tokens, 9% of answers low-confidence. Above 0.41, the score of a
+            // chunk that leads BM25 on one of four words of an unrelated question.
+            companion_share: 0.3,
+            // all-MiniLM-L6-v2: code unrelated to a query sits around 0.0–0.2, a chunk
+            // that does what the query says around 0.5–0.7.
+            vector_floor: 0.15,
+            vector_ceiling: 0.65,
+            fusion_k: 20.0,
+            test_file_weight: 0.5,
+            aside_weight: 0.5,
+            type_declaration_weight: 0.5,
+            comment_weight: 0.75,
+            data_weight: 1.0,
+        }
+    }
+}
+
+/// `rerankWeight·rerank + vectorWeight·vector` (blueprint Stage 2).
+pub fn blend(rerank: f32, vector: f32, options: &SearchOptions) -> f32 {
+    options.rerank_weight * rerank + options.vector_weight * vector
+}
+
+/// Cosine similarity mapped onto [0, 1] between the options' floor and ceiling.
+pub fn calibrated_vector(cosine: f32, options: &SearchOptions) -> f32 {
+    let span = (options.vector_ceiling - options.vector_floor).max(f32::EPSILON);
+    ((cosine - options.vector_floor) / span).clamp(0.0, 1.0)
+}
+
+/// The channels' agreement on a candidate in [0, 1]: Σ 1/(k + rank) over the channels that
+/// found it, divided by the same sum for a candidate ranked first in all `channels` that
+/// ran. First in one of two channels scores about 0.5; found by none, 0.
+pub fn fusion_relevance(ranks: &[Option<usize>], channels: usize, k: f32) -> f32 {
+    if channels == 0 {
+        return 0.0;
+    }
+    let sum: f32 = ranks.iter().flatten().map(|&r| 1.0 / (k + r as f32)).sum();
+    (sum / (channels as f32 / (k + 1.0))).min(1.0)
+}
+
+/// What Stage 2 knows of one candidate (see the module docs).
+pub(crate) struct Evidence {
+    /// The channels' agreement, [`fusion_relevance`].
+    pub agreement: f32,
+    /// The calibrated cosine (0 without vectors).
+    pub semantic: f32,
+    /// [`term_coverage`].
+    pub literal: f32,
+    /// [`prior`].
+    pub prior: f32,
+    /// The file's evidence relative to the best file's (0–1).
+    pub file_share: f32,
+}
+
+/// The final score of a candidate without a reranker. Normalised so that the best file's
+/// code keeps its score: the gate means what it means without file evidence.
+pub(crate) fn fused_score(e: &Evidence, options: &SearchOptions) -> f32 {
+    let mut score = blend(e.agreement, e.semantic.max(e.literal), options);
+    score *= e.prior;
+    score *=
+        (1.0 + options.file_evidence_weight * e.file_share) / (1.0 + options.file_evidence_weight);
+    score
+}
+
+/// Kinds that declare a shape, not behaviour.
+const TYPE_KINDS: &[&str] = &["type", "interface"];
+
+/// Members that are rows of a type or class rather than code.
+const ROW_KINDS: &[&str] = &[
+    "property",
+    "index-signature",
+    "call-signature",
+    "construct-signature",
+];
+
+/// The weight of what a chunk is, independent of the query (fusion only; a reranker judges
+/// each chunk itself).
+pub(crate) fn prior(
+    project: &Project,
+    chunk: &CodeChunk,
+    about_tests: bool,
+    options: &SearchOptions,
+) -> f32 {
+    let kind = chunk.node_kind.as_str();
+    let mut weight = 1.0;
+    if !about_tests && is_test_file(&chunk.relative_path) {
+        weight *= options.test_file_weight;
+    }
+    let one_line = chunk.start_line == chunk.end_line;
+    let listing = ROW_KINDS.contains(&kind) || matches!(kind, "export" | "re-export");
+    if listing && one_line {
+        weight *= options.aside_weight;
+    }
+    if kind == "comment" {
+        weight *= options.comment_weight;
+    }
+    if matches!(kind, "const" | "variable") && chunk.child_chunk_ids.is_empty() {
+        weight *= options.data_weight;
+    }
+    let in_type = || {
+        let mut parent = chunk.parent_chunk_id.as_deref();
+        while let Some(p) = parent.and_then(|id| project.chunk(&chunk.relative_path, id)) {
+            if TYPE_KINDS.contains(&p.node_kind.as_str()) {
+                return true;
+            }
+            parent = p.parent_chunk_id.as_deref();
+        }
+        false
+    };
+    if TYPE_KINDS.contains(&kind) || ROW_KINDS.contains(&kind) || in_type() {
+        weight *= options.type_declaration_weight;
+    }
+    weight
+}
+
+/// Test files by the conventions of the JS/TS ecosystem (Jest, Vitest, Mocha, node:test;
+/// `*.test-d.ts` are Vitest's type tests).
+pub fn is_test_file(relative_path: &str) -> bool {
+    let name = relative_path.rsplit('/').next().unwrap_or(relative_path);
+    name.contains(".test.")
+        || name.contains(".spec.")
+        || name.contains(".test-d.")
+        || name.contains(".spec-d.")
+        || relative_path
+            .split('/')
+            .any(|dir| matches!(dir, "__tests__" | "test" | "tests" | "__mocks__"))
+}
+
+/// A class (or interface, object, namespace) matches every query one of its members
+/// matches: its `embeddingText` holds the members' signatures. When a member is a candidate
+/// too and scores nearly as well (within [`MEMBER_MARGIN`]), the container drops just below
+/// it, so the specific symbol leads and the container follows as context.
+const MEMBER_MARGIN: f32 = 0.1;
+
+/// `chunks[i]` is `candidates[i]`'s chunk.
+pub(crate) fn prefer_members(chunks: &[&CodeChunk], candidates: &mut [Scored]) {
+    let score: HashMap<&str, f32> = candidates
+        .iter()
+        .map(|c| (c.chunk_id.as_str(), c.final_score))
+        .collect();
+    let mut lowered: Vec<(usize, f32)> = Vec::new();
+    for (i, (c, chunk)) in candidates.iter().zip(chunks).enumerate() {
+        let best_member = chunk
+            .child_chunk_ids
+            .iter()
+            .filter_map(|id| score.get(id.as_str()))
+            .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        if best_member.is_finite()
+            && best_member <= c.final_score
+            && c.final_score - best_member <= MEMBER_MARGIN
+        {
+            lowered.push((i, (best_member - 1e-3).max(0.0)));
+        }
+    }
+    for (i, s) in lowered {
+        candidates[i].final_score = s;
+    }
+}
+
+/// Words that carry no meaning on their own in a code question.
+pub(crate) const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
+    "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "when",
+    "where", "which", "with", "what", "why", "not", "no", "should", "use", "using", "add", "fix",
+    "support", "allow", "make", "get", "set", "new",
+];
+
+/// Lowercase words of `text`, identifiers split at case changes, `_`, `-`, `.` and `/`.
+pub fn code_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    each_code_word(text, |word| {
+        words.push(word.to_lowercase());
+        true
+    });
+    words
+}
+
+/// Calls `f` with each word of [`code_words`] as written (not lowercased, not copied) until
+/// it returns false.
+fn each_code_word(text: &str, mut f: impl FnMut(&str) -> bool) {
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        let mut start = 0;
+        let mut prev: Option<char> = None;
+        let mut chars = token.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if let Some(p) = prev {
+                let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
+                let boundary = (c.is_uppercase() && (p.is_lowercase() || next_lower))
+                    || (c.is_ascii_digit() != p.is_ascii_digit());
+                if boundary {
+                    if !f(&token[start..i]) {
+                        return;
+                    }
+                    start = i;
+                }
+            }
+            prev = Some(c);
+        }
+        if start < token.len() && !f(&token[start..]) {
+            return;
+        }
+    }
+}
+
+/// English Snowball, as the full-text index stems: `loaded` and `load`, `merged` and `merge`
+/// meet.
+fn snowball() -> rust_stemmers::Stemmer {
+    rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+}
+
+/// The query's content words (no stopwords, Snowball-stemmed), sorted, each once: the
+/// terms [`term_coverage`] looks for.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let stemmer = snowball();
+    let mut terms: Vec<String> = code_words(query)
+        .into_iter()
+        .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
+        .map(|w| stemmer.stem(&w).into_owned())
+        .collect();
+    terms.sort();
+    terms.dedup();
+    terms
+}
+
+/// The share (0–1) of `terms` (from [`query_terms`]) found among the code-aware words of the
+/// chunk's path, name and embedding text: how much of the question the chunk speaks to,
+/// whatever its rank.
+pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let stemmer = snowball();
+    let mut found = vec![false; terms.len()];
+    let mut left = terms.len();
+    for text in [
+        chunk.relative_path.as_str(),
+        chunk.name.as_str(),
+        chunk.embedding_text.as_str(),
+    ] {
+        each_code_word(text, |word| {
+            // Snowball rewrites endings only: a word can become a term only if it begins with
+            // the term's first two letters. Most words are dismissed here, unstemmed.
+            let shares_prefix = word.len() >= 2
+                && terms.iter().any(|t| {
+                    word.as_bytes()[..2].eq_ignore_ascii_case(&t.as_bytes()[..2.min(t.len())])
+                });
+            if shares_prefix {
+                let stemmed = stemmer.stem(&word.to_lowercase()).into_owned();
+                if let Ok(i) = terms.binary_search(&stemmed)
+                    && !found[i]
+                {
+                    found[i] = true;
+                    left -= 1;
+                }
+            }
+            left > 0
+        });
+        if left == 0 {
+            break;
+        }
+    }
+    (terms.len() - left) as f32 / terms.len() as f32
+}
