@@ -535,10 +535,15 @@ fn name_channel<'p>(
                 && (name_words.len() > 1 || name.len() >= 4)
             {
                 3
-            } else if declaration
-                && name_words.len() >= 2
-                && name_words.iter().all(|w| words.contains(w))
-            {
+            } else if declaration && {
+                // A name's function words (`get`, `to`, `is`, `of`) are never in the query's
+                // words: `getDaysInMonth` is named by "the days in the month".
+                let content: Vec<&String> = name_words
+                    .iter()
+                    .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
+                    .collect();
+                content.len() >= 2 && content.iter().all(|w| words.contains(w))
+            } {
                 2
             } else if file_named && chunk.depth == 0 {
                 1
