@@ -46,7 +46,10 @@ impl Bm25 {
                 continue;
             }
             let parsed = codectx_parser::parse_source(&relative, &text);
-            let mut each = |symbol: &ParsedSymbol, qname: &str| {
+            for (symbol, qname) in crate::tuning::qualified(&parsed.symbols) {
+                if !is_document(symbol) {
+                    continue;
+                }
                 let (_, code) = crate::tuning::leading_comments(&text, symbol.span.start as usize);
                 let code = code.min(symbol.span.end as usize);
                 let body = &text[code..symbol.span.end as usize];
@@ -63,14 +66,13 @@ impl Bm25 {
                 documents.push(Document {
                     hit: Hit {
                         file: relative.clone(),
-                        name: qname.to_string(),
+                        name: qname,
                         start: parsed.lines.line_of(code as u32),
                         end: symbol.range.end,
                     },
                     len: tokens.len() as f64,
                 });
-            };
-            visit(&parsed.symbols, "", &mut each);
+            }
         }
         let average_len = total / documents.len().max(1) as f64;
         Ok(Self {
@@ -110,23 +112,9 @@ impl Bm25 {
     }
 }
 
-/// Function-level symbols with their qualified names, as the kit's baseline visits them.
-fn visit(symbols: &[ParsedSymbol], prefix: &str, each: &mut impl FnMut(&ParsedSymbol, &str)) {
-    for s in symbols {
-        let document = (crate::tuning::is_target(s.kind) || s.kind == SymbolKind::Constructor)
-            && !codectx_parser::is_unnamed_function(&s.name);
-        let qname = if !document {
-            prefix.to_string()
-        } else if prefix.is_empty() {
-            s.name.clone()
-        } else {
-            format!("{prefix}.{}", s.name)
-        };
-        if document {
-            each(s, &qname);
-        }
-        visit(&s.children, &qname, each);
-    }
+/// A document: a function-level symbol (a corpus target, or a constructor).
+fn is_document(symbol: &ParsedSymbol) -> bool {
+    crate::tuning::is_target(symbol.kind) || symbol.kind == SymbolKind::Constructor
 }
 
 /// The kit's tokenizer: `aB` and `ABc` split before the capital, lowercased, split on

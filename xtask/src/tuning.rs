@@ -229,7 +229,7 @@ pub fn is_target(kind: SymbolKind) -> bool {
 
 /// Every named symbol with its qualified name (`Class.method`), parents first. Unnamed
 /// functions and root items are skipped but their children keep the named path.
-fn qualified(symbols: &[ParsedSymbol]) -> Vec<(&ParsedSymbol, String)> {
+pub fn qualified(symbols: &[ParsedSymbol]) -> Vec<(&ParsedSymbol, String)> {
     fn walk<'s>(
         symbols: &'s [ParsedSymbol],
         prefix: &str,
