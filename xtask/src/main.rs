@@ -273,10 +273,15 @@ fn main() -> anyhow::Result<()> {
             overrides,
             ..
         } => eval_corpus::run(eval_corpus::CorpusEval {
+            // The default pin list is the workspace's, wherever xtask runs from.
+            pins: &if pins.is_relative() && !pins.exists() {
+                workspace_root().join(&pins)
+            } else {
+                pins
+            },
             overrides: &overrides,
             min_relevance,
             companion_share,
-            pins: &pins,
             cap,
             split,
             only: &package,
