@@ -276,11 +276,15 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
     let outcome = engine.search(query, &options, depth).await?;
     if args.json {
         let results = json_results(&engine, query, &options, args.limit).await?;
+        let answer = &outcome.answer;
         let value = serde_json::json!({
             "query": query,
             "mode": outcome.ranking.mode,
             "results": results,
-            "message": outcome.answer.message,
+            // Nothing cleared the gate: the closest candidates the answer lists instead.
+            "lowConfidence": answer.low_confidence,
+            "candidates": answer.low_confidence.then_some(&answer.results),
+            "message": answer.message,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
     } else {
