@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 /// Bump when the questions or the blanked copy would come out differently: the cache is
 /// keyed by it.
-const BUILDER_VERSION: u32 = 2;
+const BUILDER_VERSION: u32 = 3;
 
 /// Questions kept per package at most (a deterministic sample by id hash), so that large
 /// packages do not take the run time while the macro-average weighs packages equally anyway.
@@ -297,12 +297,18 @@ fn jsdoc_before(text: &str, code_start: usize) -> Option<(usize, usize)> {
     (comment.starts_with("/**") && !comment.starts_with("/**/")).then_some((start, end))
 }
 
-/// Replaces `text[start..end]` with spaces, keeping its line breaks.
+/// Replaces `text[start..end]` with spaces, keeping its line breaks and its length in bytes
+/// (a character becomes as many spaces as it has bytes): the other comments of the file are
+/// blanked at offsets taken from the original text.
 fn blank(text: &mut String, start: usize, end: usize) {
-    let blanked: String = text[start..end]
-        .chars()
-        .map(|c| if c == '\n' || c == '\r' { c } else { ' ' })
-        .collect();
+    let mut blanked = String::with_capacity(end - start);
+    for c in text[start..end].chars() {
+        if c == '\n' || c == '\r' {
+            blanked.push(c);
+        } else {
+            blanked.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        }
+    }
     text.replace_range(start..end, &blanked);
 }
 
@@ -431,6 +437,15 @@ mod tests {
         let mut out = text.to_string();
         blank(&mut out, s, e);
         assert_eq!(out.lines().count(), text.lines().count());
+        // Multi-byte characters keep their width in bytes: later offsets stay valid.
+        let text = "/** Café… */\nfunction a() {}\n/** B. */\nfunction b() {}\n";
+        let mut out = text.to_string();
+        blank(&mut out, 0, "/** Café… */".len());
+        assert_eq!(out.len(), text.len());
+        let b = text.find("/** B").unwrap();
+        blank(&mut out, b, b + 9);
+        assert!(out.contains("function a() {}\n") && out.contains("\nfunction b() {}"));
+        assert!(!out.contains("/*"));
         assert!(!out.contains("Adds"));
         assert!(out.contains("Header"));
     }
