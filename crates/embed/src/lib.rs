@@ -13,6 +13,9 @@
 //! sentence-transformers BERT model (all-MiniLM-L6-v2 by default) on the CPU with candle.
 //! [`locate_model`] finds its directory offline (configuration, `$CODECTX_MODEL_DIR`, the
 //! user cache) and [`download_model`] fetches it from the Hugging Face hub into the cache.
+//! [`StaticEmbedder`] reads model2vec-format static models (a token table, mean-pooled),
+//! such as the code-trained potion-code models: no forward pass, thousands of chunks a
+//! second.
 //!
 //! Every request retries 429, 5xx, timeouts and dropped connections with exponential
 //! backoff (honouring `Retry-After`); a rejected key fails at once. API keys are held in an
@@ -32,6 +35,8 @@ mod http;
 mod local;
 mod openai;
 mod provider;
+#[cfg(feature = "local")]
+mod static_model;
 mod voyage;
 
 pub use http::{ApiKey, HttpOptions};
@@ -42,4 +47,6 @@ pub use local::{
 };
 pub use openai::OpenAiEmbedder;
 pub use provider::{EmbedError, Embedder, EmbeddingSpec, Reranker, cosine};
+#[cfg(feature = "local")]
+pub use static_model::StaticEmbedder;
 pub use voyage::{VoyageEmbedder, VoyageReranker};

@@ -1,0 +1,182 @@
+//! The static (model2vec) provider on small models the test writes, against vectors
+//! computed here by hand from the same table.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use codectx_embed::{EmbedError, Embedder, StaticEmbedder};
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
+
+/// A word-level tokenizer over `words` (ids in order), splitting on whitespace, with
+/// `[UNK]` as id 0.
+fn tokenizer_json(words: &[&str]) -> String {
+    let mut vocab = serde_json::Map::new();
+    vocab.insert("[UNK]".into(), 0.into());
+    for (i, w) in words.iter().enumerate() {
+        vocab.insert((*w).into(), (i + 1).into());
+    }
+    serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [],
+        "normalizer": {"type": "Lowercase"},
+        "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "post_processor": null,
+        "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
+    })
+    .to_string()
+}
+
+fn le_bytes<T: Copy, const N: usize>(values: &[T], to: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+    values.iter().flat_map(|&v| to(v)).collect()
+}
+
+fn write_model(
+    dir: &Path,
+    words: &[&str],
+    tensors: &[(&str, Dtype, Vec<usize>, Vec<u8>)],
+    config: &str,
+) {
+    std::fs::write(dir.join("tokenizer.json"), tokenizer_json(words)).unwrap();
+    let views: HashMap<String, TensorView<'_>> = tensors
+        .iter()
+        .map(|(name, dtype, shape, data)| {
+            (
+                (*name).to_string(),
+                TensorView::new(*dtype, shape.clone(), data).unwrap(),
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.join("model.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("config.json"), config).unwrap();
+}
+
+fn normalized(v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+fn assert_close(got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-5, "got {got:?}, want {want:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_text_is_the_normalised_mean_of_its_known_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let model_dir = dir.path().join("tiny-static");
+    std::fs::create_dir(&model_dir).unwrap();
+    // Rows: [UNK], remove, delete, user.
+    let table: Vec<f32> = vec![9.0, 9.0, 9.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 2.0];
+    write_model(
+        &model_dir,
+        &["remove", "delete", "user"],
+        &[(
+            "embeddings",
+            Dtype::F32,
+            vec![4, 3],
+            le_bytes(&table, f32::to_le_bytes),
+        )],
+        r#"{"normalize": true}"#,
+    );
+    let model = StaticEmbedder::load(&model_dir).unwrap();
+    let spec = model.spec();
+    assert_eq!(spec.model, "static:tiny-static");
+    assert_eq!(spec.dimension, 3);
+
+    let vectors = model
+        .embed_documents(&[
+            "Remove user".into(),
+            "delete nonsense user".into(),
+            "nothing".into(),
+        ])
+        .await
+        .unwrap();
+    // remove + user = [1, 0, 2] / 2, normalised; the unknown word contributes nothing.
+    assert_close(&vectors[0], &normalized(vec![0.5, 0.0, 1.0]));
+    assert_close(&vectors[1], &normalized(vec![0.0, 0.5, 1.0]));
+    // No known token: the zero vector (cosine 0 with everything), not NaN.
+    assert_close(&vectors[2], &[0.0, 0.0, 0.0]);
+    let query = model.embed_query("remove").await.unwrap();
+    assert_close(&query, &[1.0, 0.0, 0.0]);
+}
+
+#[tokio::test]
+async fn mapping_and_weights_scale_shared_rows_of_a_quantised_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let model_dir = dir.path().join("quantised");
+    std::fs::create_dir(&model_dir).unwrap();
+    // Two rows in i8; `removes` and `removed` share `remove`'s row, `user` has its own.
+    let table: Vec<i8> = vec![0, 0, 100, -50, 20, 40];
+    let mapping: Vec<i32> = vec![0, 1, 1, 1, 2];
+    let weights: Vec<f32> = vec![0.0, 0.01, 0.01, 0.02, 0.005];
+    write_model(
+        &model_dir,
+        &["remove", "removes", "removed", "user"],
+        &[
+            (
+                "embeddings",
+                Dtype::I8,
+                vec![3, 2],
+                table.iter().map(|&v| v as u8).collect(),
+            ),
+            (
+                "mapping",
+                Dtype::I32,
+                vec![5],
+                le_bytes(&mapping, i32::to_le_bytes),
+            ),
+            (
+                "weights",
+                Dtype::F32,
+                vec![5],
+                le_bytes(&weights, f32::to_le_bytes),
+            ),
+        ],
+        r#"{"normalize": false}"#,
+    );
+    let model = StaticEmbedder::load(&model_dir).unwrap();
+    let v = model.embed_blocking(&["removed user".into()]).unwrap();
+    // (0.02·[100, -50] + 0.005·[20, 40]) / 2, not normalised.
+    assert_close(&v[0], &[(2.0 + 0.1) / 2.0, (-1.0 + 0.2) / 2.0]);
+    let same = model
+        .embed_blocking(&["remove".into(), "removes".into()])
+        .unwrap();
+    assert_close(&same[0], &same[1]);
+}
+
+#[test]
+fn a_table_too_small_for_the_vocabulary_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let table: Vec<f32> = vec![0.0; 4];
+    write_model(
+        dir.path(),
+        &["a", "b", "c"],
+        &[(
+            "embeddings",
+            Dtype::F32,
+            vec![2, 2],
+            le_bytes(&table, f32::to_le_bytes),
+        )],
+        "{}",
+    );
+    let err = StaticEmbedder::load(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, EmbedError::Model(m) if m.contains("do not cover")),
+        "{err}"
+    );
+    let missing = StaticEmbedder::load(&dir.path().join("absent")).unwrap_err();
+    assert!(
+        matches!(&missing, EmbedError::Config(m) if m.contains("tokenizer.json")),
+        "{missing}"
+    );
+}
