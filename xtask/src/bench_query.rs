@@ -2,11 +2,9 @@
 //! never-indexed repository, local embedding throughput, and warm query latency.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use codectx_embed::{DEFAULT_LOCAL_MODEL, Embedder, LocalEmbedder, locate_model};
 use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
 use codectx_store::{Store, StoreOptions};
 
@@ -40,6 +38,7 @@ const DEFAULT_QUERIES: &[&str] = &[
 pub struct QueryBench<'a> {
     pub root: &'a Path,
     pub embedder: EmbedderArg,
+    pub model_dir: Option<&'a Path>,
     /// Chunks to embed before the warm runs (`None`: all of them).
     pub embed_limit: Option<usize>,
     pub queries: Option<&'a Path>,
@@ -55,14 +54,7 @@ pub fn query(bench: QueryBench<'_>) -> anyhow::Result<()> {
     let queries = read_queries(bench.queries)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let embedder: Option<Arc<dyn Embedder>> = match bench.embedder {
-            EmbedderArg::None => None,
-            EmbedderArg::Local => {
-                let dir = locate_model(None, DEFAULT_LOCAL_MODEL)
-                    .context("run `cargo xtask fetch-model` first")?;
-                Some(Arc::new(LocalEmbedder::load(&dir)?))
-            }
-        };
+        let embedder = crate::eval::load_embedder(bench.embedder, bench.model_dir)?;
         // A never-indexed repository: the index lives in a fresh directory.
         let index = tempfile::tempdir()?;
         let options = EngineOptions {

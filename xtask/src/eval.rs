@@ -21,8 +21,42 @@ use crate::tuning::{Gold, Question};
 pub enum EmbedderArg {
     /// all-MiniLM-L6-v2 (or `$CODECTX_MODEL_DIR`) on the CPU.
     Local,
+    /// A static (model2vec-format) model: `--model-dir`, else the code vocabulary this
+    /// workspace builds (`cargo xtask vocabulary`).
+    Static,
     /// No vectors: only the lexical configuration is scored.
     None,
+}
+
+/// Loads the embedder `arg` names (`model_dir` overrides where its model is read from).
+pub(crate) fn load_embedder(
+    arg: EmbedderArg,
+    model_dir: Option<&Path>,
+) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
+    Ok(match arg {
+        EmbedderArg::None => None,
+        EmbedderArg::Local => {
+            let dir = locate_model(model_dir, DEFAULT_LOCAL_MODEL)
+                .context("run `cargo xtask fetch-model` first")?;
+            Some(Arc::new(LocalEmbedder::load(&dir)?))
+        }
+        EmbedderArg::Static => {
+            let dir = model_dir.map_or_else(
+                || crate::workspace_root().join("crates/embed/models/code-vocabulary"),
+                Path::to_path_buf,
+            );
+            Some(Arc::new(codectx_embed::StaticEmbedder::load(&dir)?))
+        }
+    })
+}
+
+/// The index directory's name for `embedder`'s vectors (`index-none` without a model).
+pub(crate) fn index_name(embedder: Option<&dyn Embedder>) -> String {
+    let model = embedder.map_or_else(|| "none".to_string(), |e| e.spec().model);
+    format!(
+        "index-{}",
+        model.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_")
+    )
 }
 
 /// A ranked result as the scorer sees it.
@@ -50,24 +84,21 @@ impl Hit {
     }
 }
 
-pub fn eval(set: &Path, root: &Path, embedder: EmbedderArg, out: &Path) -> anyhow::Result<()> {
+pub fn eval(
+    set: &Path,
+    root: &Path,
+    embedder: Option<Arc<dyn Embedder>>,
+    out: &Path,
+) -> anyhow::Result<()> {
     let queries = read_set(set)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let embedder: Option<Arc<dyn Embedder>> = match embedder {
-            EmbedderArg::None => None,
-            EmbedderArg::Local => {
-                let dir = locate_model(None, DEFAULT_LOCAL_MODEL)
-                    .context("run `cargo xtask fetch-model` first")?;
-                Some(Arc::new(LocalEmbedder::load(&dir)?))
-            }
-        };
         let has_vectors = embedder.is_some();
         std::fs::create_dir_all(out)?;
         let started = Instant::now();
         // One index per embedder under the output directory: switching models would
         // otherwise rebuild the project's own index each time.
-        let index = out.join(format!("index-{}", if has_vectors { "local" } else { "none" }));
+        let index = out.join(index_name(embedder.as_deref()));
         let mut engine = Engine::open(
             root,
             EngineOptions {

@@ -13,6 +13,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use std::sync::Arc;
+
+use codectx_embed::Embedder;
 use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
 use serde_json::json;
 
@@ -37,6 +40,8 @@ pub struct CorpusEval<'a> {
     pub companion_share: Option<f32>,
     /// Other search options to try, `name=value` (see [`set_option`]).
     pub overrides: &'a [String],
+    /// The vector channel's model (`None`: no vectors, the default an agent gets).
+    pub embedder: Option<Arc<dyn Embedder>>,
 }
 
 /// Sets one numeric [`SearchOptions`] field by name, to judge a ranking constant on the
@@ -56,6 +61,19 @@ fn set_option(options: &mut SearchOptions, assignment: &str) -> anyhow::Result<(
         "data_weight" => &mut options.data_weight,
         "rerank_weight" => &mut options.rerank_weight,
         "vector_weight" => &mut options.vector_weight,
+        "vector_channel_weight" => &mut options.vector_channel_weight,
+        "vector_floor" => &mut options.vector_floor,
+        "vector_ceiling" => &mut options.vector_ceiling,
+        // Channel switches: 0 turns a channel off (dense-only: `max_lexical_candidates=0`).
+        "max_vector_candidates" | "max_lexical_candidates" => {
+            let count = &mut if name == "max_vector_candidates" {
+                &mut options.max_vector_candidates
+            } else {
+                &mut options.max_lexical_candidates
+            };
+            **count = value as usize;
+            return Ok(());
+        }
         _ => anyhow::bail!("{name}: not a numeric search option"),
     };
     *field = value;
@@ -163,6 +181,9 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
         companion_share: config.companion_share.unwrap_or(defaults.companion_share),
         ..defaults
     };
+    if let Some(embedder) = &config.embedder {
+        options = options.calibrated(&embedder.calibration());
+    }
     for assignment in config.overrides {
         set_option(&mut options, assignment)?;
     }
@@ -178,6 +199,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                 .out
                 .join(format!("run-{}.jsonl", package.pin.name.replace('/', "+"))),
             &options,
+            config.embedder.clone(),
         ))?;
         let leaky = share(&package.questions, |q| q.leaky);
         print_row(
@@ -230,6 +252,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             &questions,
             &config.out.join("run-commitloc.jsonl"),
             &options,
+            config.embedder.clone(),
         ))?;
         let name = root
             .file_name()
@@ -274,18 +297,21 @@ fn share(questions: &[Question], f: impl Fn(&Question) -> bool) -> f64 {
     questions.iter().filter(|q| f(q)).count() as f64 / questions.len().max(1) as f64
 }
 
-/// Indexes `source` (in `work/index-none`, no model) and scores `questions` on it.
+/// Indexes `source` (in `work/index-<model>`, vectors embedded) and scores `questions` on it.
 async fn score(
     source: &Path,
     work: &Path,
     questions: &[Question],
     run_file: &Path,
     options: &SearchOptions,
+    embedder: Option<Arc<dyn Embedder>>,
 ) -> anyhow::Result<Row> {
-    let index: PathBuf = std::path::absolute(work.join("index-none"))?;
-    let engine = Engine::open(
+    let index: PathBuf =
+        std::path::absolute(work.join(crate::eval::index_name(embedder.as_deref())))?;
+    let mut engine = Engine::open(
         source,
         EngineOptions {
+            embedder,
             store: codectx_store::StoreOptions {
                 uri: Some(index.to_string_lossy().into_owned()),
                 ..Default::default()
@@ -294,6 +320,7 @@ async fn score(
         },
     )
     .await?;
+    engine.embed_pending(&()).await?;
     let bm25 = Bm25::build(source)?;
     let mut sums = [0.0; Row::FIELDS];
     let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);

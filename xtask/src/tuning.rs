@@ -286,7 +286,7 @@ pub fn leading_comments(text: &str, from: usize) -> (Option<(usize, usize)>, usi
 /// The JSDoc comment right before the code at `code_start`, with only whitespace between —
 /// blank lines included, as TypeScript attaches JSDoc (koa separates each comment from its
 /// member by a blank line). `(start, end)` of the comment.
-fn jsdoc_before(text: &str, code_start: usize) -> Option<(usize, usize)> {
+pub(crate) fn jsdoc_before(text: &str, code_start: usize) -> Option<(usize, usize)> {
     let before = text[..code_start].trim_end();
     let end = before.len();
     if !before.ends_with("*/") {

@@ -12,6 +12,32 @@ pub struct EmbeddingSpec {
     pub dimension: usize,
 }
 
+/// How to read one model's cosine similarities, and how much its channel should count in
+/// fusion when no reranker judges the candidates. A property of the model, measured on the
+/// tuning corpus (`cargo xtask eval --corpus --embedder …`); configuration may override it.
+/// Not part of [`EmbeddingSpec`]: a new calibration must not re-embed an index.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VectorCalibration {
+    /// Cosine that means "unrelated" (maps to 0).
+    pub floor: f32,
+    /// Cosine that means "says the same thing" (maps to 1).
+    pub ceiling: f32,
+    /// The vector channel's weight beside the lexical and name channels (1.0: equal).
+    pub channel_weight: f32,
+}
+
+impl Default for VectorCalibration {
+    /// all-MiniLM-L6-v2's: code unrelated to a query sits around 0.0–0.2, a chunk that
+    /// does what the query says around 0.5–0.7.
+    fn default() -> Self {
+        Self {
+            floor: 0.15,
+            ceiling: 0.65,
+            channel_weight: 1.0,
+        }
+    }
+}
+
 /// Turns chunk `embedding_text`s into vectors (blueprint Stage 1's document side).
 ///
 /// Implementations batch, retry and rate-limit as their backend needs; the store hands
@@ -20,6 +46,11 @@ pub struct EmbeddingSpec {
 pub trait Embedder: Send + Sync {
     /// The model and dimension this embedder produces.
     fn spec(&self) -> EmbeddingSpec;
+
+    /// How this model's similarities read (see [`VectorCalibration`]).
+    fn calibration(&self) -> VectorCalibration {
+        VectorCalibration::default()
+    }
 
     /// Embeds documents (as opposed to queries: some models embed the two differently).
     async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;

@@ -21,7 +21,7 @@ use async_trait::async_trait;
 use safetensors::{Dtype, SafeTensors};
 use tokenizers::Tokenizer;
 
-use crate::provider::{EmbedError, Embedder, EmbeddingSpec};
+use crate::provider::{EmbedError, Embedder, EmbeddingSpec, VectorCalibration};
 
 /// Files a static model directory must hold.
 const STATIC_FILES: [&str; 3] = ["tokenizer.json", "model.safetensors", "config.json"];
@@ -42,6 +42,7 @@ struct StaticModel {
     unknown: Option<u32>,
     normalize: bool,
     spec: EmbeddingSpec,
+    calibration: VectorCalibration,
 }
 
 impl std::fmt::Debug for StaticEmbedder {
@@ -104,6 +105,12 @@ impl StaticEmbedder {
             .get("normalize")
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(true);
+        // A model may carry its measured calibration (`codectx.calibration` in config.json,
+        // as `cargo xtask vocabulary` writes it); others get the default.
+        let calibration = config
+            .pointer("/codectx/calibration")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default();
         let tokenizer_spec: serde_json::Value =
             serde_json::from_slice(tokenizer_json).map_err(|e| bad("tokenizer.json", &e))?;
         let unknown = tokenizer_spec
@@ -163,6 +170,7 @@ impl StaticEmbedder {
                     model: model.to_string(),
                     dimension,
                 },
+                calibration,
             }),
         })
     }
@@ -250,6 +258,10 @@ fn integers(dtype: Dtype, data: &[u8]) -> Option<Vec<usize>> {
 impl Embedder for StaticEmbedder {
     fn spec(&self) -> EmbeddingSpec {
         self.inner.spec.clone()
+    }
+
+    fn calibration(&self) -> VectorCalibration {
+        self.inner.calibration
     }
 
     async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use codectx_chunker::CodeChunk;
+use codectx_embed::VectorCalibration;
 use codectx_store::ChunkFilter;
 
 use crate::Project;
@@ -54,6 +55,11 @@ pub struct SearchOptions {
     /// threshold says whether the question is answered at all, and how much weaker than the
     /// best a companion may be is relative. 1.0 keeps the threshold for every result.
     pub companion_share: f32,
+    /// Without a reranker, how much the vector channel counts beside the lexical and name
+    /// channels (1.0: as much as each): its weight in the fusion and the scale of its
+    /// calibrated similarity. A property of the model, measured on the tuning corpus (see
+    /// `codectx_embed::VectorCalibration`): a model that lowers quality gets less.
+    pub vector_channel_weight: f32,
     /// Cosine similarity that means "unrelated" for the embedding model (maps to 0).
     pub vector_floor: f32,
     /// Cosine similarity that means "says the same thing" (maps to 1).
@@ -107,16 +113,27 @@ impl Default for SearchOptions {
             // about 5,200 tokens, 9% of answers low-confidence. Above 0.41, the score of a
             // chunk that leads BM25 on one of four words of an unrelated question.
             companion_share: 0.3,
-            // all-MiniLM-L6-v2: code unrelated to a query sits around 0.0–0.2, a chunk
-            // that does what the query says around 0.5–0.7.
-            vector_floor: 0.15,
-            vector_ceiling: 0.65,
+            vector_channel_weight: VectorCalibration::default().channel_weight,
+            vector_floor: VectorCalibration::default().floor,
+            vector_ceiling: VectorCalibration::default().ceiling,
             fusion_k: 20.0,
             test_file_weight: 0.5,
             aside_weight: 0.5,
             type_declaration_weight: 0.5,
             comment_weight: 0.75,
             data_weight: 1.0,
+        }
+    }
+}
+
+impl SearchOptions {
+    /// These options with the vector channel calibrated for the model that embeds.
+    pub fn calibrated(self, calibration: &VectorCalibration) -> Self {
+        Self {
+            vector_floor: calibration.floor,
+            vector_ceiling: calibration.ceiling,
+            vector_channel_weight: calibration.channel_weight,
+            ..self
         }
     }
 }
@@ -132,15 +149,21 @@ pub fn calibrated_vector(cosine: f32, options: &SearchOptions) -> f32 {
     ((cosine - options.vector_floor) / span).clamp(0.0, 1.0)
 }
 
-/// The channels' agreement on a candidate in [0, 1]: Σ 1/(k + rank) over the channels that
-/// found it, divided by the same sum for a candidate ranked first in all `channels` that
-/// ran. First in one of two channels scores about 0.5; found by none, 0.
-pub fn fusion_relevance(ranks: &[Option<usize>], channels: usize, k: f32) -> f32 {
-    if channels == 0 {
+/// The channels' agreement on a candidate in [0, 1]: Σ w/(k + rank) over the channels that
+/// found it, divided by the same sum for a candidate ranked first in every channel that ran.
+/// `weights[i]` is channel i's weight, 0 when it did not run. First in one of two equal
+/// channels scores about 0.5; found by none, 0.
+pub fn fusion_relevance(ranks: &[Option<usize>], weights: &[f32], k: f32) -> f32 {
+    let best: f32 = weights.iter().sum::<f32>() / (k + 1.0);
+    if best <= 0.0 {
         return 0.0;
     }
-    let sum: f32 = ranks.iter().flatten().map(|&r| 1.0 / (k + r as f32)).sum();
-    (sum / (channels as f32 / (k + 1.0))).min(1.0)
+    let sum: f32 = ranks
+        .iter()
+        .zip(weights)
+        .filter_map(|(r, w)| r.map(|r| w / (k + r as f32)))
+        .sum();
+    (sum / best).min(1.0)
 }
 
 /// What Stage 2 knows of one candidate (see the module docs).

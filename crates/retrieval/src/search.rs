@@ -240,20 +240,25 @@ pub async fn rank(
     // words (`term_coverage`) to clear the gate, not just a rank.
     let names_ran =
         !name_hits.is_empty() || (mode == SearchMode::Lexical && !query_terms.is_empty());
-    let channels = usize::from(vector_evidence)
-        + usize::from(!lexical_hits.is_empty())
-        + usize::from(names_ran);
+    let on = |ran: bool, weight: f32| if ran { weight } else { 0.0 };
+    let channel_weights = [
+        on(vector_evidence, options.vector_channel_weight),
+        on(!lexical_hits.is_empty(), 1.0),
+        on(names_ran, 1.0),
+    ];
     for (c, chunk) in candidates.iter_mut().zip(&chunks) {
         let agreement = fusion_relevance(
             &[c.vector_rank, c.lexical_rank, c.name_rank],
-            channels,
+            &channel_weights,
             options.fusion_k,
         );
         // The absolute evidence beside the channels' agreement: how close the chunk is to
         // the question in meaning (calibrated cosine) or in words (the share of its content
         // words the chunk holds), whichever says more. Without vectors, only words.
         let semantic = match (mode, c.vector_similarity) {
-            (SearchMode::Hybrid, Some(cos)) => calibrated_vector(cos, options),
+            (SearchMode::Hybrid, Some(cos)) => {
+                options.vector_channel_weight.min(1.0) * calibrated_vector(cos, options)
+            }
             _ => 0.0,
         };
         c.final_score = fused_score(

@@ -86,11 +86,14 @@ fn score_blending_is_the_blueprints_formula() {
 #[test]
 fn fusion_relevance_is_one_for_first_everywhere_and_about_half_for_first_in_one_of_two() {
     let k = SearchOptions::default().fusion_k;
-    assert!((fusion_relevance(&[Some(1), Some(1)], 2, k) - 1.0).abs() < 1e-6);
-    assert!((fusion_relevance(&[Some(1), None], 2, k) - 0.5).abs() < 1e-6);
-    assert_eq!(fusion_relevance(&[None, None], 2, k), 0.0);
-    assert!(fusion_relevance(&[Some(2), Some(2)], 2, k) < 1.0);
-    assert!(fusion_relevance(&[Some(2), Some(2)], 2, k) > fusion_relevance(&[Some(1), None], 2, k));
+    assert!((fusion_relevance(&[Some(1), Some(1)], &[1.0, 1.0], k) - 1.0).abs() < 1e-6);
+    assert!((fusion_relevance(&[Some(1), None], &[1.0, 1.0], k) - 0.5).abs() < 1e-6);
+    assert_eq!(fusion_relevance(&[None, None], &[1.0, 1.0], k), 0.0);
+    assert!(fusion_relevance(&[Some(2), Some(2)], &[1.0, 1.0], k) < 1.0);
+    assert!(
+        fusion_relevance(&[Some(2), Some(2)], &[1.0, 1.0], k)
+            > fusion_relevance(&[Some(1), None], &[1.0, 1.0], k)
+    );
 }
 
 /// Ten candidates with scores 0.95, 0.85, … 0.05 and the given token cost each.
