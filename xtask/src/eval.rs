@@ -21,6 +21,8 @@ use crate::tuning::{Gold, Question};
 pub enum EmbedderArg {
     /// all-MiniLM-L6-v2 (or `$CODECTX_MODEL_DIR`) on the CPU.
     Local,
+    /// The same model fed raw code instead of its natural-language view (to compare).
+    LocalCodeView,
     /// A static (model2vec-format) model: `--model-dir`, else the code vocabulary this
     /// workspace builds (`cargo xtask vocabulary`).
     Static,
@@ -35,10 +37,15 @@ pub(crate) fn load_embedder(
 ) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
     Ok(match arg {
         EmbedderArg::None => None,
-        EmbedderArg::Local => {
+        EmbedderArg::Local | EmbedderArg::LocalCodeView => {
             let dir = locate_model(model_dir, DEFAULT_LOCAL_MODEL)
                 .context("run `cargo xtask fetch-model` first")?;
-            Some(Arc::new(LocalEmbedder::load(&dir)?))
+            let model = LocalEmbedder::load(&dir)?;
+            Some(Arc::new(if arg == EmbedderArg::LocalCodeView {
+                model.with_view(codectx_embed::EmbeddingView::Code)
+            } else {
+                model
+            }))
         }
         EmbedderArg::Static => {
             let dir = model_dir.map_or_else(
@@ -52,7 +59,10 @@ pub(crate) fn load_embedder(
 
 /// The index directory's name for `embedder`'s vectors (`index-none` without a model).
 pub(crate) fn index_name(embedder: Option<&dyn Embedder>) -> String {
-    let model = embedder.map_or_else(|| "none".to_string(), |e| e.spec().model);
+    let model = embedder.map_or_else(
+        || "none".to_string(),
+        |e| format!("{}-{}", e.spec().model, e.spec().view.as_str()),
+    );
     format!(
         "index-{}",
         model.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_")

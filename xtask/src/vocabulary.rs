@@ -496,6 +496,19 @@ fn write_model(
             }
         }
     }
+    // The stem itself is often a word of its own (`listen` for `listens`, `listening`).
+    for (&stem, &row) in &model.row_of {
+        let stem = &lexicon.stems[stem as usize];
+        let mut capital = stem.clone();
+        if let Some(first) = capital.get(..1) {
+            capital = first.to_uppercase() + &capital[1..];
+        }
+        for form in [stem.clone(), capital] {
+            if listed.insert(form.clone()) {
+                forms.push((form, row));
+            }
+        }
+    }
     forms.sort();
     let mut vocab = serde_json::Map::new();
     vocab.insert("[UNK]".into(), 0.into());
@@ -597,6 +610,65 @@ fn write_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codectx_embed::{Embedder, StaticEmbedder, cosine};
+
+    /// A corpus where removing goes with `splice` and listening with `addEventListener`,
+    /// never in the same words: the model must learn the pairing, and the static provider
+    /// must read the model it writes.
+    #[tokio::test]
+    async fn a_learned_vocabulary_pairs_english_with_code_tokens() {
+        let splitter = piece_splitter().unwrap();
+        let stemmer = Stemmer::create(Algorithm::English);
+        let mut lexicon = Lexicon::default();
+        let mut pairs = Vec::new();
+        for i in 0..30 {
+            let (doc, code) = match i % 3 {
+                0 => (
+                    "Removes the entry from the list.",
+                    "items.splice(index, 1); return items;",
+                ),
+                1 => (
+                    "Listens for the event on the element.",
+                    "element.addEventListener(name, handler);",
+                ),
+                _ => (
+                    "Formats the value as text for the user.",
+                    "return String(value).padStart(width);",
+                ),
+            };
+            let doc = lexicon.bag(&pieces(&splitter, doc), &stemmer);
+            let code = lexicon.bag(&pieces(&splitter, code), &stemmer);
+            pairs.push(Pair { doc, code });
+        }
+        let out = tempfile::tempdir().unwrap();
+        let build = VocabularyBuild {
+            pins: Path::new("unused"),
+            tuning_pins: Path::new("unused"),
+            out: out.path(),
+            dimension: 4,
+            max_rows: 100,
+            min_symbols: 2,
+        };
+        let model = train(&pairs, &lexicon, &build).unwrap();
+        write_model(&model, &lexicon, &[], &build).unwrap();
+
+        let embedder = StaticEmbedder::load(out.path()).unwrap();
+        let chunks = embedder
+            .embed_documents(&[
+                "list.splice(i, 1)".to_string(),
+                "button.addEventListener('click', onClick)".to_string(),
+            ])
+            .await
+            .unwrap();
+        for (query, expected) in [("removes an entry", 0), ("Listen to clicks", 1)] {
+            let q = embedder.embed_query(query).await.unwrap();
+            let scores: Vec<f32> = chunks.iter().map(|c| cosine(&q, c)).collect();
+            assert!(
+                scores[expected] > scores[1 - expected] + 0.2,
+                "{query}: {scores:?}"
+            );
+        }
+    }
 
     #[test]
     fn pieces_split_identifiers_as_the_tokenizer_will() {

@@ -23,6 +23,9 @@
 //! ```
 
 pub mod validate;
+mod view;
+
+pub use view::{natural_language_view, words};
 
 use codectx_parser::{LineIndex, ParsedFile, ParsedSymbol, SymbolKind};
 use serde::{Deserialize, Serialize};

@@ -46,7 +46,9 @@ pub use local::{
     locate_model, model_cache_dir,
 };
 pub use openai::OpenAiEmbedder;
-pub use provider::{EmbedError, Embedder, EmbeddingSpec, Reranker, VectorCalibration, cosine};
+pub use provider::{
+    EmbedError, Embedder, EmbeddingSpec, EmbeddingView, Reranker, VectorCalibration, cosine,
+};
 #[cfg(feature = "local")]
 pub use static_model::StaticEmbedder;
 pub use voyage::{VoyageEmbedder, VoyageReranker};

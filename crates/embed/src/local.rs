@@ -34,6 +34,7 @@ const FORWARD_BATCH: usize = 16;
 #[derive(Clone)]
 pub struct LocalEmbedder {
     inner: Arc<Inner>,
+    view: crate::EmbeddingView,
 }
 
 struct Inner {
@@ -129,10 +130,19 @@ impl LocalEmbedder {
                 spec: EmbeddingSpec {
                     model: format!("local:{name}"),
                     dimension: hidden_size,
+                    view: crate::EmbeddingView::NaturalLanguage,
                 },
                 dir: dir.to_path_buf(),
             }),
+            // BERT sentence models (MiniLM and kin) were trained on English.
+            view: crate::EmbeddingView::NaturalLanguage,
         })
+    }
+
+    /// The same model embedding `view` instead of the natural-language view its family was
+    /// trained on (a BERT code model reads code; also how the views are compared).
+    pub fn with_view(self, view: crate::EmbeddingView) -> Self {
+        Self { view, ..self }
     }
 
     /// The directory the model was loaded from.
@@ -204,7 +214,10 @@ impl Inner {
 #[async_trait]
 impl Embedder for LocalEmbedder {
     fn spec(&self) -> EmbeddingSpec {
-        self.inner.spec.clone()
+        EmbeddingSpec {
+            view: self.view,
+            ..self.inner.spec.clone()
+        }
     }
 
     async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {

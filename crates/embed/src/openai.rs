@@ -69,6 +69,7 @@ impl Embedder for OpenAiEmbedder {
         EmbeddingSpec {
             model: format!("openai-compatible:{}", self.model),
             dimension: self.dimension,
+            view: crate::EmbeddingView::Code,
         }
     }
 

@@ -2,14 +2,48 @@
 
 use async_trait::async_trait;
 
-/// Which model produced a table's vectors. Stored with the chunk table: opening an index
-/// with a different model (or dimension) rebuilds it instead of mixing vector spaces.
+/// Which model produced a table's vectors, and from which view of each chunk. Stored with
+/// the chunk table: opening an index with a different model, dimension or view rebuilds it
+/// instead of mixing vector spaces.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EmbeddingSpec {
     /// Provider and model, e.g. `local:all-MiniLM-L6-v2` or `voyage:voyage-code-3`.
     pub model: String,
     /// Length of every vector.
     pub dimension: usize,
+    /// What text of a chunk the model embeds.
+    #[serde(default)]
+    pub view: EmbeddingView,
+}
+
+/// The text of a chunk a model is given: the one it was trained on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbeddingView {
+    /// The blueprint's `embeddingText`: raw code with nested bodies collapsed. For code
+    /// models (Voyage code-3, code-trained static models, OpenAI-compatible code models).
+    #[default]
+    Code,
+    /// The chunk in words (`codectx_chunker::natural_language_view`): kind, split name,
+    /// path, doc comment, signature and identifier words. For English sentence models.
+    NaturalLanguage,
+}
+
+impl EmbeddingView {
+    /// The name recorded in an index.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbeddingView::Code => "code",
+            EmbeddingView::NaturalLanguage => "natural-language",
+        }
+    }
+
+    /// The view a recorded name means (`None`: a view this build does not know).
+    pub fn parse(name: &str) -> Option<Self> {
+        [EmbeddingView::Code, EmbeddingView::NaturalLanguage]
+            .into_iter()
+            .find(|v| v.as_str() == name)
+    }
 }
 
 /// How to read one model's cosine similarities, and how much its channel should count in

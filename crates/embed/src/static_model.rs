@@ -169,6 +169,9 @@ impl StaticEmbedder {
                 spec: EmbeddingSpec {
                     model: model.to_string(),
                     dimension,
+                    // Static models are trained on code tokens (potion-code, the code
+                    // vocabulary): they read the code.
+                    view: crate::EmbeddingView::Code,
                 },
                 calibration,
             }),

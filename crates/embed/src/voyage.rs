@@ -131,6 +131,7 @@ impl Embedder for VoyageEmbedder {
         EmbeddingSpec {
             model: format!("voyage:{}", self.model),
             dimension: self.dimension,
+            view: crate::EmbeddingView::Code,
         }
     }
 

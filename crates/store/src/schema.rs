@@ -17,6 +17,7 @@ use lancedb::arrow::arrow_array::{
 use lancedb::arrow::arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use crate::EmbeddingSpec;
+use codectx_embed::EmbeddingView;
 
 pub(crate) const CHUNKS: &str = "chunks";
 pub(crate) const FILES: &str = "files";
@@ -25,6 +26,8 @@ pub(crate) const META: &str = "meta";
 /// Field metadata keys on the `vector` column: the model that made the vectors.
 pub(crate) const MODEL_KEY: &str = "codectx.embedding.model";
 pub(crate) const DIMENSION_KEY: &str = "codectx.embedding.dimension";
+/// The chunk view embedded; absent in indexes written before views existed (code).
+pub(crate) const VIEW_KEY: &str = "codectx.embedding.view";
 
 /// A chunk row: the blueprint's `CodeChunk` with the three fields the store adds.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +120,7 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
             .with_metadata(HashMap::from([
                 (MODEL_KEY.to_string(), spec.model.clone()),
                 (DIMENSION_KEY.to_string(), spec.dimension.to_string()),
+                (VIEW_KEY.to_string(), spec.view.as_str().to_string()),
             ])),
         );
     }
@@ -138,9 +142,15 @@ pub(crate) fn recorded_spec(schema: &Schema) -> Result<Option<EmbeddingSpec>, St
         .get(DIMENSION_KEY)
         .and_then(|d| d.parse().ok())
         .ok_or("the vector column does not record its dimension")?;
+    let view = match meta.get(VIEW_KEY) {
+        None => EmbeddingView::Code,
+        Some(name) => EmbeddingView::parse(name)
+            .ok_or_else(|| format!("the vector column records an unknown view {name:?}"))?,
+    };
     Ok(Some(EmbeddingSpec {
         model: model.clone(),
         dimension,
+        view,
     }))
 }
 

@@ -1,9 +1,11 @@
 //! The blueprint's incremental sync (see the crate documentation).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use codectx_chunker::CodeChunk;
+use codectx_embed::EmbeddingView;
 use codectx_parser::ParseStatus;
 use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
 use lancedb::index::Index;
@@ -244,7 +246,7 @@ impl Store {
     ) -> Result<Vec<StoredChunk>, StoreError> {
         let texts: Vec<String> = rows
             .iter()
-            .map(|r| r.chunk.embedding_text.clone())
+            .map(|r| embedding_input(&r.chunk, spec.view).into_owned())
             .collect();
         let vectors = embedder.embed_documents(&texts).await?;
         if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != spec.dimension) {
@@ -416,17 +418,26 @@ impl Store {
             self.chunks(Some(&in_rewritten)).await?
         };
         let with_vectors = self.options.embedding.is_some();
-        let mut old_vectors: HashMap<(&str, &str), &Vec<f32>> = HashMap::new();
+        let view = self
+            .options
+            .embedding
+            .as_ref()
+            .map_or(EmbeddingView::Code, |s| s.view);
+        // A vector is reused when the same file holds a chunk with the same embedded text.
+        let mut old_vectors: HashMap<(&str, Cow<'_, str>), &Vec<f32>> = HashMap::new();
         for row in &old {
             if let Some(v) = &row.vector {
-                old_vectors.insert((&row.chunk.relative_path, &row.chunk.embedding_text), v);
+                old_vectors.insert(
+                    (&row.chunk.relative_path, embedding_input(&row.chunk, view)),
+                    v,
+                );
             }
         }
         let mut rows = Vec::new();
         for file in changed {
             for chunk in &file.chunks {
                 let vector = old_vectors
-                    .get(&(chunk.relative_path.as_str(), chunk.embedding_text.as_str()))
+                    .get(&(chunk.relative_path.as_str(), embedding_input(chunk, view)))
                     .map(|v| (*v).clone());
                 stats.vectors_reused += vector.is_some() as usize;
                 rows.push(StoredChunk {
@@ -1042,4 +1053,12 @@ fn like_safe(name: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The text of `chunk` a model with `view` embeds.
+pub(crate) fn embedding_input(chunk: &CodeChunk, view: EmbeddingView) -> Cow<'_, str> {
+    match view {
+        EmbeddingView::Code => Cow::Borrowed(&chunk.embedding_text),
+        EmbeddingView::NaturalLanguage => Cow::Owned(codectx_chunker::natural_language_view(chunk)),
+    }
 }

@@ -57,6 +57,7 @@ impl Embedder for TokenHashEmbedder {
         EmbeddingSpec {
             model: format!("test:token-hash-{}", self.dimension),
             dimension: self.dimension,
+            view: codectx_embed::EmbeddingView::Code,
         }
     }
 
