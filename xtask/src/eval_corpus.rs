@@ -61,9 +61,15 @@ fn set_option(options: &mut SearchOptions, assignment: &str) -> anyhow::Result<(
         "data_weight" => &mut options.data_weight,
         "rerank_weight" => &mut options.rerank_weight,
         "vector_weight" => &mut options.vector_weight,
-        "vector_channel_weight" => &mut options.vector_channel_weight,
-        "vector_floor" => &mut options.vector_floor,
-        "vector_ceiling" => &mut options.vector_ceiling,
+        // The model's calibration, overridden.
+        "vector_channel_weight" | "vector_floor" | "vector_ceiling" => {
+            *match name {
+                "vector_floor" => &mut options.vector_floor,
+                "vector_ceiling" => &mut options.vector_ceiling,
+                _ => &mut options.vector_channel_weight,
+            } = Some(value);
+            return Ok(());
+        }
         // Channel switches: 0 turns a channel off (dense-only: `max_lexical_candidates=0`).
         "max_vector_candidates" | "max_lexical_candidates" => {
             let count = &mut if name == "max_vector_candidates" {
@@ -181,9 +187,6 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
         companion_share: config.companion_share.unwrap_or(defaults.companion_share),
         ..defaults
     };
-    if let Some(embedder) = &config.embedder {
-        options = options.calibrated(&embedder.calibration());
-    }
     for assignment in config.overrides {
         set_option(&mut options, assignment)?;
     }
@@ -372,11 +375,14 @@ async fn score(
         for (s, v) in sums.iter_mut().zip(row.values()) {
             *s += v;
         }
+        // With each result, its score and cosine: what a calibration is measured from.
         let results: Vec<_> = hits
             .iter()
-            .map(
-                |h| json!({"file": h.file, "name": h.name, "startLine": h.start, "endLine": h.end}),
-            )
+            .zip(&ranking.scored)
+            .map(|(h, s)| {
+                json!({"file": h.file, "name": h.name, "startLine": h.start, "endLine": h.end,
+                       "score": s.final_score, "cosine": s.vector_similarity})
+            })
             .collect();
         writeln!(
             runs,

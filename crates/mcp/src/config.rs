@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use codectx_embed::{
     ApiKey, DEFAULT_LOCAL_MODEL, Embedder, HttpOptions, LocalEmbedder, OpenAiEmbedder, Reranker,
-    VoyageEmbedder, VoyageReranker, locate_model,
+    StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
 };
 use codectx_retrieval::{EngineOptions, SearchOptions};
 use codectx_store::StoreOptions;
@@ -63,6 +63,9 @@ pub enum Provider {
     Voyage,
     /// Any OpenAI-compatible `/v1/embeddings` server (key in `OPENAI_API_KEY`, optional).
     Openai,
+    /// A static (model2vec-format) model in `embedding.model_dir`, e.g. a potion-code model:
+    /// a token table, thousands of chunks a second on the CPU.
+    Static,
     /// No vectors: lexical, name and structural search only.
     None,
 }
@@ -77,8 +80,15 @@ pub struct EmbeddingConfig {
     pub dimension: Option<usize>,
     /// API root for openai (e.g. `http://localhost:11434/v1`) or a Voyage proxy.
     pub base_url: Option<String>,
-    /// Directory of the local model (default: `$CODECTX_MODEL_DIR`, then the user cache).
+    /// Directory of the local model (default: `$CODECTX_MODEL_DIR`, then the user cache), or
+    /// of the static model (required).
     pub model_dir: Option<PathBuf>,
+    /// Override the model's calibration: the cosine that means unrelated…
+    pub vector_floor: Option<f32>,
+    /// …the cosine that means "says the same thing"…
+    pub vector_ceiling: Option<f32>,
+    /// …and the vector channel's weight beside the lexical and name channels (1 = equal).
+    pub channel_weight: Option<f32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -177,6 +187,9 @@ impl Config {
             max_token_budget: self.search.max_tokens,
             max_vector_candidates: self.search.max_candidates,
             max_lexical_candidates: self.search.max_candidates,
+            vector_floor: self.embedding.vector_floor,
+            vector_ceiling: self.embedding.vector_ceiling,
+            vector_channel_weight: self.embedding.channel_weight,
             ..SearchOptions::default()
         }
     }
@@ -202,6 +215,12 @@ impl Config {
             Provider::Local => {
                 let dir = locate_model(e.model_dir.as_deref(), DEFAULT_LOCAL_MODEL)?;
                 Some(Arc::new(LocalEmbedder::load(&dir)?))
+            }
+            Provider::Static => {
+                let dir = e.model_dir.as_deref().context(
+                    "embedding.provider = \"static\" needs embedding.model_dir (a model2vec directory)",
+                )?;
+                Some(Arc::new(StaticEmbedder::load(dir)?))
             }
             Provider::Voyage => {
                 let key = ApiKey::from_env("VOYAGE_API_KEY").context(

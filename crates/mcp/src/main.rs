@@ -20,8 +20,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const CONFIG_HELP: &str = "\
 Configuration (TOML; --config FILE, else <root>/.codectx.toml, else <user config dir>/codectx/config.toml):
   [index]      dir = \"<root>/.codectx\"   max_file_bytes = 2097152   skip_dirs = [node_modules, dist, build, out, coverage, .git]   embed_step = 64
-  [embedding]  provider = \"local\" | \"voyage\" | \"openai\" | \"none\"   (default local: all-MiniLM-L6-v2 on the CPU)
-               model, dimension, base_url (openai-compatible servers), model_dir (local; default $CODECTX_MODEL_DIR, then the user cache)
+  [embedding]  provider = \"local\" | \"static\" | \"voyage\" | \"openai\" | \"none\"   (default local: all-MiniLM-L6-v2 on the CPU)
+               model, dimension, base_url (openai-compatible servers), model_dir (local: default $CODECTX_MODEL_DIR, then the user cache;
+               static: a model2vec directory), vector_floor, vector_ceiling, channel_weight (override the model's calibration)
   [rerank]     provider = \"none\" | \"voyage\"
   [search]     min_relevance = 0.45  max_tokens = 8000   call_depth = 1   max_candidates = 40
 API keys come only from the environment: VOYAGE_API_KEY, OPENAI_API_KEY. Logs: RUST_LOG (default info), on stderr.";

@@ -57,13 +57,14 @@ pub struct SearchOptions {
     pub companion_share: f32,
     /// Without a reranker, how much the vector channel counts beside the lexical and name
     /// channels (1.0: as much as each): its weight in the fusion and the scale of its
-    /// calibrated similarity. A property of the model, measured on the tuning corpus (see
-    /// `codectx_embed::VectorCalibration`): a model that lowers quality gets less.
-    pub vector_channel_weight: f32,
-    /// Cosine similarity that means "unrelated" for the embedding model (maps to 0).
-    pub vector_floor: f32,
-    /// Cosine similarity that means "says the same thing" (maps to 1).
-    pub vector_ceiling: f32,
+    /// calibrated similarity. `None`: the model's own, measured on the tuning corpus (see
+    /// `codectx_embed::VectorCalibration`), so a model that lowers quality gets less.
+    pub vector_channel_weight: Option<f32>,
+    /// Cosine similarity that means "unrelated" (maps to 0). `None`: the model's own.
+    pub vector_floor: Option<f32>,
+    /// Cosine similarity that means "says the same thing" (maps to 1). `None`: the
+    /// model's own.
+    pub vector_ceiling: Option<f32>,
     /// Reciprocal-rank-fusion constant: larger flattens the difference between ranks.
     pub fusion_k: f32,
     /// Without a reranker, a chunk in a test file (`*.test.*`, `*.spec.*`, `__tests__/`,
@@ -113,9 +114,9 @@ impl Default for SearchOptions {
             // about 5,200 tokens, 9% of answers low-confidence. Above 0.41, the score of a
             // chunk that leads BM25 on one of four words of an unrelated question.
             companion_share: 0.3,
-            vector_channel_weight: VectorCalibration::default().channel_weight,
-            vector_floor: VectorCalibration::default().floor,
-            vector_ceiling: VectorCalibration::default().ceiling,
+            vector_channel_weight: None,
+            vector_floor: None,
+            vector_ceiling: None,
             fusion_k: 20.0,
             test_file_weight: 0.5,
             aside_weight: 0.5,
@@ -127,13 +128,12 @@ impl Default for SearchOptions {
 }
 
 impl SearchOptions {
-    /// These options with the vector channel calibrated for the model that embeds.
-    pub fn calibrated(self, calibration: &VectorCalibration) -> Self {
-        Self {
-            vector_floor: calibration.floor,
-            vector_ceiling: calibration.ceiling,
-            vector_channel_weight: calibration.channel_weight,
-            ..self
+    /// The model's calibration with these options' overrides.
+    pub fn calibration(&self, model: VectorCalibration) -> VectorCalibration {
+        VectorCalibration {
+            floor: self.vector_floor.unwrap_or(model.floor),
+            ceiling: self.vector_ceiling.unwrap_or(model.ceiling),
+            channel_weight: self.vector_channel_weight.unwrap_or(model.channel_weight),
         }
     }
 }
@@ -143,10 +143,10 @@ pub fn blend(rerank: f32, vector: f32, options: &SearchOptions) -> f32 {
     options.rerank_weight * rerank + options.vector_weight * vector
 }
 
-/// Cosine similarity mapped onto [0, 1] between the options' floor and ceiling.
-pub fn calibrated_vector(cosine: f32, options: &SearchOptions) -> f32 {
-    let span = (options.vector_ceiling - options.vector_floor).max(f32::EPSILON);
-    ((cosine - options.vector_floor) / span).clamp(0.0, 1.0)
+/// Cosine similarity mapped onto [0, 1] between the model's floor and ceiling.
+pub fn calibrated_vector(cosine: f32, calibration: &VectorCalibration) -> f32 {
+    let span = (calibration.ceiling - calibration.floor).max(f32::EPSILON);
+    ((cosine - calibration.floor) / span).clamp(0.0, 1.0)
 }
 
 /// The channels' agreement on a candidate in [0, 1]: Σ w/(k + rank) over the channels that

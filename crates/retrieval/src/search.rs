@@ -146,6 +146,7 @@ pub async fn rank(
         &options.filter,
     );
     let (vector, lexical) = futures::join!(vector_channel, lexical_channel);
+    let calibration = options.calibration(embedder.map(|e| e.calibration()).unwrap_or_default());
     let (query_vector, vector_hits) = vector?;
     let lexical_pool = lexical?;
     let file_share = file_evidence(project, &lexical_pool);
@@ -184,15 +185,13 @@ pub async fn rank(
     };
     // The nearest chunks are near even to a query about nothing in the project: a vector
     // hit counts as evidence only above the similarity floor.
-    let mut vector_evidence = false;
     for (rank, (row, distance)) in vector_hits.iter().enumerate() {
         let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
         // Hits arrive best first: a unit's first hit holds its best rank and similarity.
         let cosine = 1.0 - distance;
         candidates[i].vector_similarity.get_or_insert(cosine);
-        if cosine >= options.vector_floor {
+        if cosine >= calibration.floor {
             candidates[i].vector_rank.get_or_insert(rank + 1);
-            vector_evidence = true;
         }
     }
     for (rank, hit) in lexical_hits.iter().enumerate() {
@@ -242,7 +241,9 @@ pub async fn rank(
         !name_hits.is_empty() || (mode == SearchMode::Lexical && !query_terms.is_empty());
     let on = |ran: bool, weight: f32| if ran { weight } else { 0.0 };
     let channel_weights = [
-        on(vector_evidence, options.vector_channel_weight),
+        // The model searched: finding nothing near the query is evidence too, so a chunk
+        // leading BM25 alone does not score as if BM25 were the only witness.
+        on(!vector_hits.is_empty(), calibration.channel_weight),
         on(!lexical_hits.is_empty(), 1.0),
         on(names_ran, 1.0),
     ];
@@ -257,7 +258,7 @@ pub async fn rank(
         // words the chunk holds), whichever says more. Without vectors, only words.
         let semantic = match (mode, c.vector_similarity) {
             (SearchMode::Hybrid, Some(cos)) => {
-                options.vector_channel_weight.min(1.0) * calibrated_vector(cos, options)
+                calibration.channel_weight.min(1.0) * calibrated_vector(cos, &calibration)
             }
             _ => 0.0,
         };
