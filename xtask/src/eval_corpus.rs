@@ -329,13 +329,14 @@ async fn score(
     let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);
     for q in questions {
         let (answer, ranking) = engine.answer(&q.query, options, 1).await?;
-        let hits: Vec<Hit> = ranking
+        // Each shown result with its own score: one iterator, so they cannot drift apart.
+        let (hits, scores): (Vec<Hit>, Vec<&codectx_retrieval::Scored>) = ranking
             .scored
             .iter()
-            .filter_map(|s| engine.project().chunk(&s.relative_path, &s.chunk_id))
+            .filter_map(|s| Some((engine.project().chunk(&s.relative_path, &s.chunk_id)?, s)))
             .take(10)
-            .map(Hit::of_chunk)
-            .collect();
+            .map(|(chunk, s)| (Hit::of_chunk(chunk), s))
+            .unzip();
         let m = metrics(&q.gold, &hits);
         let delivered: Vec<Hit> = answer
             .results
@@ -378,7 +379,7 @@ async fn score(
         // With each result, its score and cosine: what a calibration is measured from.
         let results: Vec<_> = hits
             .iter()
-            .zip(&ranking.scored)
+            .zip(&scores)
             .map(|(h, s)| {
                 json!({"file": h.file, "name": h.name, "startLine": h.start, "endLine": h.end,
                        "score": s.final_score, "cosine": s.vector_similarity})

@@ -485,10 +485,7 @@ fn write_model(
             continue;
         }
         let lower = surface.to_lowercase();
-        let mut capital = lower.clone();
-        if let Some(first) = capital.get(..1) {
-            capital = first.to_uppercase() + &capital[1..];
-        }
+        let capital = capitalised(&lower);
         let variants = [lower, capital, surface.clone()];
         for form in variants {
             if listed.insert(form.clone()) {
@@ -499,11 +496,7 @@ fn write_model(
     // The stem itself is often a word of its own (`listen` for `listens`, `listening`).
     for (&stem, &row) in &model.row_of {
         let stem = &lexicon.stems[stem as usize];
-        let mut capital = stem.clone();
-        if let Some(first) = capital.get(..1) {
-            capital = first.to_uppercase() + &capital[1..];
-        }
-        for form in [stem.clone(), capital] {
+        for form in [stem.clone(), capitalised(stem)] {
             if listed.insert(form.clone()) {
                 forms.push((form, row));
             }
@@ -605,6 +598,14 @@ fn write_model(
         size as f64 / 1e6
     );
     Ok(())
+}
+
+/// `word` with its first letter in upper case (a question's first word).
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 #[cfg(test)]

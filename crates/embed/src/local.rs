@@ -58,18 +58,7 @@ impl LocalEmbedder {
     /// `local:<directory name>`, so two directories holding different models never share
     /// an index.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        let missing: Vec<_> = MODEL_FILES
-            .iter()
-            .filter(|f| !dir.join(f).is_file())
-            .copied()
-            .collect();
-        if !missing.is_empty() {
-            return Err(EmbedError::Config(format!(
-                "{} is not a model directory: {} missing",
-                dir.display(),
-                missing.join(", ")
-            )));
-        }
+        require_files(dir, &MODEL_FILES, "model")?;
         let model_err = |what: &str, e: &dyn std::fmt::Display| {
             EmbedError::Model(format!("{}: {what}: {e}", dir.display()))
         };
@@ -243,6 +232,23 @@ impl Embedder for LocalEmbedder {
             .await
             .map_err(|e| EmbedError::Model(format!("the embedding worker stopped: {e}")))?
     }
+}
+
+/// An error naming every file of `files` that `dir` lacks (`what`: the kind of directory).
+pub(crate) fn require_files(dir: &Path, files: &[&str], what: &str) -> Result<(), EmbedError> {
+    let missing: Vec<&str> = files
+        .iter()
+        .filter(|f| !dir.join(f).is_file())
+        .copied()
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(EmbedError::Config(format!(
+        "{} is not a {what} directory: {} missing",
+        dir.display(),
+        missing.join(", ")
+    )))
 }
 
 /// The user cache directory models are kept in: `$XDG_CACHE_HOME/codectx/models`, else

@@ -57,18 +57,7 @@ impl StaticEmbedder {
     /// Loads the model2vec directory `dir`. Its name in the [`EmbeddingSpec`] is
     /// `static:<directory name>`.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        let missing: Vec<_> = STATIC_FILES
-            .iter()
-            .filter(|f| !dir.join(f).is_file())
-            .copied()
-            .collect();
-        if !missing.is_empty() {
-            return Err(EmbedError::Config(format!(
-                "{} is not a static model directory: {} missing",
-                dir.display(),
-                missing.join(", ")
-            )));
-        }
+        crate::local::require_files(dir, &STATIC_FILES, "static model")?;
         let read = |file: &str| {
             std::fs::read(dir.join(file))
                 .map_err(|e| EmbedError::Model(format!("{}: {file}: {e}", dir.display())))
