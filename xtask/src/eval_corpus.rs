@@ -191,7 +191,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
         set_option(&mut options, assignment)?;
     }
     let runtime = tokio::runtime::Runtime::new()?;
-    let mut rows: Vec<(String, Option<Split>, usize, f64, Row)> = Vec::new();
+    let mut rows: Vec<Scored> = Vec::new();
     println!("{HEADER}");
     for package in &packages {
         let row = runtime.block_on(score(
@@ -212,38 +212,19 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             leaky,
             &row,
         );
-        rows.push((
-            package.pin.name.clone(),
-            Some(package.pin.split),
-            package.questions.len(),
+        rows.push(Scored {
+            name: package.pin.name.clone(),
+            split: Some(package.pin.split),
+            language: Language::of(&package.questions),
+            n: package.questions.len(),
             leaky,
             row,
-        ));
+        });
     }
     for split in [Split::Tune, Split::Test] {
-        let half: Vec<Row> = rows
-            .iter()
-            .filter(|r| r.1 == Some(split))
-            .map(|r| r.4)
-            .collect();
-        if !half.is_empty() {
-            let n = rows
-                .iter()
-                .filter(|r| r.1 == Some(split))
-                .map(|r| r.2)
-                .sum();
-            print_row(
-                &format!("MACRO {}", split.as_str()),
-                &format!("{}p", half.len()),
-                n,
-                // The macro-average's own share of leaky questions.
-                rows.iter()
-                    .filter(|r| r.1 == Some(split))
-                    .map(|r| r.3)
-                    .sum::<f64>()
-                    / half.len() as f64,
-                &Row::mean(&half),
-            );
+        print_macro(&rows, split, None);
+        for language in [Language::TypeScript, Language::JavaScript] {
+            print_macro(&rows, split, Some(language));
         }
     }
     if let Some((set, root)) = config.commitloc {
@@ -267,19 +248,21 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             share(&questions, |q| q.leaky),
             &row,
         );
-        rows.push((
+        rows.push(Scored {
             name,
-            None,
-            questions.len(),
-            share(&questions, |q| q.leaky),
+            split: None,
+            language: Language::of(&questions),
+            n: questions.len(),
+            leaky: share(&questions, |q| q.leaky),
             row,
-        ));
+        });
     }
     let summary: Vec<_> = rows
         .iter()
-        .map(|(name, split, n, leaky, r)| {
+        .map(|Scored { name, split, language, n, leaky, row: r }| {
             json!({
-                "package": name, "split": split.map(Split::as_str), "n": n, "leaky": leaky,
+                "package": name, "split": split.map(Split::as_str), "language": language.as_str(),
+                "n": n, "leaky": leaky,
                 "acc1": r.acc1, "acc5": r.acc5, "acc10": r.acc10, "mrr": r.mrr,
                 "delivered": r.delivered, "empty": r.empty, "lowConfidence": r.low_confidence,
                 "tokens": r.tokens, "bm25Acc10": r.bm25_acc10, "bm25Mrr": r.bm25_mrr,
@@ -294,6 +277,78 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// One scored package (or CommitLoc set).
+struct Scored {
+    name: String,
+    /// `None` for a CommitLoc set, which belongs to neither half.
+    split: Option<Split>,
+    language: Language,
+    n: usize,
+    leaky: f64,
+    row: Row,
+}
+
+/// A package's language group, for the per-language macro-averages: a model can help one
+/// language and hurt the other, and the default must not lower either.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Language {
+    TypeScript,
+    JavaScript,
+}
+
+impl Language {
+    /// The language most of the questions' targets are written in: what the retrieval
+    /// actually searched, whatever the package's style says.
+    fn of(questions: &[Question]) -> Language {
+        let typescript = questions
+            .iter()
+            .filter(|q| {
+                q.gold.first().is_some_and(|g| {
+                    [".ts", ".tsx", ".mts", ".cts"]
+                        .iter()
+                        .any(|ext| g.file.ends_with(ext))
+                })
+            })
+            .count();
+        if typescript * 2 > questions.len() {
+            Language::TypeScript
+        } else {
+            Language::JavaScript
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Language::TypeScript => "ts",
+            Language::JavaScript => "js",
+        }
+    }
+}
+
+/// Prints the macro-average of one half (of one language group when given), if it has any
+/// package.
+fn print_macro(rows: &[Scored], split: Split, language: Option<Language>) {
+    let group: Vec<&Scored> = rows
+        .iter()
+        .filter(|r| r.split == Some(split) && language.is_none_or(|l| l == r.language))
+        .collect();
+    if group.is_empty() {
+        return;
+    }
+    let label = match language {
+        None => format!("MACRO {}", split.as_str()),
+        Some(l) => format!("MACRO {} {}", split.as_str(), l.as_str()),
+    };
+    print_row(
+        &label,
+        &format!("{}p", group.len()),
+        group.iter().map(|r| r.n).sum(),
+        // The macro-average's own share of leaky questions.
+        group.iter().map(|r| r.leaky).sum::<f64>() / group.len() as f64,
+        &Row::mean(&group.iter().map(|r| r.row).collect::<Vec<_>>()),
+    );
 }
 
 fn share(questions: &[Question], f: impl Fn(&Question) -> bool) -> f64 {

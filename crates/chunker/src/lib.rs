@@ -61,6 +61,17 @@ pub struct CodeChunk {
     pub breadcrumb: String,
 }
 
+impl CodeChunk {
+    /// The breadcrumb without its file: `parent > … > name`. With the file's path, it
+    /// names a chunk across versions of the file (ids hash the start line, which moves).
+    pub fn qualified_name(&self) -> &str {
+        self.breadcrumb
+            .strip_prefix(self.relative_path.as_str())
+            .and_then(|rest| rest.strip_prefix(" > "))
+            .unwrap_or(&self.name)
+    }
+}
+
 /// The blueprint's token estimate: 4 characters per token.
 pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)

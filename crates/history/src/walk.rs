@@ -1,0 +1,272 @@
+//! The commit walk: newest first from `HEAD`, each non-merge commit diffed against its
+//! parent with git's rename detection.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::object::tree::diff::ChangeDetached;
+use gix::revision::walk::Sorting;
+use gix::traverse::commit::simple::CommitTimeOrder;
+
+use crate::attribute::touched_symbols;
+use crate::{HistoryOff, HistoryOptions, HistoryRead, SymbolNote, is_source, note_text};
+
+/// Reads the history of the repository around `root`: every commit when `since` is `None`,
+/// else only those `since` does not reach (and everything again when `since` is not an
+/// ancestor of `HEAD` any more; [`HistoryRead::full`] says which). Never touches the network.
+///
+/// Errors say why history is off; the caller indexes as without it.
+pub fn read_history(
+    root: &Path,
+    since: Option<&str>,
+    options: &HistoryOptions,
+) -> Result<HistoryRead, HistoryOff> {
+    if options.max_commits == 0 {
+        return Err(HistoryOff::Disabled);
+    }
+    let repo = gix::discover(root).map_err(|e| {
+        // gix's errors are opaque: a `.git` above the root means a repository that failed.
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        if root.ancestors().any(|dir| dir.join(".git").exists()) {
+            HistoryOff::Unreadable(e.to_string())
+        } else {
+            HistoryOff::NotARepository
+        }
+    })?;
+    let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
+    if repo.is_shallow().map_err(|e| unreadable(&e))? {
+        return Err(HistoryOff::Shallow);
+    }
+    let workdir = repo.workdir().ok_or(HistoryOff::Bare)?;
+    let prefix = root_prefix(workdir, root).map_err(|e| unreadable(&e))?;
+    let head = match repo.head_id() {
+        Ok(id) => id.detach(),
+        Err(_) => return Err(HistoryOff::NoCommits),
+    };
+    let mut walker = Walker {
+        repo: &repo,
+        workdir: workdir.to_path_buf(),
+        prefix,
+        options,
+    };
+    let since = since.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
+    match since {
+        Some(since) if since == head => Ok(HistoryRead {
+            head: head.to_string(),
+            ..HistoryRead::default()
+        }),
+        Some(since) => match walker.read(head, Some(since))? {
+            Some(read) => Ok(read),
+            // Rewritten, or a rename to re-key: read it all.
+            None => walker
+                .read(head, None)
+                .map(|r| r.expect("a full read is final")),
+        },
+        None => walker
+            .read(head, None)
+            .map(|r| r.expect("a full read is final")),
+    }
+}
+
+/// The root's path inside the work tree, `/`-separated with a trailing `/` (empty for the
+/// work tree itself).
+fn root_prefix(workdir: &Path, root: &Path) -> std::io::Result<String> {
+    let workdir = workdir.canonicalize()?;
+    let root = root.canonicalize()?;
+    let inside = root.strip_prefix(&workdir).unwrap_or(Path::new(""));
+    let mut prefix = inside
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    if !prefix.is_empty() {
+        prefix.push('/');
+    }
+    Ok(prefix)
+}
+
+/// Versions of a file larger than this are not parsed for history.
+const MAX_BLOB_BYTES: usize = 1 << 20;
+
+struct Walker<'r> {
+    repo: &'r gix::Repository,
+    workdir: PathBuf,
+    prefix: String,
+    options: &'r HistoryOptions,
+}
+
+impl Walker<'_> {
+    /// The notes of the commits `HEAD` reaches and `since` does not. `Ok(None)` when an
+    /// incremental read cannot be one: `since` is not an ancestor of `head`, or a new commit
+    /// renamed a source file.
+    fn read(
+        &mut self,
+        head: ObjectId,
+        since: Option<ObjectId>,
+    ) -> Result<Option<HistoryRead>, HistoryOff> {
+        let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
+        let repo = self.repo;
+        // `since` is an ancestor of `head` exactly when a walk hiding its parents meets it.
+        let hidden: Vec<ObjectId> = match since {
+            Some(id) => match repo.find_commit(id) {
+                Ok(commit) => commit.parent_ids().map(|p| p.detach()).collect(),
+                Err(_) => return Ok(None),
+            },
+            None => Vec::new(),
+        };
+        let walk = repo
+            .rev_walk([head])
+            .sorting(Sorting::ByCommitTime(CommitTimeOrder::NewestFirst))
+            .with_hidden(hidden)
+            .all()
+            .map_err(|e| unreadable(&e))?;
+        let mut read = HistoryRead {
+            head: head.to_string(),
+            full: since.is_none(),
+            ..HistoryRead::default()
+        };
+        let mut met_since = false;
+        // Path in older commits → current path, learned from renames as the walk goes back.
+        let mut renamed: HashMap<String, String> = HashMap::new();
+        let mut newest: Option<i64> = None;
+        let mut cache = repo
+            .diff_resource_cache_for_tree_diff()
+            .map_err(|e| unreadable(&e))?;
+        for info in walk {
+            let info = info.map_err(|e| unreadable(&e))?;
+            if Some(info.id) == since {
+                met_since = true;
+                continue;
+            }
+            let time = info.commit_time.unwrap_or_default();
+            let newest = *newest.get_or_insert(time);
+            if read.commits_read >= self.options.max_commits
+                || newest - time > i64::from(self.options.max_age_days) * 86_400
+            {
+                if since.is_some() {
+                    // Too far behind to add to: start over within the limits.
+                    return Ok(None);
+                }
+                break;
+            }
+            read.commits_read += 1;
+            if info.parent_ids.len() > 1 {
+                read.commits_skipped += 1;
+                continue;
+            }
+            let commit = repo.find_commit(info.id).map_err(|e| unreadable(&e))?;
+            let tree = commit.tree().map_err(|e| unreadable(&e))?;
+            let parent_tree = match info.parent_ids.first() {
+                Some(parent) => repo
+                    .find_commit(*parent)
+                    .and_then(|p| p.tree())
+                    .map_err(|e| unreadable(&e))?,
+                None => repo.empty_tree(),
+            };
+            let mut changes: Vec<ChangeDetached> = Vec::new();
+            parent_tree
+                .changes()
+                .map_err(|e| unreadable(&e))?
+                .options(|o| {
+                    o.track_path()
+                        .track_rewrites(Some(gix::diff::Rewrites::default()));
+                })
+                .for_each_to_obtain_tree_with_cache(&tree, &mut cache, |change| {
+                    changes.push(change.detach());
+                    Ok(gix::object::tree::diff::Action::Continue(()))
+                })
+                .map_err(|e| unreadable(&e))?;
+            cache.clear_resource_cache_keep_allocation();
+            let files = changes.iter().filter(|c| c.entry_mode().is_blob()).count();
+            if files > self.options.max_files_per_commit {
+                read.commits_skipped += 1;
+                continue;
+            }
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            let text = note_text(&message);
+            let commit_id = info.id.to_string();
+            for change in &changes {
+                let (location, before_id, after_id) = match change {
+                    ChangeDetached::Addition { location, id, .. } => (location, None, *id),
+                    ChangeDetached::Modification {
+                        location,
+                        previous_id,
+                        id,
+                        ..
+                    } => (location, Some(*previous_id), *id),
+                    ChangeDetached::Rewrite {
+                        source_location,
+                        location,
+                        source_id,
+                        id,
+                        copy,
+                        ..
+                    } => {
+                        let from = source_location.to_str_lossy().into_owned();
+                        let to = location.to_str_lossy().into_owned();
+                        if !copy && is_source(&to) {
+                            if since.is_some() {
+                                // Older notes are keyed by the old path.
+                                return Ok(None);
+                            }
+                            let current = renamed.get(&to).cloned().unwrap_or(to);
+                            renamed.insert(from, current);
+                        }
+                        (location, Some(*source_id), *id)
+                    }
+                    ChangeDetached::Deletion { .. } => continue,
+                };
+                if !change.entry_mode().is_blob() {
+                    continue;
+                }
+                let path = location.to_str_lossy().into_owned();
+                if !is_source(&path) {
+                    continue;
+                }
+                let current = renamed.get(&path).cloned().unwrap_or(path.clone());
+                let Some(relative) = current.strip_prefix(&self.prefix) else {
+                    continue;
+                };
+                // Notes only for files that still exist (a deleted file's symbols are gone).
+                if !self.workdir.join(&current).is_file() {
+                    continue;
+                }
+                let before = match before_id {
+                    Some(id) => self.text(id)?,
+                    None => String::new(),
+                };
+                let after = self.text(after_id)?;
+                // Parse under the current name (same extension for a rename that matters;
+                // the qualified names do not contain the path).
+                for qualified_name in touched_symbols(&path, &before, &after) {
+                    read.notes.push(SymbolNote {
+                        file: relative.to_owned(),
+                        qualified_name,
+                        commit: commit_id.clone(),
+                        time,
+                        text: text.clone(),
+                    });
+                }
+            }
+        }
+        if since.is_some() && !met_since {
+            return Ok(None);
+        }
+        Ok(Some(read))
+    }
+
+    /// A blob's text; binary, non-UTF-8 or oversized content (a committed bundle) reads as
+    /// empty: it has no symbols the index keeps.
+    fn text(&self, id: ObjectId) -> Result<String, HistoryOff> {
+        let blob = self
+            .repo
+            .find_blob(id)
+            .map_err(|e| HistoryOff::Unreadable(e.to_string()))?;
+        if blob.data.len() > MAX_BLOB_BYTES {
+            return Ok(String::new());
+        }
+        Ok(String::from_utf8(blob.data.clone()).unwrap_or_default())
+    }
+}
