@@ -58,15 +58,28 @@ pub(crate) fn load_embedder(
 }
 
 /// The index directory's name for `embedder`'s vectors (`index-none` without a model).
-pub(crate) fn index_name(embedder: Option<&dyn Embedder>) -> String {
+pub(crate) fn index_name(embedder: Option<&dyn Embedder>, history: bool) -> String {
     let model = embedder.map_or_else(
         || "none".to_string(),
         |e| format!("{}-{}", e.spec().model, e.spec().view.as_str()),
     );
     format!(
-        "index-{}",
-        model.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_")
+        "index-{}{}",
+        model.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"),
+        if history { "" } else { "-nohistory" }
     )
+}
+
+/// The store's history settings: the product's, or none.
+pub(crate) fn history_options(history: bool) -> codectx_store::HistoryOptions {
+    codectx_store::HistoryOptions {
+        max_commits: if history {
+            codectx_store::HistoryOptions::default().max_commits
+        } else {
+            0
+        },
+        ..Default::default()
+    }
 }
 
 /// A ranked result as the scorer sees it.
@@ -99,6 +112,7 @@ pub fn eval(
     root: &Path,
     embedder: Option<Arc<dyn Embedder>>,
     out: &Path,
+    history: bool,
 ) -> anyhow::Result<()> {
     let queries = read_set(set)?;
     let runtime = tokio::runtime::Runtime::new()?;
@@ -108,13 +122,14 @@ pub fn eval(
         let started = Instant::now();
         // One index per embedder under the output directory: switching models would
         // otherwise rebuild the project's own index each time.
-        let index = out.join(index_name(embedder.as_deref()));
+        let index = out.join(index_name(embedder.as_deref(), history));
         let mut engine = Engine::open(
             root,
             EngineOptions {
                 embedder,
                 store: codectx_store::StoreOptions {
                     uri: Some(std::path::absolute(&index)?.to_string_lossy().into_owned()),
+                    history: history_options(history),
                     ..Default::default()
                 },
                 ..Default::default()

@@ -42,6 +42,8 @@ pub struct CorpusEval<'a> {
     pub overrides: &'a [String],
     /// The vector channel's model (`None`: no vectors, the default an agent gets).
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// Read the repository's history where there is one (the CommitLoc root).
+    pub history: bool,
 }
 
 /// Sets one numeric [`SearchOptions`] field by name, to judge a ranking constant on the
@@ -203,6 +205,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                 .join(format!("run-{}.jsonl", package.pin.name.replace('/', "+"))),
             &options,
             config.embedder.clone(),
+            config.history,
         ))?;
         let leaky = share(&package.questions, |q| q.leaky);
         print_row(
@@ -237,6 +240,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             &config.out.join("run-commitloc.jsonl"),
             &options,
             config.embedder.clone(),
+            config.history,
         ))?;
         let name = root
             .file_name()
@@ -363,15 +367,17 @@ async fn score(
     run_file: &Path,
     options: &SearchOptions,
     embedder: Option<Arc<dyn Embedder>>,
+    history: bool,
 ) -> anyhow::Result<Row> {
     let index: PathBuf =
-        std::path::absolute(work.join(crate::eval::index_name(embedder.as_deref())))?;
+        std::path::absolute(work.join(crate::eval::index_name(embedder.as_deref(), history)))?;
     let mut engine = Engine::open(
         source,
         EngineOptions {
             embedder,
             store: codectx_store::StoreOptions {
                 uri: Some(index.to_string_lossy().into_owned()),
+                history: crate::eval::history_options(history),
                 ..Default::default()
             },
             ..Default::default()

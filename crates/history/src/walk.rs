@@ -23,28 +23,9 @@ pub fn read_history(
     since: Option<&str>,
     options: &HistoryOptions,
 ) -> Result<HistoryRead, HistoryOff> {
-    if options.max_commits == 0 {
-        return Err(HistoryOff::Disabled);
-    }
-    let repo = gix::discover(root).map_err(|e| {
-        // gix's errors are opaque: a `.git` above the root means a repository that failed.
-        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        if root.ancestors().any(|dir| dir.join(".git").exists()) {
-            HistoryOff::Unreadable(e.to_string())
-        } else {
-            HistoryOff::NotARepository
-        }
-    })?;
-    let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
-    if repo.is_shallow().map_err(|e| unreadable(&e))? {
-        return Err(HistoryOff::Shallow);
-    }
+    let (repo, head) = open(root, options)?;
     let workdir = repo.workdir().ok_or(HistoryOff::Bare)?;
-    let prefix = root_prefix(workdir, root).map_err(|e| unreadable(&e))?;
-    let head = match repo.head_id() {
-        Ok(id) => id.detach(),
-        Err(_) => return Err(HistoryOff::NoCommits),
-    };
+    let prefix = root_prefix(workdir, root).map_err(|e| HistoryOff::Unreadable(e.to_string()))?;
     let mut walker = Walker {
         repo: &repo,
         workdir: workdir.to_path_buf(),
@@ -68,6 +49,39 @@ pub fn read_history(
             .read(head, None)
             .map(|r| r.expect("a full read is final")),
     }
+}
+
+/// The commit history would be read from (`HEAD`), without reading any: what `status`
+/// reports, and why history is off when it is.
+pub fn probe(root: &Path, options: &HistoryOptions) -> Result<String, HistoryOff> {
+    open(root, options).map(|(_, head)| head.to_string())
+}
+
+fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, ObjectId), HistoryOff> {
+    if options.max_commits == 0 {
+        return Err(HistoryOff::Disabled);
+    }
+    let repo = gix::discover(root).map_err(|e| {
+        // gix's errors are opaque: a `.git` above the root means a repository that failed.
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        if root.ancestors().any(|dir| dir.join(".git").exists()) {
+            HistoryOff::Unreadable(e.to_string())
+        } else {
+            HistoryOff::NotARepository
+        }
+    })?;
+    let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
+    if repo.is_shallow().map_err(|e| unreadable(&e))? {
+        return Err(HistoryOff::Shallow);
+    }
+    if repo.workdir().is_none() {
+        return Err(HistoryOff::Bare);
+    }
+    let head = match repo.head_id() {
+        Ok(id) => id.detach(),
+        Err(_) => return Err(HistoryOff::NoCommits),
+    };
+    Ok((repo, head))
 }
 
 /// The root's path inside the work tree, `/`-separated with a trailing `/` (empty for the

@@ -178,6 +178,8 @@ struct Status {
     embedded_chunks: usize,
     embedding_model: Option<String>,
     rebuilt: Option<String>,
+    /// The repository's history as evidence: on (and up to which commit) or why not.
+    history: String,
 }
 
 /// What the index holds, without syncing it.
@@ -194,6 +196,7 @@ pub async fn status(root: &Path, config: &Config, json: bool) -> anyhow::Result<
         embedded_chunks: counts.embedded,
         embedding_model: store.embedding().map(|s| s.model.clone()),
         rebuilt: store.rebuilt().map(String::from),
+        history: store.recorded_history().await?.to_string(),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&status)?);
@@ -209,6 +212,7 @@ pub async fn status(root: &Path, config: &Config, json: bool) -> anyhow::Result<
                 .as_deref()
                 .unwrap_or("no embedding model")
         );
+        println!("history {}", status.history);
         if status.files == 0 {
             println!(
                 "nothing indexed yet: run `mcp-server index --root {}`",

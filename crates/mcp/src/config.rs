@@ -25,6 +25,30 @@ pub struct Config {
     pub embedding: EmbeddingConfig,
     pub rerank: RerankConfig,
     pub search: SearchConfig,
+    pub history: HistoryConfig,
+}
+
+/// The repository's own history as retrieval evidence (read with gix, never the network).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// Newest commits read at most; `0` turns history off.
+    pub max_commits: usize,
+    /// Commits older than this many days are not read.
+    pub max_age_days: u32,
+    /// A commit changing more files than this (a reformat, a dependency bump) is skipped.
+    pub max_files_per_commit: usize,
+}
+
+impl Default for HistoryConfig {
+    fn default() -> Self {
+        let d = codectx_store::HistoryOptions::default();
+        Self {
+            max_commits: d.max_commits,
+            max_age_days: d.max_age_days,
+            max_files_per_commit: d.max_files_per_commit,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -199,6 +223,11 @@ impl Config {
         let mut store = StoreOptions {
             uri: self.index.dir.clone(),
             ..StoreOptions::default()
+        };
+        store.history = codectx_store::HistoryOptions {
+            max_commits: self.history.max_commits,
+            max_age_days: self.history.max_age_days,
+            max_files_per_commit: self.history.max_files_per_commit,
         };
         store.files.max_file_bytes = self.index.max_file_bytes;
         store.files.skip_dirs = self.index.skip_dirs.clone();

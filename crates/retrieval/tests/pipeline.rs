@@ -31,6 +31,12 @@ async fn engine(
     let options = EngineOptions {
         store: StoreOptions {
             uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
+            // The fixture sits inside this project's repository, whose history moves with
+            // every commit of ours: the rankings here are the code's alone.
+            history: codectx_store::HistoryOptions {
+                max_commits: 0,
+                ..Default::default()
+            },
             ..Default::default()
         },
         embedder: embedder.map(|e| e as Arc<dyn codectx_embed::Embedder>),

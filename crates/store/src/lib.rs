@@ -36,6 +36,7 @@
 
 mod enumerate;
 mod error;
+mod history;
 mod lock;
 mod schema;
 mod search;
@@ -46,8 +47,10 @@ pub mod testing;
 pub use codectx_chunker::CodeChunk;
 pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use codectx_graph::LoadOptions;
+pub use codectx_history::{HistoryOff, HistoryOptions};
 pub use error::StoreError;
-pub use schema::{FileRecord, FileStatus, StoredChunk};
+pub use history::{HistoryStatus, MAX_NOTES_PER_SYMBOL};
+pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit};
 pub use store::{Store, StoreOptions};
 pub use sync::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};

@@ -39,7 +39,14 @@ pub struct StoredChunk {
     pub last_modified: i64,
     /// `None` until the chunk is embedded (or when the index has no embedding model).
     pub vector: Option<Vec<f32>>,
+    /// The descriptions of the commits that changed this symbol, newest first, one
+    /// [`HISTORY_SEPARATOR`]-separated note each (empty without history). A full-text field
+    /// of its own; never part of `fullSource`, `embeddingText` or an answer's code.
+    pub history: String,
 }
+
+/// Between two notes of [`StoredChunk::history`].
+pub const HISTORY_SEPARATOR: &str = "\n\n";
 
 /// What became of a file at its last sync.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -108,6 +115,8 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("breadcrumb", DataType::Utf8, false),
         // Derived, for the lexical channel only: see [`search_names`].
         Field::new("searchNames", DataType::Utf8, false),
+        // The repository's history of the symbol, for the lexical channel only.
+        Field::new("history", DataType::Utf8, false),
     ];
     if let Some(spec) = spec {
         let item = Arc::new(Field::new("item", DataType::Float32, true));
@@ -226,6 +235,7 @@ pub(crate) fn chunks_to_batch(
         Arc::new(StringArray::from_iter_values(
             rows.iter().map(|r| search_names(&r.chunk)),
         )),
+        text(&|r| &r.history),
     ];
     if let Ok(field) = schema.field_with_name("vector") {
         let DataType::FixedSizeList(_, dimension) = field.data_type() else {
@@ -316,6 +326,7 @@ pub(crate) fn batch_to_chunks(batch: &RecordBatch) -> Result<Vec<StoredChunk>, S
     let vector = batch
         .column_by_name("vector")
         .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>());
+    let history = text("history")?;
     let mut out = Vec::with_capacity(batch.num_rows());
     for i in 0..batch.num_rows() {
         let vector = vector.filter(|v| v.is_valid(i)).and_then(|v| {
@@ -348,6 +359,7 @@ pub(crate) fn batch_to_chunks(batch: &RecordBatch) -> Result<Vec<StoredChunk>, S
             content_hash: content_hash.value(i).into(),
             last_modified: last_modified.value(i),
             vector,
+            history: history.value(i).into(),
         });
     }
     Ok(out)

@@ -124,11 +124,20 @@ fn path_clause(path: &str) -> String {
 /// `CombinedFieldQuery`): the chunk's names (path and qualified name, `searchNames`) and
 /// its whole source (`fullSource`, nested functions included, so a word inside a callback
 /// still finds the function holding it).
-pub(crate) const LEXICAL_COLUMNS: [&str; 2] = ["searchNames", "fullSource"];
+/// With the repository's history on, a third field joins them: the descriptions of the
+/// commits that changed the chunk (`history`), the words developers use for its behaviour.
+pub(crate) const LEXICAL_COLUMNS: [(&str, f32); 3] = [
+    // A name word counts as much as three occurrences in the source: the words that name a
+    // declaration say what it is about; the source also mentions everything it touches.
+    ("searchNames", 3.0),
+    ("fullSource", 1.0),
+    // A commit's words describe a change, not always the symbol's purpose, and a symbol
+    // collects ten of them: weighed like source words, not like names.
+    ("history", 1.0),
+];
 
-/// A name word counts as much as three occurrences in the source: the words that name a
-/// declaration say what it is about; the source also mentions everything it touches.
-const LEXICAL_WEIGHTS: [f32; 2] = [3.0, 1.0];
+/// Every column with a full-text index (the lexical channel's fields).
+pub(crate) const FULL_TEXT_COLUMNS: [&str; 3] = ["searchNames", "fullSource", "history"];
 
 /// The tokenizer of both full-text indexes (BM25F needs them to tokenize alike): code-aware
 /// (`getUserName` → `getusername get user name`), lower-cased and stemmed (`parsing`,
@@ -209,11 +218,14 @@ impl Store {
         if query.trim().is_empty() || limit == 0 {
             return Ok(None);
         }
+        // Without history the field stays out of the query: an index without it scores
+        // exactly as before history existed.
+        let fields = &LEXICAL_COLUMNS[..if self.history_searched { 3 } else { 2 }];
         let combined = CombinedFieldsQuery::try_new(
             query.to_string(),
-            LEXICAL_COLUMNS.iter().map(|c| c.to_string()).collect(),
+            fields.iter().map(|(c, _)| c.to_string()).collect(),
         )
-        .and_then(|q| q.try_with_boosts(LEXICAL_WEIGHTS.to_vec()))
+        .and_then(|q| q.try_with_boosts(fields.iter().map(|(_, w)| *w).collect()))
         .map_err(|e| StoreError::Filter(format!("full-text query: {e}")))?;
         let fts = FullTextSearchQuery::new_query(FtsQuery::CombinedFields(combined));
         let mut q = self.chunks.query().full_text_search(fts).limit(limit);

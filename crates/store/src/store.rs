@@ -10,18 +10,23 @@ use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
+use crate::history::HistoryStatus;
 use crate::schema::{
     self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
     batch_to_meta, chunk_schema, files_schema,
 };
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
+use codectx_history::HistoryOptions;
 
 /// Identifies the table layout; an index written by another layout is rebuilt.
 /// 2: the `searchNames` column and stemmed full-text indexes on it and `fullSource`.
-pub(crate) const FORMAT: &str = "codectx-index/2";
+/// 3: the `history` column (commit descriptions per symbol) and its full-text index.
+pub(crate) const FORMAT: &str = "codectx-index/3";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
+/// Meta key of the commit the history was read up to (empty or absent: none read).
+pub(crate) const HISTORY_HEAD_KEY: &str = "historyHead";
 
 /// How to open a [`Store`].
 #[derive(Debug, Clone)]
@@ -48,6 +53,8 @@ pub struct StoreOptions {
     /// Rows outside the full-text indexes (rewritten by an edit or by the embedder) from
     /// which a sync or embedding step updates the indexes; below, they are searched flat.
     pub fts_catch_up_rows: usize,
+    /// How much of the repository's history becomes evidence (`max_commits = 0`: none).
+    pub history: HistoryOptions,
 }
 
 impl Default for StoreOptions {
@@ -62,6 +69,7 @@ impl Default for StoreOptions {
             compact_every: 16,
             vector_index_min_rows: 50_000,
             fts_catch_up_rows: 512,
+            history: HistoryOptions::default(),
         }
     }
 }
@@ -87,6 +95,9 @@ pub struct Store {
     pub(crate) check_pending: bool,
     /// Why the index was rebuilt on open, if it was.
     pub(crate) rebuilt: Option<String>,
+    pub(crate) history: HistoryStatus,
+    /// Some row carries commit notes: the lexical channel searches the `history` field.
+    pub(crate) history_searched: bool,
 }
 
 impl Store {
@@ -243,6 +254,8 @@ impl Store {
             facts_stale: meta.get(FACTS_KEY) != Some(&FACTS_VERSION.to_string()),
             check_pending: true,
             rebuilt,
+            history: HistoryStatus::NotRead,
+            history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),
         };
         store.reload_known().await?;
         Ok(store)

@@ -19,7 +19,7 @@ use crate::schema::{
     FileRecord, FileStatus, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch,
     meta_to_batch,
 };
-use crate::search::{LEXICAL_COLUMNS, lexical_tokens};
+use crate::search::{FULL_TEXT_COLUMNS, lexical_tokens};
 use crate::store::{CollectBatches, FACTS_KEY, text_column};
 use crate::{Embedder, Store, StoreError};
 
@@ -54,6 +54,12 @@ pub struct SyncStats {
     pub commits: usize,
     /// The previous sync died mid-way and this one repaired the index.
     pub repaired: bool,
+    /// Commits of the repository's history read (only new ones after the first sync).
+    pub history_commits: usize,
+    /// Chunk rows whose commit notes changed.
+    pub history_rows: usize,
+    /// Time spent reading the history, in milliseconds.
+    pub history_ms: u64,
 }
 
 /// What one [`Store::embed_step`] did.
@@ -129,6 +135,10 @@ impl Store {
             self.repair(&mut stats).await?;
         }
         self.sync_structure(observer, &mut stats).await?;
+        self.sync_history(&mut stats).await?;
+        if stats.history_rows > 0 {
+            self.maintain(&mut stats).await?;
+        }
         if let Some(embedder) = embedder {
             self.embed_pending_locked(embedder, observer, &mut stats)
                 .await?;
@@ -433,6 +443,18 @@ impl Store {
                 );
             }
         }
+        // A symbol's history belongs to its name, not its text: an edit keeps it (the
+        // commit that describes the edit arrives with the history's next read).
+        let old_history: HashMap<(&str, &str), &str> = old
+            .iter()
+            .filter(|row| !row.history.is_empty())
+            .map(|row| {
+                (
+                    (row.chunk.relative_path.as_str(), row.chunk.qualified_name()),
+                    row.history.as_str(),
+                )
+            })
+            .collect();
         let mut rows = Vec::new();
         for file in changed {
             for chunk in &file.chunks {
@@ -440,11 +462,15 @@ impl Store {
                     .get(&(chunk.relative_path.as_str(), embedding_input(chunk, view)))
                     .map(|v| (*v).clone());
                 stats.vectors_reused += vector.is_some() as usize;
+                let history = old_history
+                    .get(&(chunk.relative_path.as_str(), chunk.qualified_name()))
+                    .map_or_else(String::new, |h| h.to_string());
                 rows.push(StoredChunk {
                     chunk: chunk.clone(),
                     content_hash: file.record.content_hash.clone(),
                     last_modified: file.record.mtime_ns / 1_000_000,
                     vector,
+                    history,
                 });
             }
         }
@@ -678,7 +704,10 @@ impl Store {
 
     /// `rows` as one Arrow batch in the chunk table's schema (which carries the vector
     /// column's dimension), ready for a `merge_insert`.
-    async fn chunk_batch(&self, rows: &[StoredChunk]) -> Result<RecordBatch, StoreError> {
+    pub(crate) async fn chunk_batch(
+        &self,
+        rows: &[StoredChunk],
+    ) -> Result<RecordBatch, StoreError> {
         let schema = self
             .chunks
             .schema()
@@ -766,7 +795,7 @@ impl Store {
         Ok(())
     }
 
-    async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    pub(crate) async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
         let batch = meta_to_batch(&[(key, value)]).map_err(|e| self.corrupt(e.to_string()))?;
         let mut merge = self.meta.merge_insert(&["key"]);
         merge
@@ -798,7 +827,7 @@ impl Store {
             .count_rows(None)
             .await
             .map_err(self.lance("counting"))?;
-        for column in LEXICAL_COLUMNS {
+        for column in FULL_TEXT_COLUMNS {
             if rows > 0 && !has(column) {
                 self.chunks
                     .create_index(&[column], Index::FTS(lexical_tokens()))
@@ -816,7 +845,7 @@ impl Store {
         for index in indices.iter().filter(|i| {
             i.columns
                 .iter()
-                .any(|c| LEXICAL_COLUMNS.contains(&c.as_str()))
+                .any(|c| FULL_TEXT_COLUMNS.contains(&c.as_str()))
         }) {
             if let Some(s) = self
                 .chunks
@@ -875,7 +904,7 @@ impl Store {
         Ok(())
     }
 
-    async fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) async fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
         let batches: Vec<RecordBatch> = self
             .meta
             .query()
@@ -894,7 +923,7 @@ impl Store {
         Ok(None)
     }
 
-    async fn count(&self, filter: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn count(&self, filter: &str) -> Result<usize, StoreError> {
         self.count_in(&self.chunks, filter).await
     }
 
@@ -1025,7 +1054,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn reader(batch: RecordBatch) -> Box<dyn lancedb::arrow::arrow_array::RecordBatchReader + Send> {
+pub(crate) fn reader(
+    batch: RecordBatch,
+) -> Box<dyn lancedb::arrow::arrow_array::RecordBatchReader + Send> {
     let schema = batch.schema();
     Box::new(RecordBatchIterator::new(vec![Ok(batch)], schema))
 }

@@ -1,0 +1,213 @@
+//! The history step of a sync: commit descriptions from `codectx-history` written into the
+//! `history` column of the symbols they changed.
+//!
+//! The column is the only copy: a symbol's notes live on its rows and follow its name when
+//! its file is re-chunked (see `write_chunks`). A sync reads only commits newer than the
+//! head it recorded (`historyHead` in the meta table) and prepends their notes; a full read
+//! (first sync, rewritten history, a rename) replaces every row's notes. Rows are written
+//! before the head is recorded, so a killed sync reads the same commits again, and notes
+//! already present are not repeated.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use codectx_history::{HistoryOff, HistoryRead, SymbolNote, probe, read_history};
+use lancedb::query::{QueryBase, Select};
+
+use crate::schema::{HISTORY_SEPARATOR, StoredChunk};
+use crate::store::{CollectBatches, HISTORY_HEAD_KEY, text_column};
+use crate::sync::{in_list, reader};
+use crate::{Store, StoreError, SyncStats};
+
+/// Notes kept per symbol, newest first: the latest changes describe what the code does now.
+pub const MAX_NOTES_PER_SYMBOL: usize = 10;
+
+/// Whether the index carries the repository's history, and why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryStatus {
+    /// No sync has run yet in this process.
+    NotRead,
+    /// History is off; the index is exactly what it is without it.
+    Off(HistoryOff),
+    /// Read up to `head`.
+    On {
+        head: String,
+        /// Symbols (chunk rows) carrying at least one note.
+        symbols: usize,
+    },
+}
+
+impl std::fmt::Display for HistoryStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistoryStatus::NotRead => f.write_str("not read yet"),
+            HistoryStatus::Off(why) => write!(f, "off: {why}"),
+            HistoryStatus::On { head, symbols } => write!(
+                f,
+                "on: read up to commit {}, {symbols} symbols carry commit notes",
+                &head[..head.len().min(12)]
+            ),
+        }
+    }
+}
+
+impl Store {
+    /// Whether the index carries history, as of the last sync.
+    pub fn history(&self) -> &HistoryStatus {
+        &self.history
+    }
+
+    /// What the index records of history, without syncing: the head read and the symbols
+    /// with notes, or why history is off for this root.
+    pub async fn recorded_history(&self) -> Result<HistoryStatus, StoreError> {
+        if let Some(head) = self
+            .meta_value(HISTORY_HEAD_KEY)
+            .await?
+            .filter(|h| !h.is_empty())
+        {
+            let symbols = self.count("history != ''").await?;
+            return Ok(HistoryStatus::On { head, symbols });
+        }
+        Ok(match probe(&self.root, &self.options.history) {
+            Ok(_) => HistoryStatus::NotRead,
+            Err(off) => HistoryStatus::Off(off),
+        })
+    }
+
+    pub(crate) async fn sync_history(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
+        let recorded = self
+            .meta_value(HISTORY_HEAD_KEY)
+            .await?
+            .filter(|h| !h.is_empty());
+        let started = std::time::Instant::now();
+        let read = {
+            let root = self.root.clone();
+            let options = self.options.history.clone();
+            let since = recorded.clone();
+            tokio::task::spawn_blocking(move || read_history(&root, since.as_deref(), &options))
+                .await
+                .expect("the history walk does not panic")
+        };
+        stats.history_ms = started.elapsed().as_millis() as u64;
+        let read = match read {
+            Ok(read) => read,
+            Err(off) => {
+                if recorded.is_some() {
+                    // History was on and is not any more: the index goes back to what it
+                    // is without it.
+                    self.rewrite_history(&HistoryRead {
+                        full: true,
+                        ..HistoryRead::default()
+                    })
+                    .await?;
+                    self.set_meta(HISTORY_HEAD_KEY, "").await?;
+                    stats.commits += 1;
+                }
+                self.history_searched = false;
+                tracing::info!("history is off: {off}");
+                self.history = HistoryStatus::Off(off);
+                return Ok(());
+            }
+        };
+        stats.history_commits = read.commits_read;
+        if recorded.as_deref() != Some(read.head.as_str()) {
+            stats.history_rows = self.rewrite_history(&read).await?;
+            if stats.history_rows > 0 {
+                stats.commits += 1;
+            }
+            self.set_meta(HISTORY_HEAD_KEY, &read.head).await?;
+        }
+        let symbols = self.count("history != ''").await?;
+        self.history_searched = symbols > 0;
+        self.history = HistoryStatus::On {
+            head: read.head,
+            symbols,
+        };
+        Ok(())
+    }
+
+    /// Writes `read`'s notes into the rows of the symbols they name (replacing every row's
+    /// notes when the read is full); returns the rows written.
+    async fn rewrite_history(&mut self, read: &HistoryRead) -> Result<usize, StoreError> {
+        // file → qualified name → notes, newest first.
+        let mut notes: HashMap<&str, HashMap<&str, Vec<&SymbolNote>>> = HashMap::new();
+        for note in &read.notes {
+            notes
+                .entry(note.file.as_str())
+                .or_default()
+                .entry(note.qualified_name.as_str())
+                .or_default()
+                .push(note);
+        }
+        let mut files: HashSet<String> = notes.keys().map(|f| f.to_string()).collect();
+        if read.full {
+            files.extend(self.files_with_history().await?);
+        }
+        if files.is_empty() {
+            return Ok(0);
+        }
+        let files: Vec<String> = files.into_iter().collect();
+        let mut rows: Vec<StoredChunk> = Vec::new();
+        for mut row in self.chunks(Some(&in_list("relativePath", &files))).await? {
+            let new = notes
+                .get(row.chunk.relative_path.as_str())
+                .and_then(|by_name| by_name.get(row.chunk.qualified_name()))
+                .map(|n| n.as_slice())
+                .unwrap_or_default();
+            let history = render(new, (!read.full).then_some(row.history.as_str()));
+            if history != row.history {
+                row.history = history;
+                rows.push(row);
+            }
+        }
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let batch = self.chunk_batch(&rows).await?;
+        let mut merge = self.chunks.merge_insert(&["id"]);
+        merge.when_matched_update_all(None);
+        merge
+            .execute(reader(batch))
+            .await
+            .map_err(self.lance("writing history"))?;
+        Ok(rows.len())
+    }
+
+    async fn files_with_history(&self) -> Result<Vec<String>, StoreError> {
+        let batches: Vec<lancedb::arrow::arrow_array::RecordBatch> = self
+            .chunks
+            .query()
+            .only_if("history != ''")
+            .select(Select::columns(&["relativePath"]))
+            .batches(self, "reading history")
+            .await?;
+        let mut files = BTreeMap::new();
+        for batch in &batches {
+            let paths =
+                text_column(batch, "relativePath").map_err(|reason| self.corrupt(reason))?;
+            for i in 0..batch.num_rows() {
+                files.insert(paths.value(i).to_string(), ());
+            }
+        }
+        Ok(files.into_keys().collect())
+    }
+}
+
+/// A symbol's notes: the new ones (newest first), then what it had, without repeats, at
+/// most [`MAX_NOTES_PER_SYMBOL`].
+fn render(new: &[&SymbolNote], had: Option<&str>) -> String {
+    let mut ordered: Vec<&SymbolNote> = new.to_vec();
+    ordered.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.commit.cmp(&b.commit)));
+    let mut seen = HashSet::new();
+    ordered
+        .iter()
+        .map(|n| n.text.as_str())
+        .chain(
+            had.into_iter()
+                .flat_map(|h| h.split(HISTORY_SEPARATOR))
+                .filter(|n| !n.is_empty()),
+        )
+        .filter(|text| seen.insert(*text))
+        .take(MAX_NOTES_PER_SYMBOL)
+        .collect::<Vec<_>>()
+        .join(HISTORY_SEPARATOR)
+}

@@ -1,0 +1,220 @@
+//! The repository's history in the index: a repository the test builds commit by commit
+//! with the `git` command line, synced after each step.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use codectx_store::{
+    ChunkFilter, HistoryOff, HistoryOptions, HistoryStatus, Store, StoreOptions, SyncStats,
+};
+
+struct Repo {
+    dir: tempfile::TempDir,
+    day: u32,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let repo = Repo {
+            dir: tempfile::tempdir().unwrap(),
+            day: 1,
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn git(&self, args: &[&str]) {
+        let date = format!("2024-02-{:02}T12:00:00Z", self.day);
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.root())
+            .env("GIT_AUTHOR_NAME", "A")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "A")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", self.root())
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn commit(&mut self, path: &str, text: &str, message: &str) {
+        let file = self.root().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.day += 1;
+    }
+}
+
+const CACHE: &str = "\
+export function store(key: string, value: string) {
+  map.set(key, value);
+}
+
+export function evict(key: string) {
+  map.delete(key);
+}
+";
+
+async fn open(root: &Path, history: HistoryOptions) -> (Store, PathBuf) {
+    // The index lives outside the repository, like an index in a user cache.
+    let index = tempfile::tempdir().unwrap().keep();
+    let store = Store::open(
+        root,
+        StoreOptions {
+            uri: Some(index.to_string_lossy().into_owned()),
+            history,
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    (store, index)
+}
+
+async fn sync(store: &mut Store) -> SyncStats {
+    store.sync(None, &()).await.unwrap()
+}
+
+/// `qualified name: notes` of every row with notes, sorted.
+async fn notes(store: &Store) -> Vec<String> {
+    let mut lines: Vec<String> = store
+        .chunks(Some("history != ''"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            format!(
+                "{}: {}",
+                r.chunk.breadcrumb,
+                r.history.replace("\n\n", " | ")
+            )
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+async fn top_hit(store: &Store, query: &str) -> Option<String> {
+    store
+        .search_lexical(query, 5, &ChunkFilter::default())
+        .await
+        .unwrap()
+        .first()
+        .map(|(row, _)| row.chunk.name.clone())
+}
+
+#[tokio::test]
+async fn commit_notes_become_a_searchable_field_and_follow_new_commits() {
+    let mut repo = Repo::new();
+    repo.commit("src/cache.ts", CACHE, "feat: add the cache");
+    repo.commit(
+        "src/cache.ts",
+        &CACHE.replace(
+            "map.delete(key);",
+            "map.delete(key);\n  stats.removed += 1;",
+        ),
+        "fix: count expired entries when purging stale sessions",
+    );
+    let (mut store, _index) = open(repo.root(), HistoryOptions::default()).await;
+    let stats = sync(&mut store).await;
+    assert_eq!(stats.history_commits, 2);
+    insta::assert_snapshot!(notes(&store).await.join("\n"), @r"
+    src/cache.ts > evict: fix: count expired entries when purging stale sessions | feat: add the cache
+    src/cache.ts > store: feat: add the cache
+    ");
+    // The words are only in the commit: the history field finds the symbol.
+    assert_eq!(
+        top_hit(&store, "purging stale sessions").await.as_deref(),
+        Some("evict")
+    );
+    assert!(matches!(
+        store.history(),
+        HistoryStatus::On { symbols: 2, .. }
+    ));
+
+    // A new commit: only it is read, and its note goes first.
+    repo.commit(
+        "src/cache.ts",
+        &std::fs::read_to_string(repo.root().join("src/cache.ts"))
+            .unwrap()
+            .replace("map.set(key, value);", "map.set(key, value.trim());"),
+        "fix: normalise whitespace in stored values",
+    );
+    let stats = sync(&mut store).await;
+    assert_eq!(stats.history_commits, 1);
+    assert_eq!(stats.files_parsed, 1, "the edited file");
+    insta::assert_snapshot!(notes(&store).await.join("\n"), @r"
+    src/cache.ts > evict: fix: count expired entries when purging stale sessions | feat: add the cache
+    src/cache.ts > store: fix: normalise whitespace in stored values | feat: add the cache
+    ");
+    // Nothing new: nothing read, nothing written.
+    let stats = sync(&mut store).await;
+    assert_eq!(
+        (stats.history_commits, stats.history_rows, stats.commits),
+        (0, 0, 0)
+    );
+}
+
+#[tokio::test]
+async fn history_off_leaves_no_trace_and_says_why() {
+    let mut repo = Repo::new();
+    repo.commit("src/cache.ts", CACHE, "feat: purging stale sessions");
+    let off = HistoryOptions {
+        max_commits: 0,
+        ..HistoryOptions::default()
+    };
+    let (mut store, index) = open(repo.root(), off.clone()).await;
+    sync(&mut store).await;
+    assert!(notes(&store).await.is_empty());
+    assert_eq!(store.history(), &HistoryStatus::Off(HistoryOff::Disabled));
+
+    // On, then off again: the notes go.
+    let mut on = Store::open(
+        repo.root(),
+        StoreOptions {
+            uri: Some(index.to_string_lossy().into_owned()),
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    sync(&mut on).await;
+    assert_eq!(notes(&on).await.len(), 2);
+    drop(on);
+    let mut again = Store::open(
+        repo.root(),
+        StoreOptions {
+            uri: Some(index.to_string_lossy().into_owned()),
+            history: off,
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    sync(&mut again).await;
+    assert!(notes(&again).await.is_empty());
+
+    // Outside git: off, with the reason.
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("a.ts"), CACHE).unwrap();
+    let (mut store, _index) = open(plain.path(), HistoryOptions::default()).await;
+    sync(&mut store).await;
+    assert_eq!(
+        store.recorded_history().await.unwrap(),
+        HistoryStatus::Off(HistoryOff::NotARepository)
+    );
+}
