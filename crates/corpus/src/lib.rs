@@ -163,3 +163,73 @@ pub fn minilm_model(dest: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(&work);
     dest.to_path_buf()
 }
+
+/// A git repository a test builds commit by commit with the `git` command line: fixed
+/// author and one commit date per day from 2024-01-01, so ids and times are stable.
+pub struct GitRepo {
+    root: PathBuf,
+    day: u32,
+}
+
+impl GitRepo {
+    /// `git init` in `root` (created if needed), branch `main`.
+    pub fn init(root: &Path) -> GitRepo {
+        std::fs::create_dir_all(root).unwrap();
+        let repo = GitRepo {
+            root: root.to_path_buf(),
+            day: 1,
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Runs `git args` in the repository at today's date; panics with git's message on
+    /// failure. Returns the trimmed standard output.
+    pub fn git(&self, args: &[&str]) -> String {
+        let date = format!("2024-01-{:02}T12:00:00Z", self.day);
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .env("GIT_AUTHOR_NAME", "A")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "A")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            // No user or system configuration (signing, hooks, default branch) leaks in.
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git is needed for the history tests");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Writes `text` to `path` (relative to the root), creating directories.
+    pub fn write(&self, path: &str, text: &str) {
+        let path = self.root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Commits everything with `message`, moves to the next day, and returns the commit id.
+    pub fn commit(&mut self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.next_day();
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    /// The next `git` call happens a day later.
+    pub fn next_day(&mut self) {
+        self.day += 1;
+    }
+}

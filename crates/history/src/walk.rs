@@ -33,22 +33,21 @@ pub fn read_history(
         options,
     };
     let since = since.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
-    match since {
-        Some(since) if since == head => Ok(HistoryRead {
+    if since == Some(head) {
+        return Ok(HistoryRead {
             head: head.to_string(),
             ..HistoryRead::default()
-        }),
-        Some(since) => match walker.read(head, Some(since))? {
-            Some(read) => Ok(read),
-            // Rewritten, or a rename to re-key: read it all.
-            None => walker
-                .read(head, None)
-                .map(|r| r.expect("a full read is final")),
-        },
-        None => walker
-            .read(head, None)
-            .map(|r| r.expect("a full read is final")),
+        });
     }
+    if let Some(since) = since
+        && let Some(read) = walker.read(head, Some(since))?
+    {
+        return Ok(read);
+    }
+    // First read, rewritten history, or a rename to re-key: read it all.
+    Ok(walker
+        .read(head, None)?
+        .expect("a full read always completes"))
 }
 
 /// The commit history would be read from (`HEAD`), without reading any: what `status`

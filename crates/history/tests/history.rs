@@ -1,70 +1,37 @@
 //! History read from a small repository the test builds commit by commit with the `git`
 //! command line (fixed authors and dates, so ids and snapshots are stable).
 
-use std::path::PathBuf;
-use std::process::Command;
-
+use codectx_corpus::GitRepo;
 use codectx_history::{HistoryOff, HistoryOptions, HistoryRead, read_history};
 
+/// A repository in a temporary directory (`project/`, so a sibling can be cloned beside it).
 struct Repo {
     _dir: tempfile::TempDir,
-    root: PathBuf,
-    /// Commit dates advance one day per commit.
-    day: u32,
+    git: GitRepo,
+}
+
+impl std::ops::Deref for Repo {
+    type Target = GitRepo;
+    fn deref(&self) -> &GitRepo {
+        &self.git
+    }
+}
+
+impl std::ops::DerefMut for Repo {
+    fn deref_mut(&mut self) -> &mut GitRepo {
+        &mut self.git
+    }
 }
 
 impl Repo {
     fn new() -> Repo {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("project");
-        std::fs::create_dir(&root).unwrap();
-        let repo = Repo {
-            _dir: dir,
-            root,
-            day: 1,
-        };
-        repo.git(&["init", "-q", "-b", "main"]);
-        repo
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let date = format!("2024-01-{:02}T12:00:00Z", self.day);
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&self.root)
-            .env("GIT_AUTHOR_NAME", "A")
-            .env("GIT_AUTHOR_EMAIL", "a@example.com")
-            .env("GIT_COMMITTER_NAME", "A")
-            .env("GIT_COMMITTER_EMAIL", "a@example.com")
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_DATE", &date)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", self.root.parent().unwrap())
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        let path = self.root.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn commit(&mut self, message: &str) -> String {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", message]);
-        self.day += 1;
-        self.git(&["rev-parse", "HEAD"])
+        let git = GitRepo::init(&dir.path().join("project"));
+        Repo { _dir: dir, git }
     }
 
     fn read(&self, since: Option<&str>) -> HistoryRead {
-        read_history(&self.root, since, &HistoryOptions::default()).unwrap()
+        read_history(self.root(), since, &HistoryOptions::default()).unwrap()
     }
 }
 
@@ -118,7 +85,7 @@ fn built() -> (Repo, String) {
     let renamed = repo.commit("refactor: rename router to routing");
 
     repo.git(&["checkout", "-q", "-b", "trim"]);
-    let current = std::fs::read_to_string(repo.root.join("src/routing.ts")).unwrap();
+    let current = std::fs::read_to_string(repo.root().join("src/routing.ts")).unwrap();
     repo.write(
         "src/routing.ts",
         &current.replace("return text;", "return text.trim();"),
@@ -133,9 +100,9 @@ fn built() -> (Repo, String) {
         "Merge branch 'trim' into main",
         "trim",
     ]);
-    repo.day += 1;
+    repo.next_day();
 
-    let current = std::fs::read_to_string(repo.root.join("src/routing.ts")).unwrap();
+    let current = std::fs::read_to_string(repo.root().join("src/routing.ts")).unwrap();
     repo.write(
         "src/routing.ts",
         &current.replace("  routes: string[] = [];", "  routes: Array<string> = [];"),
@@ -186,7 +153,7 @@ fn an_incremental_read_reads_only_new_commits() {
     let head = first.head.clone();
     assert_eq!(repo.read(Some(&head)).commits_read, 0, "nothing new");
 
-    let current = std::fs::read_to_string(repo.root.join("src/routing.ts")).unwrap();
+    let current = std::fs::read_to_string(repo.root().join("src/routing.ts")).unwrap();
     repo.write(
         "src/routing.ts",
         &current.replace("this.routes.push(path);", "this.routes.push(path.trim());"),
@@ -236,7 +203,7 @@ fn a_rename_after_the_recorded_head_re_reads_everything() {
 #[test]
 fn a_root_below_the_work_tree_sees_its_own_files() {
     let (repo, _) = built();
-    let read = read_history(&repo.root.join("src"), None, &HistoryOptions::default()).unwrap();
+    let read = read_history(&repo.root().join("src"), None, &HistoryOptions::default()).unwrap();
     assert!(lines(&read).contains(&"routing.ts parse: feat(parse): trim the input".to_owned()));
 }
 
@@ -247,14 +214,14 @@ fn limits_cap_the_commits_read() {
         max_commits: 2,
         ..HistoryOptions::default()
     };
-    let read = read_history(&repo.root, None, &options).unwrap();
+    let read = read_history(repo.root(), None, &options).unwrap();
     assert_eq!(read.commits_read, 2);
     let off = HistoryOptions {
         max_commits: 0,
         ..HistoryOptions::default()
     };
     assert_eq!(
-        read_history(&repo.root, None, &off).unwrap_err(),
+        read_history(repo.root(), None, &off).unwrap_err(),
         HistoryOff::Disabled
     );
     let recent = HistoryOptions {
@@ -263,7 +230,7 @@ fn limits_cap_the_commits_read() {
     };
     // Newest first: the reformat (day 7), then the merge and the branch commit (day 5-6).
     assert!(
-        read_history(&repo.root, None, &recent)
+        read_history(repo.root(), None, &recent)
             .unwrap()
             .commits_read
             < 6
@@ -280,13 +247,13 @@ fn no_repository_no_commits_and_shallow_clones_turn_history_off() {
 
     let empty = Repo::new();
     assert_eq!(
-        read_history(&empty.root, None, &HistoryOptions::default()).unwrap_err(),
+        read_history(empty.root(), None, &HistoryOptions::default()).unwrap_err(),
         HistoryOff::NoCommits
     );
 
     let (repo, _) = built();
-    let shallow = repo.root.parent().unwrap().join("shallow");
-    let url = format!("file://{}", repo.root.display());
+    let shallow = repo.root().parent().unwrap().join("shallow");
+    let url = format!("file://{}", repo.root().display());
     repo.git(&[
         "clone",
         "-q",

@@ -8,14 +8,14 @@
 //! before the head is recorded, so a killed sync reads the same commits again, and notes
 //! already present are not repeated.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use codectx_history::{HistoryOff, HistoryRead, SymbolNote, probe, read_history};
 use lancedb::query::{QueryBase, Select};
 
 use crate::schema::{HISTORY_SEPARATOR, StoredChunk};
 use crate::store::{CollectBatches, HISTORY_HEAD_KEY, text_column};
-use crate::sync::{in_list, reader};
+use crate::sync::in_list;
 use crate::{Store, StoreError, SyncStats};
 
 /// Notes kept per symbol, newest first: the latest changes describe what the code does now.
@@ -162,13 +162,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(0);
         }
-        let batch = self.chunk_batch(&rows).await?;
-        let mut merge = self.chunks.merge_insert(&["id"]);
-        merge.when_matched_update_all(None);
-        merge
-            .execute(reader(batch))
-            .await
-            .map_err(self.lance("writing history"))?;
+        self.update_chunk_rows(&rows, "writing history").await?;
         Ok(rows.len())
     }
 
@@ -180,15 +174,13 @@ impl Store {
             .select(Select::columns(&["relativePath"]))
             .batches(self, "reading history")
             .await?;
-        let mut files = BTreeMap::new();
+        let mut files = BTreeSet::new();
         for batch in &batches {
             let paths =
                 text_column(batch, "relativePath").map_err(|reason| self.corrupt(reason))?;
-            for i in 0..batch.num_rows() {
-                files.insert(paths.value(i).to_string(), ());
-            }
+            files.extend(paths.iter().flatten().map(String::from));
         }
-        Ok(files.into_keys().collect())
+        Ok(files.into_iter().collect())
     }
 }
 

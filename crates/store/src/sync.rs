@@ -685,13 +685,7 @@ impl Store {
                 break;
             }
             let rows = self.with_vectors(embedder, &spec, batch_rows).await?;
-            let batch = self.chunk_batch(&rows).await?;
-            let mut merge = self.chunks.merge_insert(&["id"]);
-            merge.when_matched_update_all(None);
-            merge
-                .execute(reader(batch))
-                .await
-                .map_err(self.lance("writing vectors"))?;
+            self.update_chunk_rows(&rows, "writing vectors").await?;
             stats.commits += 1;
             stats.chunks_embedded += rows.len();
             done += rows.len();
@@ -706,6 +700,22 @@ impl Store {
 
     /// `rows` as one Arrow batch in the chunk table's schema (which carries the vector
     /// column's dimension), ready for a `merge_insert`.
+    /// Replaces existing chunk rows (same ids) with `rows` in one commit; inserts nothing.
+    pub(crate) async fn update_chunk_rows(
+        &self,
+        rows: &[StoredChunk],
+        action: &'static str,
+    ) -> Result<(), StoreError> {
+        let batch = self.chunk_batch(rows).await?;
+        let mut merge = self.chunks.merge_insert(&["id"]);
+        merge.when_matched_update_all(None);
+        merge
+            .execute(reader(batch))
+            .await
+            .map_err(self.lance(action))?;
+        Ok(())
+    }
+
     pub(crate) async fn chunk_batch(
         &self,
         rows: &[StoredChunk],

@@ -2,60 +2,31 @@
 //! with the `git` command line, synced after each step.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use codectx_corpus::GitRepo;
 use codectx_store::{
     ChunkFilter, HistoryOff, HistoryOptions, HistoryStatus, Store, StoreOptions, SyncStats,
 };
 
 struct Repo {
-    dir: tempfile::TempDir,
-    day: u32,
+    _dir: tempfile::TempDir,
+    git: GitRepo,
 }
 
 impl Repo {
     fn new() -> Repo {
-        let repo = Repo {
-            dir: tempfile::tempdir().unwrap(),
-            day: 1,
-        };
-        repo.git(&["init", "-q", "-b", "main"]);
-        repo
+        let dir = tempfile::tempdir().unwrap();
+        let git = GitRepo::init(dir.path());
+        Repo { _dir: dir, git }
     }
 
     fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn git(&self, args: &[&str]) {
-        let date = format!("2024-02-{:02}T12:00:00Z", self.day);
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(self.root())
-            .env("GIT_AUTHOR_NAME", "A")
-            .env("GIT_AUTHOR_EMAIL", "a@example.com")
-            .env("GIT_COMMITTER_NAME", "A")
-            .env("GIT_COMMITTER_EMAIL", "a@example.com")
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_DATE", &date)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", self.root())
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.git.root()
     }
 
     fn commit(&mut self, path: &str, text: &str, message: &str) {
-        let file = self.root().join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", message]);
-        self.day += 1;
+        self.git.write(path, text);
+        self.git.commit(message);
     }
 }
 
