@@ -11,11 +11,11 @@
 //!
 //! and in process (feature `local`, on by default): [`LocalEmbedder`] runs a
 //! sentence-transformers BERT model (all-MiniLM-L6-v2 by default) on the CPU with candle.
-//! [`locate_model`] finds its directory offline (configuration, `$CODECTX_MODEL_DIR`, the
-//! user cache) and [`download_model`] fetches it from the Hugging Face hub into the cache.
 //! [`StaticEmbedder`] reads model2vec-format static models (a token table, mean-pooled),
 //! such as the code-trained potion-code models: no forward pass, thousands of chunks a
-//! second.
+//! second. [`locate_model`] finds either kind's directory offline (configuration,
+//! `$CODECTX_MODEL_DIR`, the user cache) and [`download_model`] fetches it from the Hugging
+//! Face hub (or `$HF_ENDPOINT`) into the cache.
 //!
 //! Every request retries 429, 5xx, timeouts and dropped connections with exponential
 //! backoff (honouring `Retry-After`); a rejected key fails at once. API keys are held in an
@@ -31,6 +31,7 @@
 //! ```
 
 mod http;
+mod hub;
 #[cfg(feature = "local")]
 mod local;
 mod openai;
@@ -40,11 +41,12 @@ mod static_model;
 mod voyage;
 
 pub use http::{ApiKey, HttpOptions};
-#[cfg(feature = "local")]
-pub use local::{
-    DEFAULT_LOCAL_MODEL, LocalEmbedder, MODEL_DIR_ENV, cached_model_dir, download_model,
-    locate_model, model_cache_dir,
+pub use hub::{
+    DEFAULT_LOCAL_MODEL, DEFAULT_STATIC_MODEL, DownloadProgress, HUB_ENDPOINT_ENV, MODEL_DIR_ENV,
+    ModelHub, cached_model_dir, download_model, locate_model, model_cache_dir,
 };
+#[cfg(feature = "local")]
+pub use local::LocalEmbedder;
 pub use openai::OpenAiEmbedder;
 pub use provider::{
     EmbedError, Embedder, EmbeddingSpec, EmbeddingView, Reranker, VectorCalibration, cosine,

@@ -18,14 +18,7 @@ use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use crate::provider::{EmbedError, Embedder, EmbeddingSpec, VectorCalibration};
 
-/// The default local model, as the Hugging Face hub names it.
-pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
-
-/// Environment variable naming a model directory; it wins over the user cache.
-pub const MODEL_DIR_ENV: &str = "CODECTX_MODEL_DIR";
-
-/// Files a model directory must hold.
-const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+use crate::hub::{MODEL_FILES, require_files};
 
 /// Texts per forward pass. Texts are sorted by length first, so a batch pads little.
 const FORWARD_BATCH: usize = 16;
@@ -232,103 +225,4 @@ impl Embedder for LocalEmbedder {
             .await
             .map_err(|e| EmbedError::Model(format!("the embedding worker stopped: {e}")))?
     }
-}
-
-/// An error naming every file of `files` that `dir` lacks (`what`: the kind of directory).
-pub(crate) fn require_files(dir: &Path, files: &[&str], what: &str) -> Result<(), EmbedError> {
-    let missing: Vec<&str> = files
-        .iter()
-        .filter(|f| !dir.join(f).is_file())
-        .copied()
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(EmbedError::Config(format!(
-        "{} is not a {what} directory: {} missing",
-        dir.display(),
-        missing.join(", ")
-    )))
-}
-
-/// The user cache directory models are kept in: `$XDG_CACHE_HOME/codectx/models`, else
-/// `~/.cache/codectx/models`.
-pub fn model_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("codectx").join("models"))
-}
-
-/// Where a model's files are cached: the last segment of its hub name under
-/// [`model_cache_dir`] (`…/models/all-MiniLM-L6-v2`).
-pub fn cached_model_dir(hub_model: &str) -> Option<PathBuf> {
-    let name = hub_model.rsplit('/').next().unwrap_or(hub_model);
-    Some(model_cache_dir()?.join(name))
-}
-
-/// Finds a model directory without the network: `configured` (from configuration) first,
-/// then `$CODECTX_MODEL_DIR`, then the user cache. The error lists every place looked at.
-pub fn locate_model(configured: Option<&Path>, hub_model: &str) -> Result<PathBuf, EmbedError> {
-    let mut looked = Vec::new();
-    let candidates = configured
-        .map(Path::to_path_buf)
-        .into_iter()
-        .chain(std::env::var_os(MODEL_DIR_ENV).map(PathBuf::from))
-        .chain(cached_model_dir(hub_model));
-    for dir in candidates {
-        if MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
-            return Ok(dir);
-        }
-        looked.push(dir.display().to_string());
-    }
-    Err(EmbedError::Config(format!(
-        "no local model {hub_model} found (looked in {})",
-        if looked.is_empty() {
-            "no directory: HOME is not set".to_string()
-        } else {
-            looked.join(", ")
-        }
-    )))
-}
-
-/// Downloads `hub_model`'s three files from the Hugging Face hub (`$HF_ENDPOINT`, else
-/// `https://huggingface.co`) into [`cached_model_dir`] and returns that directory. Each file
-/// is written under a temporary name and renamed when complete, so an interrupted download
-/// leaves nothing that looks like a model.
-pub async fn download_model(hub_model: &str) -> Result<PathBuf, EmbedError> {
-    let dir = cached_model_dir(hub_model)
-        .ok_or_else(|| EmbedError::Config("HOME is not set: no cache directory".into()))?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| EmbedError::Config(format!("{}: {e}", dir.display())))?;
-    let endpoint =
-        std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".to_string());
-    let client = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .build()
-        .map_err(|e| EmbedError::Unavailable(e.to_string()))?;
-    let optional = ["sentence_bert_config.json"];
-    for file in MODEL_FILES.iter().chain(&optional) {
-        let target = dir.join(file);
-        if target.is_file() {
-            continue;
-        }
-        let url = format!("{endpoint}/{hub_model}/resolve/main/{file}");
-        let unavailable =
-            |e: &dyn std::fmt::Display| EmbedError::Unavailable(format!("downloading {url}: {e}"));
-        let response = client.get(&url).send().await.map_err(|e| unavailable(&e))?;
-        if !response.status().is_success() {
-            if optional.contains(file) {
-                continue;
-            }
-            return Err(unavailable(&response.status()));
-        }
-        let bytes = response.bytes().await.map_err(|e| unavailable(&e))?;
-        let partial = dir.join(format!("{file}.partial"));
-        std::fs::write(&partial, &bytes)
-            .and_then(|()| std::fs::rename(&partial, &target))
-            .map_err(|e| EmbedError::Config(format!("{}: {e}", target.display())))?;
-    }
-    Ok(dir)
 }

@@ -57,7 +57,7 @@ impl StaticEmbedder {
     /// Loads the model2vec directory `dir`. Its name in the [`EmbeddingSpec`] is
     /// `static:<directory name>`.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        crate::local::require_files(dir, &STATIC_FILES, "static model")?;
+        crate::hub::require_files(dir, &STATIC_FILES, "static model")?;
         let read = |file: &str| {
             std::fs::read(dir.join(file))
                 .map_err(|e| EmbedError::Model(format!("{}: {file}: {e}", dir.display())))

@@ -180,3 +180,104 @@ fn a_table_too_small_for_the_vocabulary_is_a_clear_error() {
         "{missing}"
     );
 }
+
+/// A hub stand-in on loopback serving `files` under `/<model>/resolve/main/`.
+async fn hub_serving(model: &str, files: &[(&str, Vec<u8>)]) -> wiremock::MockServer {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let server = wiremock::MockServer::start().await;
+    for (file, bytes) in files {
+        Mock::given(method("GET"))
+            .and(path(format!("/{model}/resolve/main/{file}")))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes.clone()))
+            .mount(&server)
+            .await;
+    }
+    // Anything else (the optional sentence-transformers file) is a 404, as on the hub.
+    server
+}
+
+#[tokio::test]
+async fn a_static_model_downloads_from_a_hub_and_embeds_as_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original");
+    std::fs::create_dir(&original).unwrap();
+    let table: Vec<f32> = vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
+    write_model(
+        &original,
+        &["remove", "user"],
+        &[(
+            "embeddings",
+            Dtype::F32,
+            vec![3, 2],
+            le_bytes(&table, f32::to_le_bytes),
+        )],
+        r#"{"normalize": true}"#,
+    );
+    let files: Vec<(&str, Vec<u8>)> = ["config.json", "tokenizer.json", "model.safetensors"]
+        .into_iter()
+        .map(|f| (f, std::fs::read(original.join(f)).unwrap()))
+        .collect();
+    let hub = hub_serving("someone/tiny-static", &files).await;
+
+    let cache = dir.path().join("cache/tiny-static");
+    let mut reported = Vec::new();
+    let got = codectx_embed::ModelHub::new(&hub.uri())
+        .download("someone/tiny-static", &cache, &mut |p| {
+            reported.push((p.file.to_string(), p.done, p.total));
+        })
+        .await
+        .unwrap();
+    assert_eq!(got, cache);
+    let safetensors_len = files[2].1.len() as u64;
+    assert!(
+        reported
+            .iter()
+            .any(|(f, done, total)| f == "model.safetensors"
+                && *done == safetensors_len
+                && *total == Some(safetensors_len)),
+        "{reported:?}"
+    );
+    assert!(!cache.join("sentence_bert_config.json").exists());
+    let names: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".partial")), "{names:?}");
+
+    let texts = ["remove user".to_string(), "user".to_string()];
+    let want = StaticEmbedder::load(&original)
+        .unwrap()
+        .embed_documents(&texts)
+        .await
+        .unwrap();
+    let downloaded = StaticEmbedder::load(&cache).unwrap();
+    assert_eq!(downloaded.embed_documents(&texts).await.unwrap(), want);
+    // The cache is where configuration finds it, offline.
+    assert_eq!(
+        codectx_embed::locate_model(Some(&cache), "someone/tiny-static").unwrap(),
+        cache
+    );
+}
+
+#[tokio::test]
+async fn a_hub_without_the_model_is_an_unavailable_error_and_leaves_no_model() {
+    let hub = hub_serving("someone/partial", &[("config.json", b"{}".to_vec())]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("partial");
+    let err = codectx_embed::ModelHub::new(&hub.uri())
+        .download("someone/partial", &cache, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EmbedError::Unavailable(m) if m.contains("tokenizer.json") && m.contains("404")),
+        "{err}"
+    );
+    assert!(codectx_embed::locate_model(Some(&cache), "someone/partial").is_err());
+    // Nothing is listening here: a network failure is the same kind of error.
+    let err = codectx_embed::ModelHub::new("http://127.0.0.1:9")
+        .download("someone/partial", &dir.path().join("none"), &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EmbedError::Unavailable(_)), "{err}");
+}

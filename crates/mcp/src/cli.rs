@@ -169,6 +169,31 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     Ok(())
 }
 
+/// Downloads the configured in-process model into the user cache, with a progress bar.
+pub async fn fetch_model(config: &Config) -> anyhow::Result<()> {
+    let Some(hub_model) = config.hub_model() else {
+        anyhow::bail!(
+            "embedding.provider = \"{}\" runs no model here: nothing to fetch",
+            format!("{:?}", config.embedding.provider).to_lowercase()
+        );
+    };
+    if let Ok(dir) = codectx_embed::locate_model(config.embedding.model_dir.as_deref(), hub_model) {
+        println!("{hub_model} is already in {}", dir.display());
+        return Ok(());
+    }
+    let download = bar("{msg:24} {bar:40} {bytes}/{total_bytes} {elapsed}");
+    let dir = codectx_embed::download_model(hub_model, &mut |p| {
+        download.set_message(p.file.to_string());
+        download.set_length(p.total.unwrap_or(p.done));
+        download.set_position(p.done);
+    })
+    .await
+    .with_context(|| format!("fetching {hub_model}"))?;
+    download.finish_and_clear();
+    println!("{hub_model} is in {}", dir.display());
+    Ok(())
+}
+
 #[derive(Serialize)]
 struct Status {
     root: String,

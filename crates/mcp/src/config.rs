@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use codectx_embed::{
-    ApiKey, DEFAULT_LOCAL_MODEL, Embedder, HttpOptions, LocalEmbedder, OpenAiEmbedder, Reranker,
+    ApiKey, DEFAULT_LOCAL_MODEL, DEFAULT_STATIC_MODEL, Embedder, HttpOptions, LocalEmbedder, OpenAiEmbedder, Reranker,
     StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
 };
 use codectx_retrieval::{EngineOptions, SearchOptions};
@@ -80,15 +80,15 @@ impl Default for IndexConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
-    /// all-MiniLM-L6-v2 on the CPU (offline; `cargo xtask fetch-model` installs it).
+    /// all-MiniLM-L6-v2 on the CPU (offline once `mcp-server fetch-model` has fetched it).
     #[default]
     Local,
     /// Voyage `voyage-code-3` (key in `VOYAGE_API_KEY`).
     Voyage,
     /// Any OpenAI-compatible `/v1/embeddings` server (key in `OPENAI_API_KEY`, optional).
     Openai,
-    /// A static (model2vec-format) model in `embedding.model_dir`, e.g. a potion-code model:
-    /// a token table, thousands of chunks a second on the CPU.
+    /// A static (model2vec-format) model, potion-code-16M-v2 unless `embedding.model` names
+    /// another: a token table, thousands of chunks a second on the CPU.
     Static,
     /// No vectors: lexical, name and structural search only.
     None,
@@ -98,14 +98,16 @@ pub enum Provider {
 #[serde(default, deny_unknown_fields)]
 pub struct EmbeddingConfig {
     pub provider: Provider,
-    /// Model name (voyage, openai) — defaults: `voyage-code-3`; openai needs one.
+    /// Model name: the hub name for local and static (defaults
+    /// `sentence-transformers/all-MiniLM-L6-v2`, `minishlab/potion-code-16M-v2`), the API's
+    /// for voyage (default `voyage-code-3`) and openai (required).
     pub model: Option<String>,
     /// Vector size the model returns (openai needs it; voyage defaults to 1024).
     pub dimension: Option<usize>,
     /// API root for openai (e.g. `http://localhost:11434/v1`) or a Voyage proxy.
     pub base_url: Option<String>,
-    /// Directory of the local model (default: `$CODECTX_MODEL_DIR`, then the user cache), or
-    /// of the static model (required).
+    /// Directory of the local or static model (default: `$CODECTX_MODEL_DIR` for the default
+    /// local model, then the user cache, where `mcp-server fetch-model` puts it).
     pub model_dir: Option<PathBuf>,
     /// Override the model's calibration: the cosine that means unrelated…
     pub vector_floor: Option<f32>,
@@ -234,6 +236,17 @@ impl Config {
         store
     }
 
+    /// The hub name of the in-process model the configuration asks for (`embedding.model`,
+    /// else the provider's default), or `None` for providers that run elsewhere.
+    pub fn hub_model(&self) -> Option<&str> {
+        let default = match self.embedding.provider {
+            Provider::Local => DEFAULT_LOCAL_MODEL,
+            Provider::Static => DEFAULT_STATIC_MODEL,
+            Provider::Voyage | Provider::Openai | Provider::None => return None,
+        };
+        Some(self.embedding.model.as_deref().unwrap_or(default))
+    }
+
     /// Builds the embedder. Loading the local model takes a moment (run it off the async
     /// threads); a missing model or key is an error whose text says how to fix it.
     pub fn embedder(&self) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
@@ -241,15 +254,15 @@ impl Config {
         let http = HttpOptions::default();
         Ok(match e.provider {
             Provider::None => None,
-            Provider::Local => {
-                let dir = locate_model(e.model_dir.as_deref(), DEFAULT_LOCAL_MODEL)?;
-                Some(Arc::new(LocalEmbedder::load(&dir)?))
-            }
-            Provider::Static => {
-                let dir = e.model_dir.as_deref().context(
-                    "embedding.provider = \"static\" needs embedding.model_dir (a model2vec directory)",
-                )?;
-                Some(Arc::new(StaticEmbedder::load(dir)?))
+            Provider::Local | Provider::Static => {
+                let hub_model = self.hub_model().unwrap_or(DEFAULT_LOCAL_MODEL);
+                let dir = locate_model(e.model_dir.as_deref(), hub_model)
+                    .context("`mcp-server fetch-model` downloads it")?;
+                if e.provider == Provider::Local {
+                    Some(Arc::new(LocalEmbedder::load(&dir)?))
+                } else {
+                    Some(Arc::new(StaticEmbedder::load(&dir)?))
+                }
             }
             Provider::Voyage => {
                 let key = ApiKey::from_env("VOYAGE_API_KEY").context(

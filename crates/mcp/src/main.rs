@@ -21,8 +21,9 @@ const CONFIG_HELP: &str = "\
 Configuration (TOML; --config FILE, else <root>/.codectx.toml, else <user config dir>/codectx/config.toml):
   [index]      dir = \"<root>/.codectx\"   max_file_bytes = 2097152   skip_dirs = [node_modules, dist, build, out, coverage, .git]   embed_step = 64
   [embedding]  provider = \"local\" | \"static\" | \"voyage\" | \"openai\" | \"none\"   (default local: all-MiniLM-L6-v2 on the CPU)
-               model, dimension, base_url (openai-compatible servers), model_dir (local: default $CODECTX_MODEL_DIR, then the user cache;
-               static: a model2vec directory), vector_floor, vector_ceiling, channel_weight (override the model's calibration)
+               model (hub name for local/static; default potion-code-16M-v2 for static), dimension, base_url (openai-compatible
+               servers), model_dir (local/static: default the user cache, filled by `mcp-server fetch-model`),
+               vector_floor, vector_ceiling, channel_weight (override the model's calibration)
   [rerank]     provider = \"none\" | \"voyage\"
   [search]     min_relevance = 0.45  max_tokens = 8000   call_depth = 1   max_candidates = 40
 API keys come only from the environment: VOYAGE_API_KEY, OPENAI_API_KEY. Logs: RUST_LOG (default info), on stderr.";
@@ -79,6 +80,9 @@ enum Command {
         call_depth: i32,
         query: String,
     },
+    /// Download the configured in-process model (local or static) from the Hugging Face hub
+    /// (or `$HF_ENDPOINT`) into the user cache, where later runs find it offline.
+    FetchModel,
 }
 
 fn main() -> std::process::ExitCode {
@@ -136,5 +140,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             call_depth,
             query,
         } => cli::lookup(&root, &config, &query, call_depth, json).await,
+        Command::FetchModel => cli::fetch_model(&config).await,
     }
 }

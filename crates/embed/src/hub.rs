@@ -1,0 +1,190 @@
+//! Where in-process models live and how they arrive: a directory per model under the user
+//! cache, found offline, or fetched from a Hugging Face hub.
+//!
+//! Both in-process kinds — a BERT sentence model ([`LocalEmbedder`](crate::LocalEmbedder))
+//! and a model2vec static model ([`StaticEmbedder`](crate::StaticEmbedder)) — are the same
+//! three files: `config.json`, `tokenizer.json` and `model.safetensors`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::provider::EmbedError;
+
+/// The default local model, as the Hugging Face hub names it.
+pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// The default static model: model2vec's code-trained potion model (distilled from
+/// CodeRankEmbed; about 32 MB).
+pub const DEFAULT_STATIC_MODEL: &str = "minishlab/potion-code-16M-v2";
+
+/// Environment variable naming the directory of the default local model; it wins over the
+/// user cache.
+pub const MODEL_DIR_ENV: &str = "CODECTX_MODEL_DIR";
+
+/// Environment variable naming the hub to download from (default `https://huggingface.co`),
+/// as the Hugging Face tools read it: a mirror, or a local stand-in.
+pub const HUB_ENDPOINT_ENV: &str = "HF_ENDPOINT";
+
+/// Files every model directory holds.
+pub(crate) const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// Files fetched when the hub has them (sentence-transformers' `max_seq_length`).
+const OPTIONAL_FILES: [&str; 1] = ["sentence_bert_config.json"];
+
+/// An error naming every file of `files` that `dir` lacks (`what`: the kind of directory).
+pub(crate) fn require_files(dir: &Path, files: &[&str], what: &str) -> Result<(), EmbedError> {
+    let missing: Vec<&str> = files
+        .iter()
+        .filter(|f| !dir.join(f).is_file())
+        .copied()
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(EmbedError::Config(format!(
+        "{} is not a {what} directory: {} missing",
+        dir.display(),
+        missing.join(", ")
+    )))
+}
+
+/// The user cache directory models are kept in: `$XDG_CACHE_HOME/codectx/models`, else
+/// `~/.cache/codectx/models`.
+pub fn model_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("codectx").join("models"))
+}
+
+/// Where a model's files are cached: the last segment of its hub name under
+/// [`model_cache_dir`] (`…/models/all-MiniLM-L6-v2`).
+pub fn cached_model_dir(hub_model: &str) -> Option<PathBuf> {
+    let name = hub_model.rsplit('/').next().unwrap_or(hub_model);
+    Some(model_cache_dir()?.join(name))
+}
+
+/// Finds a model directory without the network: `configured` (from configuration) first,
+/// then `$CODECTX_MODEL_DIR` when `hub_model` is the default local model, then the user
+/// cache. The error lists every place looked at.
+pub fn locate_model(configured: Option<&Path>, hub_model: &str) -> Result<PathBuf, EmbedError> {
+    let mut looked = Vec::new();
+    let from_env = std::env::var_os(MODEL_DIR_ENV)
+        .filter(|_| hub_model == DEFAULT_LOCAL_MODEL)
+        .map(PathBuf::from);
+    let candidates = configured
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(from_env)
+        .chain(cached_model_dir(hub_model));
+    for dir in candidates {
+        if MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
+            return Ok(dir);
+        }
+        looked.push(dir.display().to_string());
+    }
+    Err(EmbedError::Config(format!(
+        "no model {hub_model} found (looked in {})",
+        if looked.is_empty() {
+            "no directory: HOME is not set".to_string()
+        } else {
+            looked.join(", ")
+        }
+    )))
+}
+
+/// How far a download has come: `file` has `done` of `total` bytes (when the hub says).
+#[derive(Debug, Clone, Copy)]
+pub struct DownloadProgress<'a> {
+    pub file: &'a str,
+    pub done: u64,
+    pub total: Option<u64>,
+}
+
+/// A Hugging Face hub (or anything serving its `/<model>/resolve/main/<file>` layout).
+#[derive(Debug, Clone)]
+pub struct ModelHub {
+    endpoint: String,
+}
+
+impl ModelHub {
+    /// The hub at `endpoint`, e.g. `https://huggingface.co`.
+    pub fn new(endpoint: &str) -> Self {
+        Self {
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+        }
+    }
+
+    /// `$HF_ENDPOINT`, else `https://huggingface.co`.
+    pub fn from_env() -> Self {
+        Self::new(
+            &std::env::var(HUB_ENDPOINT_ENV).unwrap_or_else(|_| "https://huggingface.co".into()),
+        )
+    }
+
+    /// Downloads `hub_model`'s files into `dir` and returns it. Files already present are
+    /// kept. Each file streams to a temporary name and is renamed when complete, so an
+    /// interrupted download leaves nothing that looks like a model, and memory stays flat.
+    pub async fn download(
+        &self,
+        hub_model: &str,
+        dir: &Path,
+        progress: &mut (dyn FnMut(DownloadProgress<'_>) + Send),
+    ) -> Result<PathBuf, EmbedError> {
+        let local = |e: &dyn std::fmt::Display| EmbedError::Config(format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(|e| local(&e))?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .build()
+            .map_err(|e| EmbedError::Unavailable(e.to_string()))?;
+        for file in MODEL_FILES.iter().chain(&OPTIONAL_FILES) {
+            let target = dir.join(file);
+            if target.is_file() {
+                continue;
+            }
+            let url = format!("{}/{hub_model}/resolve/main/{file}", self.endpoint);
+            let unavailable = |e: &dyn std::fmt::Display| {
+                EmbedError::Unavailable(format!("downloading {url}: {e}"))
+            };
+            let mut response = client.get(&url).send().await.map_err(|e| unavailable(&e))?;
+            if !response.status().is_success() {
+                if OPTIONAL_FILES.contains(file) {
+                    continue;
+                }
+                return Err(unavailable(&response.status()));
+            }
+            let total = response.content_length();
+            let partial = dir.join(format!("{file}.partial"));
+            let mut out = std::fs::File::create(&partial).map_err(|e| local(&e))?;
+            let mut done = 0u64;
+            while let Some(bytes) = response.chunk().await.map_err(|e| unavailable(&e))? {
+                out.write_all(&bytes).map_err(|e| local(&e))?;
+                done += bytes.len() as u64;
+                progress(DownloadProgress { file, done, total });
+            }
+            if total.is_some_and(|t| t != done) {
+                return Err(unavailable(&format!(
+                    "the connection closed after {done} of {} bytes",
+                    total.unwrap_or_default()
+                )));
+            }
+            out.sync_all()
+                .and_then(|()| std::fs::rename(&partial, &target))
+                .map_err(|e| local(&e))?;
+        }
+        require_files(dir, &MODEL_FILES, "model")?;
+        Ok(dir.to_path_buf())
+    }
+}
+
+/// Downloads `hub_model` from [`ModelHub::from_env`] into [`cached_model_dir`], where
+/// [`locate_model`] finds it, and returns that directory.
+pub async fn download_model(
+    hub_model: &str,
+    progress: &mut (dyn FnMut(DownloadProgress<'_>) + Send),
+) -> Result<PathBuf, EmbedError> {
+    let dir = cached_model_dir(hub_model)
+        .ok_or_else(|| EmbedError::Config("HOME is not set: no cache directory".into()))?;
+    ModelHub::from_env().download(hub_model, &dir, progress).await
+}

@@ -1,0 +1,98 @@
+//! `mcp-server fetch-model` against a hub stand-in on loopback, on a fresh HOME: the static
+//! model lands in the user cache, and the next `index` embeds with it offline.
+
+use std::path::Path;
+use std::process::Command;
+
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// A model2vec model of three words in two dimensions: `tokenizer.json`, `config.json` and a
+/// `model.safetensors` written by hand (an 8-byte header length, the JSON header, the data).
+fn tiny_static_model() -> Vec<(&'static str, Vec<u8>)> {
+    let tokenizer = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "function": 1, "return": 2},
+                  "unk_token": "[UNK]"}
+    });
+    let table: Vec<u8> = [0.0f32, 0.0, 1.0, 0.0, 0.0, 1.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let header = serde_json::json!({
+        "embeddings": {"dtype": "F32", "shape": [3, 2], "data_offsets": [0, table.len()]}
+    })
+    .to_string();
+    let mut safetensors = (header.len() as u64).to_le_bytes().to_vec();
+    safetensors.extend(header.as_bytes());
+    safetensors.extend(table);
+    vec![
+        ("tokenizer.json", tokenizer.to_string().into_bytes()),
+        ("config.json", br#"{"normalize": true}"#.to_vec()),
+        ("model.safetensors", safetensors),
+    ]
+}
+
+fn mcp_server(home: &Path, hub: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-server"))
+        .args(args)
+        .env("HOME", home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODECTX_MODEL_DIR")
+        .env("HF_ENDPOINT", hub)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("mcp-server runs")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fetch_model_puts_a_static_model_where_index_finds_it() {
+    let hub = MockServer::start().await;
+    for (file, bytes) in tiny_static_model() {
+        Mock::given(method("GET"))
+            .and(path(format!("/someone/tiny-static/resolve/main/{file}")))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes))
+            .mount(&hub)
+            .await;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("math.ts"),
+        "export function add(a: number, b: number) {\n  return a + b;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join(".codectx.toml"),
+        "[embedding]\nprovider = \"static\"\nmodel = \"someone/tiny-static\"\n[history]\nmax_commits = 0\n",
+    )
+    .unwrap();
+    let root = repo.path().to_str().unwrap();
+
+    // Before the fetch, the index says how to get the model.
+    let before = mcp_server(home.path(), &hub.uri(), &["index", "--root", root]);
+    let stderr = String::from_utf8_lossy(&before.stderr);
+    assert!(stderr.contains("mcp-server fetch-model"), "{stderr}");
+
+    let fetched = mcp_server(home.path(), &hub.uri(), &["fetch-model", "--root", root]);
+    assert!(fetched.status.success(), "{fetched:?}");
+    let cache = home.path().join(".cache/codectx/models/tiny-static");
+    for file in ["tokenizer.json", "config.json", "model.safetensors"] {
+        assert!(cache.join(file).is_file(), "{file} missing in {}", cache.display());
+    }
+    let again = mcp_server(home.path(), &hub.uri(), &["fetch-model", "--root", root]);
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already in"),
+        "{again:?}"
+    );
+
+    // Offline from here: the hub is gone, and the index embeds with the cached model.
+    drop(hub);
+    let index = mcp_server(home.path(), "http://127.0.0.1:9", &["index", "--root", root]);
+    let stdout = String::from_utf8_lossy(&index.stdout);
+    assert!(index.status.success(), "{index:?}");
+    assert!(stdout.contains("1 chunks (1 with vectors"), "{stdout}");
+}
