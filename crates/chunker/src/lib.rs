@@ -35,7 +35,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CodeChunk {
-    /// blake3 of filePath, nodeKind, name, startLine and the parent chunk's id (hex, 128 bits).
+    /// blake3 of relativePath, nodeKind, name, startLine and the parent chunk's id (hex, 128
+    /// bits). The path is the repository-relative one, so two checkouts of the same code at
+    /// different places give the same ids, and an index can serve either.
     pub id: String,
     pub file_path: String,
     pub relative_path: String,
@@ -77,8 +79,8 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
-/// Chunks one parsed file. `file_path` is stored as `filePath` and hashed into ids;
-/// `parsed.path` is the `relativePath`.
+/// Chunks one parsed file. `file_path` is stored as `filePath`; `parsed.path` is the
+/// `relativePath`, hashed into ids.
 pub fn chunk_file(parsed: &ParsedFile, source: &str, file_path: &str) -> Vec<CodeChunk> {
     chunk_file_with_symbols(parsed, source, file_path)
         .into_iter()
@@ -169,7 +171,7 @@ impl<'p> Context<'p, '_> {
         out: &mut Vec<(CodeChunk, &'p ParsedSymbol)>,
     ) {
         let parent_id = parent.map(|i| out[i].0.id.clone());
-        let id = chunk_id(self.file_path, sym, parent_id.as_deref());
+        let id = chunk_id(&self.parsed.path, sym, parent_id.as_deref());
         let start = self.lines.line_start(sym.range.start);
         let end = self.lines.line_end(sym.range.end, self.source);
         let kept = kept_children(sym);
@@ -281,7 +283,7 @@ pub fn is_capped(chunk: &CodeChunk) -> bool {
             .ends_with(chunk.embedding_text.lines().last().unwrap_or(""))
 }
 
-fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {
+fn chunk_id(relative_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {
     // Decimal digits by hand: `write!` goes through the formatting machinery per chunk.
     let mut digits = [0u8; 10];
     let mut n = sym.range.start;
@@ -295,7 +297,7 @@ fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> Str
         }
     }
     let parts = [
-        file_path.as_bytes(),
+        relative_path.as_bytes(),
         sym.kind.as_str().as_bytes(),
         sym.name.as_bytes(),
         &digits[at..],
@@ -320,7 +322,7 @@ fn chunk_id(file_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> Str
 
 #[cfg(test)]
 mod tests {
-    /// Ids are stored: the recipe (NUL-separated filePath, nodeKind, name, startLine and
+    /// Ids are stored: the recipe (NUL-separated relativePath, nodeKind, name, startLine and
     /// parent id, first 128 bits of blake3 in hex) must not drift, or every chunk of every
     /// index looks new and is embedded again.
     #[test]
@@ -329,9 +331,12 @@ mod tests {
         let parsed = codectx_parser::parse_source("src/a.ts", source);
         let chunks = super::chunk_file(&parsed, source, "/repo/src/a.ts");
         let expected = |input: &str| blake3::hash(input.as_bytes()).to_hex()[..32].to_string();
-        let class = expected("/repo/src/a.ts\0class\0A\x001\0\0");
+        let class = expected("src/a.ts\0class\0A\x001\0\0");
         assert_eq!(chunks[0].id, class);
-        let method = expected(&format!("/repo/src/a.ts\0method\0m\x002\0{class}\0"));
+        let method = expected(&format!("src/a.ts\0method\0m\x002\0{class}\0"));
         assert_eq!(chunks[1].id, method);
+        // Where the checkout lives does not enter the id.
+        let elsewhere = super::chunk_file(&parsed, source, "/elsewhere/src/a.ts");
+        assert_eq!(elsewhere[1].id, method);
     }
 }

@@ -4,6 +4,7 @@
 //! opens the index with LanceDB's Python or JS client sees the blueprint's schema.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use codectx_chunker::CodeChunk;
@@ -264,7 +265,12 @@ pub(crate) fn chunks_to_batch(
     RecordBatch::try_new(schema.clone(), columns)
 }
 
-pub(crate) fn batch_to_chunks(batch: &RecordBatch) -> Result<Vec<StoredChunk>, String> {
+/// The chunk rows of `batch`. `filePath` is `root` joined with `relativePath`, whatever the
+/// row says: an index built in another checkout (ids are relative) names this one's files.
+pub(crate) fn batch_to_chunks(
+    batch: &RecordBatch,
+    root: &Path,
+) -> Result<Vec<StoredChunk>, String> {
     let text = |name: &str| -> Result<&StringArray, String> {
         batch
             .column_by_name(name)
@@ -293,9 +299,8 @@ pub(crate) fn batch_to_chunks(batch: &RecordBatch) -> Result<Vec<StoredChunk>, S
     let opt = |array: &StringArray, i: usize| -> Option<String> {
         array.is_valid(i).then(|| array.value(i).to_string())
     };
-    let (id, file_path, relative_path, node_kind, name) = (
+    let (id, relative_path, node_kind, name) = (
         text("id")?,
-        text("filePath")?,
         text("relativePath")?,
         text("nodeKind")?,
         text("name")?,
@@ -339,7 +344,7 @@ pub(crate) fn batch_to_chunks(batch: &RecordBatch) -> Result<Vec<StoredChunk>, S
         out.push(StoredChunk {
             chunk: CodeChunk {
                 id: id.value(i).into(),
-                file_path: file_path.value(i).into(),
+                file_path: root.join(relative_path.value(i)).to_string_lossy().into_owned(),
                 relative_path: relative_path.value(i).into(),
                 node_kind: node_kind.value(i).into(),
                 name: name.value(i).into(),

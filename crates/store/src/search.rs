@@ -315,7 +315,7 @@ impl Store {
                 .column_by_name(score_column)
                 .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
                 .ok_or_else(|| self.corrupt(format!("search results lack {score_column}")))?;
-            let rows = batch_to_chunks(batch).map_err(|r| self.corrupt(r))?;
+            let rows = batch_to_chunks(batch, &self.root).map_err(|r| self.corrupt(r))?;
             for (i, row) in rows.into_iter().enumerate() {
                 if filter.matches(&row.chunk.relative_path) && scores.is_valid(i) {
                     out.push((row, scores.value(i)));

@@ -21,7 +21,8 @@ use codectx_history::HistoryOptions;
 /// Identifies the table layout; an index written by another layout is rebuilt.
 /// 2: the `searchNames` column and stemmed full-text indexes on it and `fullSource`.
 /// 3: the `history` column (commit descriptions per symbol) and its full-text index.
-pub(crate) const FORMAT: &str = "codectx-index/3";
+/// 4: chunk ids hash the repository-relative path (portable between checkouts).
+pub(crate) const FORMAT: &str = "codectx-index/4";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
@@ -153,8 +154,6 @@ impl Store {
                 ))),
                 Err(reason) => Err(Some(reason)),
             }
-        } else if names.is_empty() && foreign_files.is_empty() {
-            Err(None)
         } else {
             let what = names
                 .iter()
@@ -162,13 +161,18 @@ impl Store {
                 .cloned()
                 .chain(foreign_files)
                 .collect::<Vec<_>>();
-            if !options.rebuild {
+            if what.is_empty() {
+                // A fresh location, or one whose creation was killed before the meta table
+                // (written last) existed: ours to create.
+                Err(None)
+            } else if !options.rebuild {
                 return Err(StoreError::Foreign {
                     uri,
                     reason: format!("it holds {}", what.join(", ")),
                 });
+            } else {
+                Err(Some(format!("{uri} held {}", what.join(", "))))
             }
-            Err(Some(format!("{uri} held {}", what.join(", "))))
         };
         let meta = match state {
             Ok(meta) => meta,
@@ -349,7 +353,7 @@ impl Store {
         let batches: Vec<_> = query.batches(self, "querying chunks").await?;
         let mut out = Vec::new();
         for batch in &batches {
-            out.extend(batch_to_chunks(batch).map_err(|reason| self.corrupt(reason))?);
+            out.extend(batch_to_chunks(batch, &self.root).map_err(|reason| self.corrupt(reason))?);
         }
         Ok(out)
     }

@@ -1059,3 +1059,57 @@ async fn embed_steps_on_a_second_handle_interleave_with_syncs() {
     }
     assert_same_as_clean_build(root.path(), &foreground).await;
 }
+
+/// Sorted `(relativePath, id)` pairs of every row.
+async fn ids(store: &Store) -> Vec<(String, String)> {
+    let mut ids: Vec<_> = rows(store)
+        .await
+        .into_iter()
+        .map(|r| (r.chunk.relative_path, r.chunk.id))
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn ids_are_portable_and_an_index_serves_another_checkout() {
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let (first, second) = (workspace(), workspace());
+    let index_of = |dir: &tempfile::TempDir| StoreOptions {
+        uri: Some(dir.path().join("index").to_string_lossy().into_owned()),
+        ..options(&embedder)
+    };
+    let (first_index, second_index) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+
+    // Two checkouts of the same files at different paths: the same ids.
+    let mut a = Store::open(first.path(), index_of(&first_index)).await.unwrap();
+    sync(&mut a, &embedder).await;
+    let mut b = Store::open(second.path(), index_of(&second_index)).await.unwrap();
+    sync(&mut b, &embedder).await;
+    assert_eq!(ids(&a).await, ids(&b).await);
+    drop((a, b));
+
+    // The first checkout's index, opened from the second checkout (whose files have other
+    // mtimes): nothing is parsed or embedded, and rows name the second checkout's files.
+    for file in ["src/auth/token.ts", "src/util/format.ts"] {
+        set_mtime(&second.path().join(file), 60);
+    }
+    let mut shared = Store::open(second.path(), index_of(&first_index)).await.unwrap();
+    let stats = sync(&mut shared, &embedder).await;
+    assert_eq!((stats.files_parsed, stats.chunks_embedded), (0, 0), "{stats:?}");
+    let root = second.path().canonicalize().unwrap();
+    for row in rows(&shared).await {
+        assert!(Path::new(&row.chunk.file_path).starts_with(&root), "{}", row.chunk.file_path);
+    }
+
+    // After an edit there, the ids are those a fresh build of that checkout gives.
+    let edited = second.path().join("src/auth/token.ts");
+    let source = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, format!("// moved down a line\n{source}")).unwrap();
+    let stats = sync(&mut shared, &embedder).await;
+    assert_eq!(stats.files_parsed, 1, "{stats:?}");
+    let fresh_index = tempfile::tempdir().unwrap();
+    let mut fresh = Store::open(second.path(), index_of(&fresh_index)).await.unwrap();
+    sync(&mut fresh, &embedder).await;
+    assert_eq!(ids(&shared).await, ids(&fresh).await);
+}
