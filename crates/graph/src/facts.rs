@@ -7,11 +7,10 @@
 
 use std::collections::HashMap;
 
-use codectx_parser::LineIndex;
+use codectx_parser::{LineIndex, ParsedFile, ParsedProgram};
 use oxc_ast::ast::*;
 use oxc_ast_visit::{Visit, walk};
-use oxc_parser::{ParseOptions, Parser};
-use oxc_semantic::{Scoping, SemanticBuilder, SymbolId};
+use oxc_semantic::{Scoping, SymbolId};
 use oxc_span::{GetSpan, Span};
 use oxc_syntax::scope::ScopeFlags;
 use serde::{Deserialize, Serialize};
@@ -347,62 +346,27 @@ impl FileFacts {
 }
 
 /// Version of what [`extract_facts`] finds: caches of facts written by another version
-/// are stale even when the file did not change.
-pub const FACTS_VERSION: u32 = 3;
+/// are stale even when the file did not change. 4: taken from the parser's one parse
+/// (`syntax_errors` counts its first attempt's diagnostics).
+pub const FACTS_VERSION: u32 = 4;
 
-/// Extracts the facts of one file. Never panics on bad input: a file oxc cannot parse at
-/// all gives empty facts with `syntax_errors > 0`.
+/// Extracts the facts of one file, parsing it. Never panics on bad input: a file oxc
+/// cannot parse at all gives empty facts with `syntax_errors > 0`. A caller that also
+/// chunks the file takes both from one parse with [`facts_of`].
 pub fn extract_facts(path: &str, source: &str) -> FileFacts {
-    let lines = LineIndex::new(source);
-    // oxc often gives up on a whole file for one bad line: blank the failing line (offsets
-    // and line numbers unchanged) and retry, as the parser crate does.
-    let mut text = std::borrow::Cow::Borrowed(source);
-    let mut errors = 0;
-    for _ in 0..codectx_parser::MAX_RECOVERY_ATTEMPTS {
-        let step = codectx_parser::with_arena(|allocator| {
-            let ret = Parser::new(allocator, &text, codectx_parser::source_type_for(path))
-                .with_options(ParseOptions {
-                    preserve_parens: false,
-                    ..ParseOptions::default()
-                })
-                .parse();
-            errors = errors.max(ret.diagnostics.len() as u32);
-            let failed =
-                ret.panicked || (ret.program.body.is_empty() && !ret.diagnostics.is_empty());
-            let bad_line = ret
-                .diagnostics
-                .iter()
-                .find_map(|d| d.labels.first().map(|l| lines.line_of(l.offset() as u32)));
-            match (failed, bad_line) {
-                (true, Some(line)) => Err(Some(line)),
-                (true, None) => Err(None),
-                (false, _) => Ok(facts_of(path, &text, &lines, &ret, errors)),
-            }
-        });
-        match step {
-            Ok(facts) => return facts,
-            Err(Some(line)) => {
-                let blanked = codectx_parser::blank_line(&text, &lines, line);
-                if blanked == *text {
-                    break;
-                }
-                text = std::borrow::Cow::Owned(blanked);
-            }
-            Err(None) => break,
-        }
-    }
-    FileFacts::empty(path, lines.line_count(), errors.max(1))
+    codectx_parser::parse_with(path, source, |parsed, program| facts_of(&parsed, program))
 }
 
-fn facts_of(
-    path: &str,
-    source: &str,
-    lines: &LineIndex,
-    ret: &oxc_parser::ParserReturn<'_>,
-    errors: u32,
-) -> FileFacts {
-    let mut facts = FileFacts::empty(path, lines.line_count(), errors);
-    let semantic = SemanticBuilder::new().build(&ret.program).semantic;
+/// The facts of a file from its one parse ([`codectx_parser::parse_with`]): what oxc
+/// recovered, or empty facts with `syntax_errors > 0` when no attempt parsed.
+pub fn facts_of(parsed: &ParsedFile, program: Option<&ParsedProgram<'_, '_>>) -> FileFacts {
+    let errors = parsed.diagnostics.len() as u32;
+    let Some(program) = program else {
+        return FileFacts::empty(&parsed.path, parsed.line_count, errors.max(1));
+    };
+    let mut facts = FileFacts::empty(&parsed.path, parsed.line_count, errors);
+    let (source, lines) = (program.text, &parsed.lines);
+    let semantic = program.semantic;
     let scoping = semantic.scoping();
     let mut ex = Extractor {
         src: source,
@@ -431,8 +395,8 @@ fn facts_of(
         pending_exports: Vec::new(),
         var_keyword: "var",
     };
-    ex.collect_module_items(&ret.program);
-    ex.visit_program(&ret.program);
+    ex.collect_module_items(program.program);
+    ex.visit_program(program.program);
     ex.finish();
     facts
 }

@@ -163,40 +163,97 @@ pub const MAX_RECOVERY_ATTEMPTS: usize = 8;
 /// parsed again, a few times at most. The blanked lines become `unparsed` root items, so
 /// everything else in the file is still found; the diagnostics are those of the first try.
 pub fn parse_source(path: &str, source: &str) -> ParsedFile {
+    parse_with(path, source, |parsed, _| parsed)
+}
+
+/// One parse of a file as later phases see it: oxc's program and semantic model of the
+/// text that parsed (the file, or the file with failing lines blanked: same offsets).
+pub struct ParsedProgram<'p, 'a> {
+    pub program: &'p oxc_ast::ast::Program<'a>,
+    pub semantic: &'p oxc_semantic::Semantic<'a>,
+    /// The text oxc parsed: the source, or the source with failing lines blanked.
+    pub text: &'p str,
+}
+
+/// Files parsed by [`parse_with`] in this process (each may take several recovery attempts).
+/// Tests read it to prove that a sync parses each changed file once.
+static PARSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many files [`parse_with`] (and so [`parse_source`]) has parsed in this process.
+pub fn parse_count() -> usize {
+    PARSES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The one parse of a file: [`parse_source`]'s recovery, options and arena, handing `f`
+/// the [`ParsedFile`] and, unless every attempt failed, oxc's program and semantic model
+/// (alive only inside `f`). Every phase that reads a file's syntax (symbols, chunks, graph
+/// facts) takes it from here, so a file is parsed once per sync.
+pub fn parse_with<R>(
+    path: &str,
+    source: &str,
+    f: impl FnOnce(ParsedFile, Option<&ParsedProgram<'_, '_>>) -> R,
+) -> R {
+    PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let language = Language::from_path(path).unwrap_or(Language::TypeScript);
-    let lines = LineIndex::new(source);
+    let mut lines = LineIndex::new(source);
     let mut text = std::borrow::Cow::Borrowed(source);
     let mut blanked: Vec<u32> = Vec::new();
     let mut first_diagnostics: Option<Vec<Diagnostic>> = None;
+    let mut f = Some(f);
     for _ in 0..MAX_RECOVERY_ATTEMPTS {
-        match attempt(path, &text, &lines) {
-            Attempt::Parsed {
+        let step = with_arena(|allocator| {
+            let ret = Parser::new(allocator, &text, source_type_for(path))
+                .with_options(ParseOptions {
+                    preserve_parens: false,
+                    ..ParseOptions::default()
+                })
+                .parse();
+            let diagnostics: Vec<Diagnostic> = ret
+                .diagnostics
+                .iter()
+                .map(|d| Diagnostic {
+                    message: d.message.to_string(),
+                    line: d.labels.first().map(|l| lines.line_of(l.offset() as u32)),
+                })
+                .collect();
+            if ret.panicked || (ret.program.body.is_empty() && !diagnostics.is_empty()) {
+                return Err(diagnostics);
+            }
+            let semantic = SemanticBuilder::new().build(&ret.program).semantic;
+            let (symbols, imports) =
+                extract::extract(&ret.program, semantic.scoping(), &text, &lines);
+            let diagnostics = first_diagnostics.take().unwrap_or(diagnostics);
+            let symbols = if blanked.is_empty() {
+                symbols
+            } else {
+                extract::add_unparsed_lines(symbols, &blanked, source, &lines)
+            };
+            let parsed = ParsedFile {
+                path: path.to_string(),
+                language,
+                line_count: lines.line_count(),
+                status: if diagnostics.is_empty() {
+                    ParseStatus::Clean
+                } else {
+                    ParseStatus::Recovered
+                },
                 symbols,
                 imports,
                 diagnostics,
-            } => {
-                let diagnostics = first_diagnostics.unwrap_or(diagnostics);
-                let symbols = if blanked.is_empty() {
-                    symbols
-                } else {
-                    extract::add_unparsed_lines(symbols, &blanked, source, &lines)
-                };
-                return ParsedFile {
-                    path: path.to_string(),
-                    language,
-                    line_count: lines.line_count(),
-                    status: if diagnostics.is_empty() {
-                        ParseStatus::Clean
-                    } else {
-                        ParseStatus::Recovered
-                    },
-                    symbols,
-                    imports,
-                    diagnostics,
-                    lines,
-                };
-            }
-            Attempt::Failed { diagnostics } => {
+                // Not needed by later attempts: this one returns.
+                lines: std::mem::take(&mut lines),
+            };
+            let program = ParsedProgram {
+                program: &ret.program,
+                semantic: &semantic,
+                text: &text,
+            };
+            let f = f.take().expect("the parse succeeds once");
+            Ok(f(parsed, Some(&program)))
+        });
+        match step {
+            Ok(result) => return result,
+            Err(diagnostics) => {
                 let line = diagnostics.iter().find_map(|d| d.line);
                 first_diagnostics.get_or_insert(diagnostics);
                 match line {
@@ -209,7 +266,7 @@ pub fn parse_source(path: &str, source: &str) -> ParsedFile {
             }
         }
     }
-    ParsedFile {
+    let parsed = ParsedFile {
         path: path.to_string(),
         language,
         line_count: lines.line_count(),
@@ -218,18 +275,9 @@ pub fn parse_source(path: &str, source: &str) -> ParsedFile {
         imports: Vec::new(),
         diagnostics: first_diagnostics.unwrap_or_default(),
         lines,
-    }
-}
-
-enum Attempt {
-    Parsed {
-        symbols: Vec<ParsedSymbol>,
-        imports: Vec<ImportInfo>,
-        diagnostics: Vec<Diagnostic>,
-    },
-    Failed {
-        diagnostics: Vec<Diagnostic>,
-    },
+    };
+    let f = f.take().expect("no attempt succeeded");
+    f(parsed, None)
 }
 
 /// Arenas above this size are dropped after use instead of reset and kept.
@@ -241,12 +289,8 @@ thread_local! {
     static ARENA: std::cell::RefCell<Allocator> = std::cell::RefCell::new(Allocator::default());
 }
 
-fn attempt(path: &str, text: &str, lines: &LineIndex) -> Attempt {
-    with_arena(|allocator| attempt_in(allocator, path, text, lines))
-}
-
-/// Runs `f` with this thread's oxc arena, reset first. Later phases that parse again (the
-/// graph's fact extraction) share it rather than paying for a fresh arena per file.
+/// Runs `f` with this thread's oxc arena, reset first. Other parses (the chunker's
+/// validation, the snapshot's refs) share it rather than paying for a fresh arena per file.
 pub fn with_arena<R>(f: impl FnOnce(&Allocator) -> R) -> R {
     ARENA.with(|arena| match arena.try_borrow_mut() {
         Ok(mut allocator) => {
@@ -261,33 +305,6 @@ pub fn with_arena<R>(f: impl FnOnce(&Allocator) -> R) -> R {
         // Reached when `f` itself parses with the arena: a private arena is then correct.
         Err(_) => f(&Allocator::default()),
     })
-}
-
-fn attempt_in(allocator: &Allocator, path: &str, text: &str, lines: &LineIndex) -> Attempt {
-    let ret = Parser::new(allocator, text, source_type_for(path))
-        .with_options(ParseOptions {
-            preserve_parens: false,
-            ..ParseOptions::default()
-        })
-        .parse();
-    let diagnostics: Vec<Diagnostic> = ret
-        .diagnostics
-        .iter()
-        .map(|d| Diagnostic {
-            message: d.message.to_string(),
-            line: d.labels.first().map(|l| lines.line_of(l.offset() as u32)),
-        })
-        .collect();
-    if ret.panicked || (ret.program.body.is_empty() && !diagnostics.is_empty()) {
-        return Attempt::Failed { diagnostics };
-    }
-    let semantic = SemanticBuilder::new().build(&ret.program).semantic;
-    let (symbols, imports) = extract::extract(&ret.program, semantic.scoping(), text, lines);
-    Attempt::Parsed {
-        symbols,
-        imports,
-        diagnostics,
-    }
 }
 
 /// `text` with every byte of 1-indexed `line` except its terminator replaced by a space:

@@ -282,7 +282,7 @@ fn snapshot_text(project: &Project, path: &str, chunks: &[&CodeChunk]) -> Option
             end: c.end_line,
         })
         .collect();
-    codectx_snapshot::smart_snapshot(file.parsed()?, file.source()?, &ranges)
+    codectx_snapshot::smart_snapshot(file.syntax()?, file.source()?, &ranges)
         .ok()
         .map(|s| s.text)
 }

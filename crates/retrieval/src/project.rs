@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use codectx_chunker::CodeChunk;
 use codectx_graph::{LoadOptions, ProjectGraph, SymbolRef};
 use codectx_parser::ParsedFile;
+use codectx_snapshot::SnapshotFile;
 use codectx_store::Store;
 
 use crate::RetrievalError;
@@ -27,7 +28,8 @@ pub struct ProjectFile {
 #[derive(Debug)]
 struct FileContent {
     source: String,
-    parsed: ParsedFile,
+    /// The file's one parse: symbols and the references snapshots follow.
+    syntax: SnapshotFile,
 }
 
 impl ProjectFile {
@@ -39,15 +41,20 @@ impl ProjectFile {
 
     /// The file's parse (made the first time it is asked for).
     pub fn parsed(&self) -> Option<&ParsedFile> {
-        self.content().map(|c| &c.parsed)
+        self.content().map(|c| c.syntax.parsed())
+    }
+
+    /// The file's parse with the references its snapshots follow (the same parse).
+    pub fn syntax(&self) -> Option<&SnapshotFile> {
+        self.content().map(|c| &c.syntax)
     }
 
     fn content(&self) -> Option<&FileContent> {
         self.content
             .get_or_init(|| {
                 let source = codectx_parser::read_source(&self.abs).ok()?;
-                let parsed = codectx_parser::parse_source(&self.relative_path, &source);
-                Some(FileContent { source, parsed })
+                let syntax = SnapshotFile::parse(&self.relative_path, &source);
+                Some(FileContent { source, syntax })
             })
             .as_ref()
     }
@@ -87,26 +94,27 @@ impl Project {
                 Err(e) => skipped.push(e.to_string()),
             }
         }
-        let graph = ProjectGraph::from_sources(
-            &root,
-            sources
-                .iter()
-                .map(|(abs, source)| (abs.clone(), source.as_str())),
-        );
+        // One parse per file feeds its chunks and its graph facts.
+        let mut facts = Vec::with_capacity(sources.len());
         let files = sources
             .into_iter()
             .map(|(abs, source)| {
                 let relative_path = relative(&root, &abs);
-                let parsed = codectx_parser::parse_source(&relative_path, &source);
-                let chunks = codectx_chunker::chunk_file(&parsed, &source, &relative_path);
+                let syntax =
+                    codectx_parser::parse_with(&relative_path, &source, |parsed, program| {
+                        facts.push((abs.clone(), codectx_graph::facts::facts_of(&parsed, program)));
+                        SnapshotFile::from_parse(parsed, program)
+                    });
+                let chunks = codectx_chunker::chunk_file(syntax.parsed(), &source, &relative_path);
                 ProjectFile {
                     relative_path,
                     chunks,
-                    content: OnceLock::from(Some(FileContent { source, parsed })),
+                    content: OnceLock::from(Some(FileContent { source, syntax })),
                     abs,
                 }
             })
             .collect();
+        let graph = ProjectGraph::from_facts(&root, facts);
         Ok(Self::new(root, files, graph, skipped))
     }
 

@@ -15,8 +15,8 @@
 //! ```
 //! use codectx_parser::LineRange;
 //! let source = "import jwt from 'jsonwebtoken';\nimport fs from 'fs';\n\nconst TTL = 60;\nconst UNUSED = 1;\n\nexport class Tokens {\n  private secret = 'k';\n  private other = 2;\n\n  sign(id: string) {\n    return jwt.sign({ id }, this.secret, { expiresIn: TTL });\n  }\n\n  read() {\n    return fs.readFileSync('x');\n  }\n}\n";
-//! let parsed = codectx_parser::parse_source("src/tokens.ts", source);
-//! let snapshot = codectx_snapshot::smart_snapshot(&parsed, source, &[LineRange { start: 11, end: 13 }]).unwrap();
+//! let file = codectx_snapshot::SnapshotFile::parse("src/tokens.ts", source);
+//! let snapshot = codectx_snapshot::smart_snapshot(&file, source, &[LineRange { start: 11, end: 13 }]).unwrap();
 //! assert_eq!(snapshot.text, "// src/tokens.ts\n\nimport jwt from 'jsonwebtoken';\n\nconst TTL = 60;\n\nexport class Tokens {\n  private secret = 'k';\n\n  sign(id: string) {\n    return jwt.sign({ id }, this.secret, { expiresIn: TTL });\n  }\n}\n");
 //! ```
 
@@ -25,7 +25,7 @@ mod skeleton;
 mod snapshot;
 
 pub use skeleton::{CacheStats, FileSkeleton, SkeletonCache, file_skeleton, symbol_skeleton};
-pub use snapshot::{SmartSnapshot, smart_snapshot};
+pub use snapshot::{SmartSnapshot, SnapshotFile, smart_snapshot};
 
 /// Why a snapshot could not be built.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -2,16 +2,14 @@
 //! which declaration each identifier use resolves to, which members are read through
 //! `this` or a class name, and which syntax encloses what.
 
-use codectx_parser::LineIndex;
-use oxc_allocator::Allocator;
+use codectx_parser::{LineIndex, ParsedProgram};
 use oxc_ast::AstKind;
 use oxc_ast::ast::{
     Declaration, Expression, IdentifierReference, PrivateFieldExpression, Statement,
     StaticMemberExpression,
 };
 use oxc_ast_visit::{Visit, walk};
-use oxc_parser::Parser;
-use oxc_semantic::{Scoping, SemanticBuilder};
+use oxc_semantic::Scoping;
 use oxc_span::GetSpan;
 
 /// How a member access names its object.
@@ -61,16 +59,18 @@ pub(crate) struct Container {
 }
 
 impl FileRefs {
-    pub fn collect(path: &str, source: &str, lines: &LineIndex) -> Self {
-        let allocator = Allocator::default();
-        let ret = Parser::new(&allocator, source, codectx_parser::source_type_for(path)).parse();
-        let semantic = SemanticBuilder::new().build(&ret.program).semantic;
+    /// The references of a file's one parse ([`codectx_parser::parse_with`]); none when
+    /// oxc could not parse it at all.
+    pub fn of(program: Option<&ParsedProgram<'_, '_>>, lines: &LineIndex) -> Self {
+        let Some(program) = program else {
+            return FileRefs::default();
+        };
         let mut collector = Collector {
             lines,
-            scoping: semantic.scoping(),
+            scoping: program.semantic.scoping(),
             refs: FileRefs::default(),
         };
-        collector.visit_program(&ret.program);
+        collector.visit_program(program.program);
         let mut refs = collector.refs;
         refs.uses.sort_unstable();
         refs.members.sort_by_key(|m| m.offset);

@@ -1,6 +1,6 @@
 //! Selecting and printing the lines of a smart structural snapshot.
 
-use codectx_parser::{LineIndex, LineRange, ParsedFile, ParsedSymbol, SymbolKind};
+use codectx_parser::{LineIndex, LineRange, ParsedFile, ParsedProgram, ParsedSymbol, SymbolKind};
 
 use crate::SnapshotError;
 use crate::refs::{FileRefs, MemberObject};
@@ -15,7 +15,32 @@ pub struct SmartSnapshot {
     pub lines: Vec<u32>,
 }
 
-/// Builds the smart structural snapshot of `targets` (line ranges of symbols of `parsed`,
+/// A file as snapshots read it: its symbols and the references between its lines, both
+/// from one parse.
+#[derive(Debug)]
+pub struct SnapshotFile {
+    parsed: ParsedFile,
+    refs: FileRefs,
+}
+
+impl SnapshotFile {
+    /// Parses `source` (the file `path`) once.
+    pub fn parse(path: &str, source: &str) -> Self {
+        codectx_parser::parse_with(path, source, Self::from_parse)
+    }
+
+    /// From a parse made by the caller with [`codectx_parser::parse_with`].
+    pub fn from_parse(parsed: ParsedFile, program: Option<&ParsedProgram<'_, '_>>) -> Self {
+        let refs = FileRefs::of(program, &parsed.lines);
+        Self { parsed, refs }
+    }
+
+    pub fn parsed(&self) -> &ParsedFile {
+        &self.parsed
+    }
+}
+
+/// Builds the smart structural snapshot of `targets` (line ranges of symbols of the file,
 /// e.g. `CodeChunk::start_line..=end_line`) in the file `source`.
 ///
 /// Shown: every target in full; every ancestor of a target as its header (declaration up to
@@ -25,12 +50,12 @@ pub struct SmartSnapshot {
 /// the class name. Functions, methods and classes a target merely calls or names are left
 /// out: they are results of their own, and the connection graph lists them.
 pub fn smart_snapshot(
-    parsed: &ParsedFile,
+    file: &SnapshotFile,
     source: &str,
     targets: &[LineRange],
 ) -> Result<SmartSnapshot, SnapshotError> {
+    let (parsed, refs) = (&file.parsed, &file.refs);
     let lines = parsed.line_index(source);
-    let refs = &FileRefs::collect(&parsed.path, source, &lines);
     let mut sel = Selection {
         refs,
         lines: &lines,

@@ -15,11 +15,11 @@ fn every_rxjs_body_bearing_symbol_snapshot_parses() {
     for file in &files {
         let rel = relative(&root, file);
         let source = std::fs::read_to_string(file).unwrap();
-        let parsed = codectx_parser::parse_source(&rel, &source);
+        let file = codectx_snapshot::SnapshotFile::parse(&rel, &source);
         let source_lines: Vec<&str> = source.lines().collect();
-        for sym in parsed.walk().filter(|s| s.is_body_bearing()) {
+        for sym in file.parsed().walk().filter(|s| s.is_body_bearing()) {
             checked += 1;
-            let snapshot = match smart_snapshot(&parsed, &source, &[sym.range]) {
+            let snapshot = match smart_snapshot(&file, &source, &[sym.range]) {
                 Ok(s) => s,
                 Err(e) => {
                     failures.push(format!("{rel} > {}: {e}", sym.name));

@@ -33,8 +33,9 @@ fn syntax_errors(path: &str, text: &str) -> Vec<String> {
 
 fn snapshot_case(case: &Case) -> String {
     let source = std::fs::read_to_string(fixtures().join(&case.file)).unwrap();
-    let parsed = codectx_parser::parse_source(&case.file, &source);
-    let chunks = codectx_chunker::chunk_file(&parsed, &source, &case.file);
+    let file = codectx_snapshot::SnapshotFile::parse(&case.file, &source);
+    let parsed = file.parsed();
+    let chunks = codectx_chunker::chunk_file(parsed, &source, &case.file);
     let targets: Vec<&CodeChunk> = case
         .targets
         .iter()
@@ -56,7 +57,7 @@ fn snapshot_case(case: &Case) -> String {
             end: c.end_line,
         })
         .collect();
-    let snapshot = smart_snapshot(&parsed, &source, &ranges).unwrap();
+    let snapshot = smart_snapshot(&file, &source, &ranges).unwrap();
 
     let errors = syntax_errors(&case.file, &snapshot.text);
     assert!(
@@ -107,9 +108,9 @@ fn every_fixture_symbol_snapshot_parses() {
             continue;
         }
         let source = std::fs::read_to_string(&path).unwrap();
-        let parsed = codectx_parser::parse_source(&name, &source);
-        for sym in parsed.walk() {
-            let snapshot = smart_snapshot(&parsed, &source, &[sym.range]).unwrap();
+        let file = codectx_snapshot::SnapshotFile::parse(&name, &source);
+        for sym in file.parsed().walk() {
+            let snapshot = smart_snapshot(&file, &source, &[sym.range]).unwrap();
             let errors = syntax_errors(&name, &snapshot.text);
             assert!(
                 errors.is_empty(),
@@ -124,8 +125,8 @@ fn every_fixture_symbol_snapshot_parses() {
 #[test]
 fn unknown_target_is_an_error_not_a_panic() {
     let source = "const a = 1;\n";
-    let parsed = codectx_parser::parse_source("a.ts", source);
-    let err = smart_snapshot(&parsed, source, &[LineRange { start: 5, end: 9 }]).unwrap_err();
+    let file = codectx_snapshot::SnapshotFile::parse("a.ts", source);
+    let err = smart_snapshot(&file, source, &[LineRange { start: 5, end: 9 }]).unwrap_err();
     assert_eq!(err.to_string(), "a.ts: no symbol spans lines 5-9");
 }
 

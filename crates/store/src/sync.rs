@@ -1042,12 +1042,15 @@ fn process_file(
     if looks_minified(&file.path, &source) {
         return skipped(record, "minified".into());
     }
-    let parsed = codectx_parser::parse_source(&file.path, &source);
+    // One parse feeds both the chunks and the graph facts.
+    let (parsed, facts) = codectx_parser::parse_with(&file.path, &source, |parsed, program| {
+        let facts = codectx_graph::facts::facts_of(&parsed, program);
+        (parsed, facts)
+    });
     if parsed.status != ParseStatus::Clean {
         record.status = FileStatus::Recovered;
     }
     let chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
-    let facts = codectx_graph::facts::extract_facts(&file.path, &source);
     record.facts = serde_json::to_string(&facts).ok();
     record.chunk_count = chunks.len() as u32;
     Err(Processed { record, chunks })
