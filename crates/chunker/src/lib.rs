@@ -41,8 +41,8 @@ pub struct CodeChunk {
     pub id: String,
     pub file_path: String,
     pub relative_path: String,
-    /// The blueprint's `nodeKind`: `function`, `method`, `class`, `import`, `comment`…
-    pub node_kind: String,
+    /// The blueprint's `nodeKind` (serialised as `function`, `method`, `class`, `import`…).
+    pub node_kind: SymbolKind,
     pub name: String,
     pub parent_name: Option<String>,
     pub parent_chunk_id: Option<String>,
@@ -184,7 +184,7 @@ impl<'p> Context<'p, '_> {
             id,
             file_path: self.file_path.to_string(),
             relative_path: self.parsed.path.clone(),
-            node_kind: sym.kind.as_str().to_string(),
+            node_kind: sym.kind,
             name: sym.name.clone(),
             parent_name: parent.map(|i| out[i].0.name.clone()),
             parent_chunk_id: parent_id,

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use codectx_parser::{LineIndex, ParseStatus, ParsedFile, parse_source};
+use codectx_parser::{LineIndex, ParseStatus, ParsedFile, SymbolKind, parse_source};
 use oxc_allocator::Allocator;
 use oxc_parser::Parser;
 use oxc_span::GetSpan;
@@ -497,7 +497,9 @@ fn relevant_imports(
         .map(|i| (&source[i.span.start as usize..i.span.end as usize], i))
         .collect();
     for c in chunks {
-        if matches!(c.node_kind.as_str(), "import" | "comment") && !c.relevant_imports.is_empty() {
+        if matches!(c.node_kind, SymbolKind::Import | SymbolKind::Comment)
+            && !c.relevant_imports.is_empty()
+        {
             violation(
                 v,
                 Rule::RelevantImports,
@@ -588,7 +590,7 @@ mod tests {
             |chunks: &[CodeChunk], name: &str| chunks.iter().position(|c| c.name == name).unwrap();
 
         let (_, mut c) = setup();
-        c.retain(|c| c.node_kind != "expression");
+        c.retain(|c| c.node_kind != SymbolKind::Expression);
         let mut v = Vec::new();
         full_coverage(&c, SOURCE, &lines, &mut v);
         assert_eq!(rules(&v), [Rule::FullCoverage]);

@@ -70,13 +70,18 @@ fn chunk_texts(root: &Path, view: EmbeddingView, limit: usize) -> Vec<String> {
     let mut files = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
             if path.is_dir() && !name.starts_with('.') && name != "node_modules" {
                 dirs.push(path);
-            } else if [".ts", ".tsx", ".js", ".mjs"].iter().any(|e| name.ends_with(e)) {
+            } else if [".ts", ".tsx", ".js", ".mjs"]
+                .iter()
+                .any(|e| name.ends_with(e))
+            {
                 files.push(path);
             }
         }
@@ -84,7 +89,9 @@ fn chunk_texts(root: &Path, view: EmbeddingView, limit: usize) -> Vec<String> {
     files.sort();
     let mut texts = Vec::new();
     for path in files {
-        let Ok(source) = std::fs::read_to_string(&path) else { continue };
+        let Ok(source) = std::fs::read_to_string(&path) else {
+            continue;
+        };
         let relative = path.strip_prefix(root).unwrap_or(&path).to_string_lossy();
         let parsed = codectx_parser::parse_source(&relative, &source);
         for chunk in codectx_chunker::chunk_file(&parsed, &source, &relative) {

@@ -132,7 +132,8 @@ impl ModelHub {
         dir: &Path,
         progress: &mut (dyn FnMut(DownloadProgress<'_>) + Send),
     ) -> Result<PathBuf, EmbedError> {
-        let local = |e: &dyn std::fmt::Display| EmbedError::Config(format!("{}: {e}", dir.display()));
+        let local =
+            |e: &dyn std::fmt::Display| EmbedError::Config(format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(dir).map_err(|e| local(&e))?;
         let client = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(10))
@@ -186,5 +187,7 @@ pub async fn download_model(
 ) -> Result<PathBuf, EmbedError> {
     let dir = cached_model_dir(hub_model)
         .ok_or_else(|| EmbedError::Config("HOME is not set: no cache directory".into()))?;
-    ModelHub::from_env().download(hub_model, &dir, progress).await
+    ModelHub::from_env()
+        .download(hub_model, &dir, progress)
+        .await
 }

@@ -46,18 +46,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         seconds.sort_by(f64::total_cmp);
         let read = last.expect("at least one run");
-        let symbols: std::collections::HashSet<_> =
-            read.notes.iter().map(|n| (&n.file, &n.qualified_name)).collect();
+        let symbols: std::collections::HashSet<_> = read
+            .notes
+            .iter()
+            .map(|n| (&n.file, &n.qualified_name))
+            .collect();
         println!(
             "{what}: median {:.2} s of {} runs ({:?}); {} commits walked, {} skipped (merges, sweeps), {} notes on {} symbols{}",
             seconds[seconds.len() / 2],
             seconds.len(),
-            seconds.iter().map(|s| format!("{s:.2}")).collect::<Vec<_>>(),
+            seconds
+                .iter()
+                .map(|s| format!("{s:.2}"))
+                .collect::<Vec<_>>(),
             read.commits_read,
             read.commits_skipped,
             read.notes.len(),
             symbols.len(),
-            if read.full && what == "incremental" { " (fell back to a full read)" } else { "" },
+            if read.full && what == "incremental" {
+                " (fell back to a full read)"
+            } else {
+                ""
+            },
         );
     }
     Ok(())

@@ -355,7 +355,7 @@ async fn json_results(
             file: chunk.relative_path.clone(),
             name: qualified_name(&chunk.breadcrumb),
             breadcrumb: chunk.breadcrumb.clone(),
-            kind: chunk.node_kind.clone(),
+            kind: chunk.node_kind.to_string(),
             start_line: chunk.start_line,
             end_line: chunk.end_line,
             score,

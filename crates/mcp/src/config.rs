@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use codectx_embed::{
-    ApiKey, DEFAULT_LOCAL_MODEL, DEFAULT_STATIC_MODEL, Embedder, HttpOptions, LocalEmbedder, OpenAiEmbedder, Reranker,
-    StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
+    ApiKey, DEFAULT_LOCAL_MODEL, DEFAULT_STATIC_MODEL, Embedder, HttpOptions, LocalEmbedder,
+    OpenAiEmbedder, Reranker, StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
 };
 use codectx_retrieval::{EngineOptions, SearchOptions};
 use codectx_store::StoreOptions;

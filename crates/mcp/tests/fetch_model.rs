@@ -81,7 +81,11 @@ async fn fetch_model_puts_a_static_model_where_index_finds_it() {
     assert!(fetched.status.success(), "{fetched:?}");
     let cache = home.path().join(".cache/codectx/models/tiny-static");
     for file in ["tokenizer.json", "config.json", "model.safetensors"] {
-        assert!(cache.join(file).is_file(), "{file} missing in {}", cache.display());
+        assert!(
+            cache.join(file).is_file(),
+            "{file} missing in {}",
+            cache.display()
+        );
     }
     let again = mcp_server(home.path(), &hub.uri(), &["fetch-model", "--root", root]);
     assert!(
@@ -91,7 +95,11 @@ async fn fetch_model_puts_a_static_model_where_index_finds_it() {
 
     // Offline from here: the hub is gone, and the index embeds with the cached model.
     drop(hub);
-    let index = mcp_server(home.path(), "http://127.0.0.1:9", &["index", "--root", root]);
+    let index = mcp_server(
+        home.path(),
+        "http://127.0.0.1:9",
+        &["index", "--root", root],
+    );
     let stdout = String::from_utf8_lossy(&index.stdout);
     assert!(index.status.success(), "{index:?}");
     assert!(stdout.contains("1 chunks (1 with vectors"), "{stdout}");

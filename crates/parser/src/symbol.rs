@@ -71,7 +71,55 @@ pub enum SymbolKind {
     Unparsed,
 }
 
+impl std::fmt::Display for SymbolKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for SymbolKind {
+    type Err = String;
+
+    /// The kind [`SymbolKind::as_str`] spells `s` (how indexes store it).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SymbolKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown symbol kind {s:?}"))
+    }
+}
+
 impl SymbolKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [SymbolKind; 26] = [
+        SymbolKind::Function,
+        SymbolKind::Method,
+        SymbolKind::Constructor,
+        SymbolKind::Getter,
+        SymbolKind::Setter,
+        SymbolKind::Property,
+        SymbolKind::IndexSignature,
+        SymbolKind::CallSignature,
+        SymbolKind::ConstructSignature,
+        SymbolKind::StaticBlock,
+        SymbolKind::Class,
+        SymbolKind::Interface,
+        SymbolKind::Type,
+        SymbolKind::Enum,
+        SymbolKind::Component,
+        SymbolKind::Variable,
+        SymbolKind::Const,
+        SymbolKind::Namespace,
+        SymbolKind::Module,
+        SymbolKind::Import,
+        SymbolKind::Expression,
+        SymbolKind::ReExport,
+        SymbolKind::Export,
+        SymbolKind::Statement,
+        SymbolKind::Comment,
+        SymbolKind::Unparsed,
+    ];
+
     /// The blueprint's `nodeKind` string.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -116,12 +164,6 @@ impl SymbolKind {
                 | SymbolKind::Comment
                 | SymbolKind::Unparsed
         )
-    }
-}
-
-impl std::fmt::Display for SymbolKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -287,5 +329,22 @@ impl ParsedFile {
     /// Pre-order iterator over every symbol of the file.
     pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
         self.symbols.iter().flat_map(ParsedSymbol::walk)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SymbolKind;
+
+    /// Indexes store kinds as these strings, and answers print them: `as_str`, serde and
+    /// `FromStr` must agree on every kind.
+    #[test]
+    fn every_kind_round_trips_through_its_stored_string() {
+        for kind in SymbolKind::ALL {
+            let serialized = serde_json::to_string(&kind).unwrap();
+            assert_eq!(serialized, format!("\"{}\"", kind.as_str()));
+            assert_eq!(kind.as_str().parse::<SymbolKind>(), Ok(kind));
+        }
+        assert!("lambda".parse::<SymbolKind>().is_err());
     }
 }

@@ -162,7 +162,7 @@ fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
     ContextItem {
         file: chunk.relative_path.clone(),
         name: crumbs.join("."),
-        kind: chunk.node_kind.clone(),
+        kind: chunk.node_kind.to_string(),
         start_line: chunk.start_line,
         end_line: chunk.end_line,
         detail,

@@ -2,6 +2,7 @@
 //! no vectors and no reranking.
 
 use codectx_chunker::CodeChunk;
+use codectx_parser::SymbolKind;
 
 use crate::RetrievalError;
 use crate::project::Project;
@@ -104,16 +105,25 @@ fn match_order(project: &Project, chunk: &CodeChunk) -> (bool, bool, bool, u8, u
         .parent_chunk_id
         .as_deref()
         .and_then(|id| project.chunk(&chunk.relative_path, id))
-        .map(|p| p.node_kind.as_str());
+        .map(|p| p.node_kind);
     // A member of an object literal (`const api = { ref() {…} }`) is a property, whatever
     // its value.
-    let in_object_literal = matches!(parent_kind, Some("const" | "variable" | "export"));
-    let kind = match chunk.node_kind.as_str() {
+    let in_object_literal = matches!(
+        parent_kind,
+        Some(SymbolKind::Const | SymbolKind::Variable | SymbolKind::Export)
+    );
+    let kind = match chunk.node_kind {
         _ if in_object_literal => 3,
-        "function" | "class" | "interface" | "type" | "enum" | "component" | "namespace"
-        | "module" => 0,
-        "method" | "constructor" | "getter" | "setter" => 1,
-        "const" | "variable" => 2,
+        SymbolKind::Function
+        | SymbolKind::Class
+        | SymbolKind::Interface
+        | SymbolKind::Type
+        | SymbolKind::Enum
+        | SymbolKind::Component
+        | SymbolKind::Namespace
+        | SymbolKind::Module => 0,
+        SymbolKind::Method | SymbolKind::Constructor | SymbolKind::Getter | SymbolKind::Setter => 1,
+        SymbolKind::Const | SymbolKind::Variable => 2,
         _ => 3,
     };
     (
@@ -134,7 +144,7 @@ fn match_order(project: &Project, chunk: &CodeChunk) -> (bool, bool, bool, u8, u
 fn merge_overloads(matches: Vec<&CodeChunk>) -> Vec<&CodeChunk> {
     let mut merged: Vec<&CodeChunk> = Vec::with_capacity(matches.len());
     for chunk in matches {
-        let overload = matches!(chunk.node_kind.as_str(), "function" | "method");
+        let overload = matches!(chunk.node_kind, SymbolKind::Function | SymbolKind::Method);
         let same = merged.iter_mut().find(|kept| {
             overload
                 && kept.node_kind == chunk.node_kind
@@ -157,7 +167,7 @@ fn closest_names(project: &Project, query: &SymbolQuery) -> Vec<String> {
     let mut names: Vec<(f64, &str)> = project
         .chunks()
         .filter(|c| query.file.as_deref().is_none_or(|f| f == c.relative_path))
-        .filter(|c| !c.name.starts_with("import:") && c.node_kind != "comment")
+        .filter(|c| !c.name.starts_with("import:") && c.node_kind != SymbolKind::Comment)
         .map(|c| {
             let score = strsim::jaro_winkler(&c.name.to_lowercase(), &query.name.to_lowercase());
             (score, c.name.as_str())

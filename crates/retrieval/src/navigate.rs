@@ -207,7 +207,7 @@ pub fn symbol_hierarchy(
 fn node(chunk: &CodeChunk, depth: u32) -> HierarchyNode {
     HierarchyNode {
         name: chunk.name.clone(),
-        kind: chunk.node_kind.clone(),
+        kind: chunk.node_kind.to_string(),
         breadcrumb: chunk.breadcrumb.clone(),
         start_line: chunk.start_line,
         end_line: chunk.end_line,

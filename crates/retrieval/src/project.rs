@@ -102,7 +102,10 @@ impl Project {
                 let relative_path = relative(&root, &abs);
                 let syntax =
                     codectx_parser::parse_with(&relative_path, &source, |parsed, program| {
-                        facts.push((abs.clone(), codectx_graph::facts::facts_of(&parsed, program)));
+                        facts.push((
+                            abs.clone(),
+                            codectx_graph::facts::facts_of(&parsed, program),
+                        ));
                         SnapshotFile::from_parse(parsed, program)
                     });
                 let chunks = codectx_chunker::chunk_file(syntax.parsed(), &source, &relative_path);

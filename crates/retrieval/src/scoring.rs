@@ -11,6 +11,7 @@
 //! the BM25 pool. A constant is kept only if it raises the tuning corpus's test half
 //! (`cargo xtask eval --corpus`).
 
+use codectx_parser::SymbolKind;
 use std::collections::HashMap;
 
 use codectx_chunker::CodeChunk;
@@ -191,14 +192,14 @@ pub(crate) fn fused_score(e: &Evidence, options: &SearchOptions) -> f32 {
 }
 
 /// Kinds that declare a shape, not behaviour.
-const TYPE_KINDS: &[&str] = &["type", "interface"];
+const TYPE_KINDS: &[SymbolKind] = &[SymbolKind::Type, SymbolKind::Interface];
 
 /// Members that are rows of a type or class rather than code.
-const ROW_KINDS: &[&str] = &[
-    "property",
-    "index-signature",
-    "call-signature",
-    "construct-signature",
+const ROW_KINDS: &[SymbolKind] = &[
+    SymbolKind::Property,
+    SymbolKind::IndexSignature,
+    SymbolKind::CallSignature,
+    SymbolKind::ConstructSignature,
 ];
 
 /// The weight of what a chunk is, independent of the query (fusion only; a reranker judges
@@ -209,26 +210,28 @@ pub(crate) fn prior(
     about_tests: bool,
     options: &SearchOptions,
 ) -> f32 {
-    let kind = chunk.node_kind.as_str();
+    let kind = chunk.node_kind;
     let mut weight = 1.0;
     if !about_tests && is_test_file(&chunk.relative_path) {
         weight *= options.test_file_weight;
     }
     let one_line = chunk.start_line == chunk.end_line;
-    let listing = ROW_KINDS.contains(&kind) || matches!(kind, "export" | "re-export");
+    let listing =
+        ROW_KINDS.contains(&kind) || matches!(kind, SymbolKind::Export | SymbolKind::ReExport);
     if listing && one_line {
         weight *= options.aside_weight;
     }
-    if kind == "comment" {
+    if kind == SymbolKind::Comment {
         weight *= options.comment_weight;
     }
-    if matches!(kind, "const" | "variable") && chunk.child_chunk_ids.is_empty() {
+    if matches!(kind, SymbolKind::Const | SymbolKind::Variable) && chunk.child_chunk_ids.is_empty()
+    {
         weight *= options.data_weight;
     }
     let in_type = || {
         let mut parent = chunk.parent_chunk_id.as_deref();
         while let Some(p) = parent.and_then(|id| project.chunk(&chunk.relative_path, id)) {
-            if TYPE_KINDS.contains(&p.node_kind.as_str()) {
+            if TYPE_KINDS.contains(&p.node_kind) {
                 return true;
             }
             parent = p.parent_chunk_id.as_deref();

@@ -22,6 +22,7 @@
 //! 3. **Selection** (dual constraint): drop what scores under `minimum_relevance_threshold`,
 //!    then take the rest best first while their source fits `max_token_budget`.
 
+use codectx_parser::SymbolKind;
 use std::collections::HashMap;
 
 use codectx_chunker::{CodeChunk, estimate_tokens};
@@ -225,7 +226,7 @@ pub async fn rank(
         .into_iter()
         .filter_map(|c| {
             let chunk = project.chunk(&c.relative_path, &c.chunk_id)?;
-            (chunk.node_kind != "import").then_some((c, chunk))
+            (chunk.node_kind != SymbolKind::Import).then_some((c, chunk))
         })
         .unzip();
 
@@ -371,7 +372,9 @@ async fn rerank(
 fn result_unit<'p>(project: &'p Project, path: &str, id: &'p str) -> &'p str {
     let mut current = project.chunk(path, id);
     while let Some(chunk) = current {
-        if !(chunk.node_kind == "function" && codectx_parser::is_unnamed_function(&chunk.name)) {
+        if !(chunk.node_kind == SymbolKind::Function
+            && codectx_parser::is_unnamed_function(&chunk.name))
+        {
             return &chunk.id;
         }
         current = chunk
@@ -456,21 +459,21 @@ fn content_words(query: &str) -> String {
 }
 
 /// Kinds the name channel considers: declarations an answer can be about.
-const NAMED_KINDS: &[&str] = &[
-    "function",
-    "method",
-    "constructor",
-    "getter",
-    "setter",
-    "class",
-    "interface",
-    "type",
-    "enum",
-    "component",
-    "variable",
-    "const",
-    "namespace",
-    "module",
+const NAMED_KINDS: &[SymbolKind] = &[
+    SymbolKind::Function,
+    SymbolKind::Method,
+    SymbolKind::Constructor,
+    SymbolKind::Getter,
+    SymbolKind::Setter,
+    SymbolKind::Class,
+    SymbolKind::Interface,
+    SymbolKind::Type,
+    SymbolKind::Enum,
+    SymbolKind::Component,
+    SymbolKind::Variable,
+    SymbolKind::Const,
+    SymbolKind::Namespace,
+    SymbolKind::Module,
 ];
 
 /// A plural's singular, crudely (`strings` → `string`, `queries` → `query`): enough for
@@ -529,11 +532,11 @@ fn name_channel<'p>(
         let file_words: Vec<String> = code_words(file_name).iter().map(|w| stem(w)).collect();
         let file_named = !file_words.is_empty() && file_words.iter().all(|w| words.contains(w));
         for chunk in &file.chunks {
-            if chunk.node_kind == "import" {
+            if chunk.node_kind == SymbolKind::Import {
                 continue;
             }
             // Names are matched on declarations; a file's name speaks for all its top level.
-            let declaration = NAMED_KINDS.contains(&chunk.node_kind.as_str());
+            let declaration = NAMED_KINDS.contains(&chunk.node_kind);
             let name = chunk.name.to_lowercase();
             let name_words: Vec<String> = code_words(&chunk.name).iter().map(|w| stem(w)).collect();
             let level = if declaration

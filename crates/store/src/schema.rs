@@ -219,7 +219,7 @@ pub(crate) fn chunks_to_batch(
         text(&|r| &r.chunk.id),
         text(&|r| &r.chunk.file_path),
         text(&|r| &r.chunk.relative_path),
-        text(&|r| &r.chunk.node_kind),
+        text(&|r| r.chunk.node_kind.as_str()),
         text(&|r| &r.chunk.name),
         optional(&|r| r.chunk.parent_name.as_deref()),
         optional(&|r| r.chunk.parent_chunk_id.as_deref()),
@@ -344,9 +344,12 @@ pub(crate) fn batch_to_chunks(
         out.push(StoredChunk {
             chunk: CodeChunk {
                 id: id.value(i).into(),
-                file_path: root.join(relative_path.value(i)).to_string_lossy().into_owned(),
+                file_path: root
+                    .join(relative_path.value(i))
+                    .to_string_lossy()
+                    .into_owned(),
                 relative_path: relative_path.value(i).into(),
-                node_kind: node_kind.value(i).into(),
+                node_kind: node_kind.value(i).parse()?,
                 name: name.value(i).into(),
                 parent_name: opt(parent_name, i),
                 parent_chunk_id: opt(parent_chunk_id, i),

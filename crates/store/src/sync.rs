@@ -1058,11 +1058,7 @@ fn process_file(
 
 /// Kinds whose signature other code can quote; imports, statements and comments have none.
 fn carries_signature(chunk: &CodeChunk) -> bool {
-    !chunk.signature.is_empty()
-        && !matches!(
-            chunk.node_kind.as_str(),
-            "import" | "expression" | "re-export" | "export" | "comment" | "unparsed" | "statement"
-        )
+    !chunk.signature.is_empty() && !chunk.node_kind.is_root_item()
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1082,9 +1082,13 @@ async fn ids_are_portable_and_an_index_serves_another_checkout() {
     let (first_index, second_index) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
 
     // Two checkouts of the same files at different paths: the same ids.
-    let mut a = Store::open(first.path(), index_of(&first_index)).await.unwrap();
+    let mut a = Store::open(first.path(), index_of(&first_index))
+        .await
+        .unwrap();
     sync(&mut a, &embedder).await;
-    let mut b = Store::open(second.path(), index_of(&second_index)).await.unwrap();
+    let mut b = Store::open(second.path(), index_of(&second_index))
+        .await
+        .unwrap();
     sync(&mut b, &embedder).await;
     assert_eq!(ids(&a).await, ids(&b).await);
     drop((a, b));
@@ -1094,12 +1098,22 @@ async fn ids_are_portable_and_an_index_serves_another_checkout() {
     for file in ["src/auth/token.ts", "src/util/format.ts"] {
         set_mtime(&second.path().join(file), 60);
     }
-    let mut shared = Store::open(second.path(), index_of(&first_index)).await.unwrap();
+    let mut shared = Store::open(second.path(), index_of(&first_index))
+        .await
+        .unwrap();
     let stats = sync(&mut shared, &embedder).await;
-    assert_eq!((stats.files_parsed, stats.chunks_embedded), (0, 0), "{stats:?}");
+    assert_eq!(
+        (stats.files_parsed, stats.chunks_embedded),
+        (0, 0),
+        "{stats:?}"
+    );
     let root = second.path().canonicalize().unwrap();
     for row in rows(&shared).await {
-        assert!(Path::new(&row.chunk.file_path).starts_with(&root), "{}", row.chunk.file_path);
+        assert!(
+            Path::new(&row.chunk.file_path).starts_with(&root),
+            "{}",
+            row.chunk.file_path
+        );
     }
 
     // After an edit there, the ids are those a fresh build of that checkout gives.
@@ -1109,7 +1123,9 @@ async fn ids_are_portable_and_an_index_serves_another_checkout() {
     let stats = sync(&mut shared, &embedder).await;
     assert_eq!(stats.files_parsed, 1, "{stats:?}");
     let fresh_index = tempfile::tempdir().unwrap();
-    let mut fresh = Store::open(second.path(), index_of(&fresh_index)).await.unwrap();
+    let mut fresh = Store::open(second.path(), index_of(&fresh_index))
+        .await
+        .unwrap();
     sync(&mut fresh, &embedder).await;
     assert_eq!(ids(&shared).await, ids(&fresh).await);
 }

@@ -18,7 +18,9 @@ async fn a_sync_parses_each_changed_file_once() {
         "export function ok() { return 1; }\nconst = = ;\nexport function after() {}\n",
     )
     .unwrap();
-    let mut store = Store::open(root.path(), StoreOptions::default()).await.unwrap();
+    let mut store = Store::open(root.path(), StoreOptions::default())
+        .await
+        .unwrap();
 
     let before = codectx_parser::parse_count();
     let stats = store.sync(None, &()).await.unwrap();
@@ -39,5 +41,9 @@ async fn a_sync_parses_each_changed_file_once() {
 
     let before = codectx_parser::parse_count();
     store.sync(None, &()).await.unwrap();
-    assert_eq!(codectx_parser::parse_count() - before, 0, "no change, no parse");
+    assert_eq!(
+        codectx_parser::parse_count() - before,
+        0,
+        "no change, no parse"
+    );
 }
