@@ -225,7 +225,11 @@ pub fn bench(root: &Path, runs: usize) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         println!("warning: debug build; use `cargo xtask-release bench graph …` for real figures");
     }
-    let files = codectx_graph::source_files(&root.canonicalize()?, &Default::default());
+    let files: Vec<std::path::PathBuf> = codectx_files::FileSelection::default()
+        .walk(&root.canonicalize()?)
+        .into_iter()
+        .map(|f| f.abs)
+        .collect();
     let sources: Vec<(std::path::PathBuf, String)> = files
         .into_iter()
         .filter_map(|p| codectx_parser::read_source(&p).ok().map(|s| (p, s)))

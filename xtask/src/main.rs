@@ -410,35 +410,19 @@ pub(crate) fn workspace_root() -> PathBuf {
 }
 
 /// Every TS/JS file under `inputs` (files are taken as given), sorted, with the path to show.
+/// Directories are walked by the product's file selection, configured for package trees:
+/// only `node_modules` is skipped (packages ship their code in `dist/` or `build/`) and no
+/// size limit applies.
 pub(crate) fn source_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    fn walk(dir: &Path, base: &Path, out: &mut Vec<(PathBuf, String)>) -> anyhow::Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-            .map(|e| e.map(|e| e.path()))
-            .collect::<Result<_, _>>()?;
-        entries.sort();
-        for path in entries {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if path.is_dir() {
-                if name != "node_modules" && !name.starts_with('.') {
-                    walk(&path, base, out)?;
-                }
-            } else if codectx_parser::Language::from_path(&path).is_some()
-                && !name.ends_with(".d.ts")
-            {
-                let shown = path
-                    .strip_prefix(base)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push((path, shown));
-            }
-        }
-        Ok(())
-    }
+    let selection = codectx_files::FileSelection {
+        skip_dirs: vec!["node_modules".into()],
+        max_file_bytes: u64::MAX,
+        ..codectx_files::FileSelection::default()
+    };
     let mut out = Vec::new();
     for input in inputs {
         if input.is_dir() {
-            walk(input, input, &mut out)?;
+            out.extend(selection.walk(input).into_iter().map(|f| (f.abs, f.path)));
         } else if input.is_file() {
             let shown = input
                 .file_name()

@@ -156,7 +156,7 @@ fn blank_and_ask(pin: &Pin, root: &Path, dest: &Path) -> anyhow::Result<Vec<Ques
     let mut questions = Vec::new();
     for (path, relative) in files {
         if pin.exclude.iter().any(|e| relative.contains(e.as_str()))
-            || codectx_graph::is_declaration_file(&relative)
+            || codectx_files::is_declaration_file(&relative)
         {
             continue;
         }

@@ -164,7 +164,7 @@ fn documented_symbols(pin: &Pin, each: &mut dyn FnMut(&str, &str)) -> anyhow::Re
     let root = codectx_corpus::npm_package(&pin.name, &pin.version).join(&pin.root);
     for (path, relative) in crate::source_files(&[root])? {
         if pin.exclude.iter().any(|e| relative.contains(e.as_str()))
-            || codectx_graph::is_declaration_file(&relative)
+            || codectx_files::is_declaration_file(&relative)
             || codectx_retrieval::is_test_file(&relative)
         {
             continue;

@@ -63,27 +63,18 @@ pub fn npm_package(name: &str, version: &str) -> PathBuf {
     dir.join("package")
 }
 
-/// Source files (not `.d.ts`) under `root`, sorted.
+/// Source files (not `.d.ts`) under `root`, sorted: the product's file selection,
+/// configured for package trees (only `node_modules` skipped, no size limit).
 pub fn source_files(root: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, out);
-            } else if codectx_parser::Language::from_path(&path).is_some()
-                && !path.to_string_lossy().ends_with(".d.ts")
-            {
-                out.push(path);
-            }
-        }
+    codectx_files::FileSelection {
+        skip_dirs: vec!["node_modules".into()],
+        max_file_bytes: u64::MAX,
+        ..codectx_files::FileSelection::default()
     }
-    let mut out = Vec::new();
-    walk(root, &mut out);
-    out
+    .walk(root)
+    .into_iter()
+    .map(|f| f.abs)
+    .collect()
 }
 
 /// Copies the tree `from` into `to` (created as needed): tests edit a fixture's copy.

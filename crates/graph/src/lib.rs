@@ -22,6 +22,7 @@ pub mod modules;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use codectx_files::FileSelection;
 pub use facts::{DeclKind, FileFacts, extract_facts};
 pub use link::{FileEdge, FileRelationships};
 pub use metadata::{
@@ -52,29 +53,6 @@ pub enum GraphError {
     Walk { path: PathBuf, message: String },
 }
 
-/// Which files a project graph covers.
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    /// Skip `*.d.ts` (declarations are not user code).
-    pub skip_declaration_files: bool,
-    /// Directory names never entered, on top of `.gitignore`.
-    pub skip_dirs: Vec<String>,
-    /// Files larger than this are left out (bundles, generated code).
-    pub max_file_bytes: u64,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        Self {
-            skip_declaration_files: true,
-            skip_dirs: ["node_modules", "dist", "build", "out", "coverage", ".git"]
-                .map(String::from)
-                .to_vec(),
-            max_file_bytes: 2 << 20,
-        }
-    }
-}
-
 /// A file of the graph.
 #[derive(Debug, Clone)]
 pub struct FileNode {
@@ -100,10 +78,11 @@ pub struct ProjectGraph {
 impl ProjectGraph {
     /// Enumerates the project's source files (gitignore-aware), extracts facts and links.
     pub fn load(root: &Path) -> Result<Self, GraphError> {
-        Self::load_with(root, &LoadOptions::default())
+        Self::load_with(root, &FileSelection::default())
     }
 
-    pub fn load_with(root: &Path, options: &LoadOptions) -> Result<Self, GraphError> {
+    /// Like [`ProjectGraph::load`], over the files `selection` picks (too large ones left out).
+    pub fn load_with(root: &Path, selection: &FileSelection) -> Result<Self, GraphError> {
         let root = root
             .canonicalize()
             .map_err(|_| GraphError::NotADirectory(root.to_path_buf()))?;
@@ -111,9 +90,12 @@ impl ProjectGraph {
             return Err(GraphError::NotADirectory(root));
         }
         let mut sources = Vec::new();
-        for path in source_files(&root, options) {
-            if let Ok(source) = codectx_parser::read_source(&path) {
-                sources.push((path, source));
+        for file in selection.walk(&root) {
+            if selection.too_large(file.size) {
+                continue;
+            }
+            if let Ok(source) = codectx_parser::read_source(&file.abs) {
+                sources.push((file.abs, source));
             }
         }
         Ok(Self::from_sources(&root, sources))
@@ -365,44 +347,6 @@ impl ProjectGraph {
     }
 }
 
-/// Source files under `root`, gitignore-aware, sorted for determinism.
-pub fn source_files(root: &Path, options: &LoadOptions) -> Vec<PathBuf> {
-    let skip = options.skip_dirs.clone();
-    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .follow_links(false)
-        .require_git(false)
-        .filter_entry(move |e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && skip.iter().any(|s| e.file_name() == s.as_str()))
-        })
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .map(|e| e.into_path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            codectx_parser::Language::from_path(name).is_some()
-                && !(options.skip_declaration_files && is_declaration_file(name))
-                && p.metadata()
-                    .is_ok_and(|m| m.len() <= options.max_file_bytes)
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// `*.d.ts` and friends: declarations, not user code.
-pub fn is_declaration_file(name: &str) -> bool {
-    [".d.ts", ".d.mts", ".d.cts"]
-        .iter()
-        .any(|e| name.ends_with(e))
-        || (name.contains(".d.") && name.ends_with(".ts"))
-}
-
 fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .replace('\\', "/")
+    codectx_files::relative_path(root, path)
 }

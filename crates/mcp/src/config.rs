@@ -66,7 +66,7 @@ pub struct IndexConfig {
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        let files = codectx_graph::LoadOptions::default();
+        let files = codectx_files::FileSelection::default();
         Self {
             dir: None,
             max_file_bytes: files.max_file_bytes,

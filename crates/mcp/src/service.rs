@@ -7,7 +7,7 @@
 //! handle commits vectors step by step (see `Store::embed_step`).
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -310,23 +310,17 @@ pub enum Freshness {
     Stale(String),
 }
 
-/// Re-syncs when files under `root` change (`--watch`), debounced; the index directory,
-/// `.git` and skipped directories do not count.
+/// Re-syncs when files under `root` change (`--watch`), debounced; changes the file
+/// selection rules out (the index directory wherever it is, hidden and skipped
+/// directories) do not count.
 pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher> {
     use notify::Watcher;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let ignored: Vec<String> = service
-        .config
-        .index
-        .skip_dirs
-        .iter()
-        .cloned()
-        .chain([codectx_store::DEFAULT_INDEX_DIR.to_string(), ".git".into()])
-        .collect();
+    let selection = service.config.store_options().file_selection(&service.root);
     let root = service.root.clone();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event
-            && event.paths.iter().any(|p| !is_ignored(&root, p, &ignored))
+            && event.paths.iter().any(|p| selection.may_matter(&root, p))
         {
             let _ = tx.send(());
         }
@@ -341,11 +335,4 @@ pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher
         }
     });
     Ok(watcher)
-}
-
-fn is_ignored(root: &Path, path: &Path, ignored: &[String]) -> bool {
-    path.strip_prefix(root).is_ok_and(|rel| {
-        rel.components()
-            .any(|c| ignored.iter().any(|d| c.as_os_str() == d.as_str()))
-    })
 }

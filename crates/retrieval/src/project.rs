@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use codectx_chunker::CodeChunk;
-use codectx_graph::{LoadOptions, ProjectGraph, SymbolRef};
+use codectx_files::FileSelection;
+use codectx_graph::{ProjectGraph, SymbolRef};
 use codectx_parser::ParsedFile;
 use codectx_snapshot::SnapshotFile;
 use codectx_store::Store;
@@ -88,9 +89,13 @@ impl Project {
         let root = canonical_root(root)?;
         let mut sources = Vec::new();
         let mut skipped = Vec::new();
-        for path in codectx_graph::source_files(&root, &LoadOptions::default()) {
-            match codectx_parser::read_source(&path) {
-                Ok(source) => sources.push((path, source)),
+        let selection = FileSelection::default();
+        for file in selection.walk(&root) {
+            if selection.too_large(file.size) {
+                continue;
+            }
+            match codectx_parser::read_source(&file.abs) {
+                Ok(source) => sources.push((file.abs, source)),
                 Err(e) => skipped.push(e.to_string()),
             }
         }

@@ -34,7 +34,6 @@
 //! # Ok(()) }
 //! ```
 
-mod enumerate;
 mod error;
 mod history;
 mod lock;
@@ -46,7 +45,7 @@ pub mod testing;
 
 pub use codectx_chunker::CodeChunk;
 pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
-pub use codectx_graph::LoadOptions;
+pub use codectx_files::FileSelection;
 pub use codectx_history::{HistoryOff, HistoryOptions};
 pub use error::StoreError;
 pub use history::{HistoryStatus, MAX_NOTES_PER_SYMBOL};

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use codectx_graph::LoadOptions;
+use codectx_files::FileSelection;
 use codectx_graph::facts::{FACTS_VERSION, FileFacts};
 use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -39,7 +39,7 @@ pub struct StoreOptions {
     /// structural search only). Opening an index made with another model rebuilds it.
     pub embedding: Option<EmbeddingSpec>,
     /// Which files are indexed (the same rules as the structural graph).
-    pub files: LoadOptions,
+    pub files: FileSelection,
     /// Replace an index that is damaged or not ours instead of failing.
     pub rebuild: bool,
     /// How long a sync waits for another process's sync to finish.
@@ -63,7 +63,7 @@ impl Default for StoreOptions {
         Self {
             uri: None,
             embedding: None,
-            files: LoadOptions::default(),
+            files: FileSelection::default(),
             rebuild: false,
             lock_timeout: Duration::from_secs(30),
             embed_batch: 256,
@@ -101,6 +101,33 @@ pub struct Store {
     pub(crate) history_searched: bool,
 }
 
+impl StoreOptions {
+    /// Where the index of `root` lives: `uri`, else `<root>/.codectx`.
+    pub fn index_uri(&self, root: &Path) -> String {
+        self.uri
+            .clone()
+            .unwrap_or_else(|| root.join(DEFAULT_INDEX_DIR).to_string_lossy().into_owned())
+    }
+
+    /// The files a sync of `root` (canonical) walks: [`StoreOptions::files`], with the
+    /// index's own directory left out when it lies inside the root. The file watcher asks
+    /// the same selection.
+    pub fn file_selection(&self, root: &Path) -> FileSelection {
+        let mut files = self.files.clone();
+        let dir = local_path(&self.index_uri(root)).map(|d| {
+            d.canonicalize()
+                .or_else(|_| std::path::absolute(&d))
+                .unwrap_or(d)
+        });
+        if let Some(dir) = dir
+            && dir.starts_with(root)
+        {
+            files.index_dir = Some(dir);
+        }
+        files
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) the index of the project at `root`.
     pub async fn open(root: &Path, options: StoreOptions) -> Result<Self, StoreError> {
@@ -110,10 +137,7 @@ impl Store {
             .filter(|r| r.is_dir())
             .ok_or_else(|| StoreError::NotADirectory(root.to_path_buf()))?;
         let default_location = options.uri.is_none();
-        let uri = options
-            .uri
-            .clone()
-            .unwrap_or_else(|| root.join(DEFAULT_INDEX_DIR).to_string_lossy().into_owned());
+        let uri = options.index_uri(&root);
         let local_dir = local_path(&uri);
         if let Some(dir) = &local_dir {
             let io = |e: std::io::Error| StoreError::Io {
@@ -129,6 +153,9 @@ impl Store {
                 }
             }
         }
+        // An index directory inside the root is never walked as part of the project.
+        let mut options = options;
+        options.files = options.file_selection(&root);
         let lance = |action: &'static str| lance_error(&uri, action);
         let db = lancedb::connect(&uri)
             .execute()

@@ -13,7 +13,6 @@ use lancedb::query::{QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use sha2::{Digest, Sha256};
 
-use crate::enumerate::{DiskFile, enumerate, looks_minified};
 use crate::lock::WriteLock;
 use crate::schema::{
     FileRecord, FileStatus, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch,
@@ -22,6 +21,7 @@ use crate::schema::{
 use crate::search::{FULL_TEXT_COLUMNS, lexical_tokens};
 use crate::store::{CollectBatches, FACTS_KEY, text_column};
 use crate::{Embedder, Store, StoreError};
+use codectx_files::{SourceFile, looks_minified};
 
 pub(crate) const LOCK_FILE: &str = "write.lock";
 
@@ -297,8 +297,8 @@ impl Store {
     ) -> Result<(), StoreError> {
         let disk = {
             let root = self.root.clone();
-            let options = self.options.files.clone();
-            tokio::task::spawn_blocking(move || enumerate(&root, &options))
+            let selection = self.options.files.clone();
+            tokio::task::spawn_blocking(move || selection.walk(&root))
                 .await
                 .expect("the walk does not panic")
         };
@@ -307,7 +307,7 @@ impl Store {
         // mtime (and size) is the trigger; only files that moved are read. Facts of another
         // extractor version make every file move once (vectors are carried over).
         let facts_stale = self.facts_stale;
-        let moved: Vec<&DiskFile> = disk
+        let moved: Vec<&SourceFile> = disk
             .iter()
             .filter(|f| {
                 facts_stale
@@ -342,7 +342,7 @@ impl Store {
         }
 
         let processed = {
-            let moved: Vec<DiskFile> = moved.into_iter().cloned().collect();
+            let moved: Vec<SourceFile> = moved.into_iter().cloned().collect();
             let known: HashMap<String, String> = moved
                 .iter()
                 .filter(|_| !facts_stale)
@@ -950,7 +950,7 @@ impl Store {
 /// Reads, hashes and (when the content changed) parses the moved files on all cores.
 /// `Ok` is a touched file (same content, new mtime); `Err` carries a changed one.
 fn process_files(
-    files: &[DiskFile],
+    files: &[SourceFile],
     known_hashes: &HashMap<String, String>,
     max_bytes: u64,
     observer: &dyn SyncObserver,
@@ -992,7 +992,7 @@ fn process_files(
 }
 
 fn process_file(
-    file: &DiskFile,
+    file: &SourceFile,
     known_hash: Option<&String>,
     max_bytes: u64,
 ) -> Result<FileRecord, Processed> {

@@ -1129,3 +1129,27 @@ async fn ids_are_portable_and_an_index_serves_another_checkout() {
     sync(&mut fresh, &embedder).await;
     assert_eq!(ids(&shared).await, ids(&fresh).await);
 }
+
+#[tokio::test]
+async fn a_configured_index_directory_inside_the_root_is_not_indexed() {
+    let root = workspace();
+    let index = root.path().join("var/index");
+    let options = StoreOptions {
+        uri: Some(index.to_string_lossy().into_owned()),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(root.path(), options.clone()).await.unwrap();
+    // The watcher asks the same selection: writes to the index are not changes.
+    let canonical = root.path().canonicalize().unwrap();
+    let selection = options.file_selection(&canonical);
+    assert!(!selection.may_matter(
+        &canonical,
+        &canonical.join("var/index/chunks.lance/0.lance")
+    ));
+    assert!(selection.may_matter(&canonical, &canonical.join("src/auth/token.ts")));
+    // A source-looking file in the index directory (e.g. left by a tool) is not project code.
+    std::fs::write(index.join("stray.ts"), "export const stray = 1;\n").unwrap();
+    let stats = store.sync(None, &()).await.unwrap();
+    assert_eq!(stats.files_seen, 5, "{stats:?}");
+    assert!(store.files().all(|f| !f.path.contains("stray")));
+}

@@ -1,0 +1,180 @@
+//! Which files of a repository are indexed (`codectx-files`): the one place that decides.
+//!
+//! The store's sync, the in-memory graph, the server's file watcher and the test tools all
+//! ask a [`FileSelection`], so they agree on what a project's source files are:
+//!
+//! - files the parser handles (by extension), not declaration files (`*.d.ts`) by default;
+//! - found by a gitignore-aware walk that skips hidden entries and [`FileSelection::skip_dirs`]
+//!   by name, and never follows symlinks (so no loops, nothing outside the root);
+//! - never inside the index directory, wherever the configuration puts it;
+//! - each named by its repository-relative, `/`-separated path.
+//!
+//! What a file's *content* rules out (too large, minified, binary, not UTF-8) is decided
+//! when it is read: [`FileSelection::too_large`] and [`looks_minified`] here, encoding by
+//! `codectx_parser::read_source`.
+//!
+//! ```
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::create_dir_all(dir.path().join("src")).unwrap();
+//! std::fs::write(dir.path().join("src/a.ts"), "export const a = 1;\n").unwrap();
+//! std::fs::write(dir.path().join("src/a.d.ts"), "export declare const a: number;\n").unwrap();
+//! let files = codectx_files::FileSelection::default().walk(dir.path());
+//! assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["src/a.ts"]);
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+/// What is indexed, beyond `.gitignore`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSelection {
+    /// Leave out `*.d.ts` (declarations, not user code).
+    pub skip_declaration_files: bool,
+    /// Directory names never entered.
+    pub skip_dirs: Vec<String>,
+    /// Files larger than this are not read ([`FileSelection::too_large`]).
+    pub max_file_bytes: u64,
+    /// The index's own directory when it lies inside the root: never walked or watched.
+    pub index_dir: Option<PathBuf>,
+}
+
+impl Default for FileSelection {
+    fn default() -> Self {
+        Self {
+            skip_declaration_files: true,
+            skip_dirs: ["node_modules", "dist", "build", "out", "coverage", ".git"]
+                .map(String::from)
+                .to_vec(),
+            max_file_bytes: 2 << 20,
+            index_dir: None,
+        }
+    }
+}
+
+/// A source file the walk found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Relative to the root, `/`-separated: the file's name in the index and in answers.
+    pub path: String,
+    pub abs: PathBuf,
+    /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: i64,
+    pub size: u64,
+}
+
+impl FileSelection {
+    /// The source files under `root`, sorted by path. Files over the size limit are
+    /// included (the caller records them as skipped); see [`FileSelection::too_large`].
+    pub fn walk(&self, root: &Path) -> Vec<SourceFile> {
+        let skip_dirs = self.skip_dirs.clone();
+        let index_dir = self.index_dir.clone();
+        let found = Mutex::new(Vec::new());
+        ignore::WalkBuilder::new(root)
+            .hidden(true)
+            .follow_links(false)
+            .require_git(false)
+            .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(8)))
+            .filter_entry(move |e| {
+                !(e.file_type().is_some_and(|t| t.is_dir())
+                    && (skip_dirs.iter().any(|s| e.file_name() == s.as_str())
+                        || index_dir.as_deref().is_some_and(|d| e.path() == d)))
+            })
+            .build_parallel()
+            .run(|| {
+                let found = &found;
+                Box::new(move |entry| {
+                    if let Some(file) = entry.ok().and_then(|e| self.source_file(root, e)) {
+                        found.lock().expect("no walker thread panics").push(file);
+                    }
+                    ignore::WalkState::Continue
+                })
+            });
+        let mut files = found.into_inner().expect("no walker thread panics");
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files
+    }
+
+    fn source_file(&self, root: &Path, entry: ignore::DirEntry) -> Option<SourceFile> {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            return None;
+        }
+        if !self.is_source_name(entry.file_name().to_str()?) {
+            return None;
+        }
+        let meta = entry.metadata().ok()?;
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i64);
+        let abs = entry.into_path();
+        Some(SourceFile {
+            path: relative_path(root, &abs),
+            abs,
+            mtime_ns,
+            size: meta.len(),
+        })
+    }
+
+    /// Whether a file called `name` is source by its name: an extension the parser
+    /// handles, and not a declaration file when those are skipped.
+    pub fn is_source_name(&self, name: &str) -> bool {
+        codectx_parser::Language::from_path(name).is_some()
+            && !(self.skip_declaration_files && is_declaration_file(name))
+    }
+
+    /// Whether a change at `path` (from a file watcher) can matter to the index: it is
+    /// under `root`, and neither hidden nor inside a skipped directory or the index.
+    pub fn may_matter(&self, root: &Path, path: &Path) -> bool {
+        let Ok(inside) = path.strip_prefix(root) else {
+            return false;
+        };
+        if self
+            .index_dir
+            .as_deref()
+            .is_some_and(|d| path.starts_with(d))
+        {
+            return false;
+        }
+        !inside.components().any(|c| {
+            let name = c.as_os_str().to_string_lossy();
+            name.starts_with('.') || self.skip_dirs.iter().any(|d| *d == name)
+        })
+    }
+
+    /// Files over the size limit are not read: bundles and generated code.
+    pub fn too_large(&self, size: u64) -> bool {
+        size > self.max_file_bytes
+    }
+}
+
+/// `*.d.ts` and friends: declarations, not user code.
+pub fn is_declaration_file(name: &str) -> bool {
+    [".d.ts", ".d.mts", ".d.cts"]
+        .iter()
+        .any(|e| name.ends_with(e))
+        || (name.contains(".d.") && name.ends_with(".ts"))
+}
+
+/// Minified bundles are not source anyone edits: a `.min.` name, or lines far longer than
+/// code people write (average over 300 characters, or any line over 5,000 in a file that
+/// has few lines).
+pub fn looks_minified(path: &str, source: &str) -> bool {
+    if path.contains(".min.") {
+        return true;
+    }
+    let (lines, longest) = source.lines().fold((0usize, 0usize), |(n, longest), l| {
+        (n + 1, longest.max(l.len()))
+    });
+    let lines = lines.max(1);
+    source.len() / lines > 300 || (longest > 5_000 && lines < 50)
+}
+
+/// `path` relative to `root`, `/`-separated (the path itself when it is not under `root`).
+pub fn relative_path(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}

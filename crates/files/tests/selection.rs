@@ -1,0 +1,87 @@
+//! The one file selection on a tree with everything a repository throws at it.
+
+use std::path::Path;
+
+use codectx_files::FileSelection;
+
+fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn the_walk_keeps_source_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for path in [
+        "src/a.ts",
+        "src/b.jsx",
+        "src/nested dir/c.mjs",
+        "src/types.d.ts",
+        "src/readme.md",
+        "node_modules/dep/index.js",
+        "dist/bundle.js",
+        ".hidden/x.ts",
+        "ignored/y.ts",
+        "my-index/chunks.lance/z.ts",
+    ] {
+        write(root, path, "export const x = 1;\n");
+    }
+    write(root, ".gitignore", "ignored/\n");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root, root.join("src/loop")).unwrap();
+
+    let selection = FileSelection {
+        index_dir: Some(root.join("my-index")),
+        ..FileSelection::default()
+    };
+    let files = selection.walk(root);
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["src/a.ts", "src/b.jsx", "src/nested dir/c.mjs"]);
+    assert_eq!(files[0].abs, root.join("src/a.ts"));
+    assert_eq!(files[0].size, 20);
+    assert!(files[0].mtime_ns > 0);
+
+    let with_declarations = FileSelection {
+        skip_declaration_files: false,
+        ..selection.clone()
+    };
+    assert_eq!(with_declarations.walk(root).len(), 4);
+}
+
+#[test]
+fn watcher_events_matter_only_outside_skipped_places_and_the_index() {
+    let root = Path::new("/repo");
+    let selection = FileSelection {
+        index_dir: Some(root.join("var/index")),
+        ..FileSelection::default()
+    };
+    assert!(selection.may_matter(root, &root.join("src/a.ts")));
+    assert!(
+        selection.may_matter(root, &root.join("src")),
+        "a directory rename matters"
+    );
+    for path in [
+        "var/index/chunks.lance/data/1.lance",
+        "node_modules/dep/index.js",
+        ".git/index",
+        ".codectx/meta.lance",
+    ] {
+        assert!(!selection.may_matter(root, &root.join(path)), "{path}");
+    }
+    assert!(!selection.may_matter(root, Path::new("/elsewhere/a.ts")));
+}
+
+#[test]
+fn size_and_minified_checks() {
+    let selection = FileSelection::default();
+    assert!(!selection.too_large(2 << 20));
+    assert!(selection.too_large((2 << 20) + 1));
+    assert!(codectx_files::looks_minified("vendor/x.min.js", "a"));
+    assert!(codectx_files::looks_minified("x.js", &"a".repeat(6_000)));
+    assert!(!codectx_files::looks_minified(
+        "x.js",
+        "const a = 1;\nconst b = 2;\n"
+    ));
+}
