@@ -1,0 +1,348 @@
+//! Per-file structural facts: the stored format (this module) and the extractor that fills
+//! it from a file's one parse ([`extract`]).
+//!
+//! Everything here is resolved as far as one file allows: a name used in the file points at
+//! a declaration of the file ([`Target::Local`]), at an import binding ([`Target::Import`]),
+//! or at nothing known ([`Target::Global`]). Crossing files is the linker's job
+//! ([`crate::ProjectGraph`]), so facts can be cached per file and re-extracted one at a time.
+
+mod extract;
+
+use serde::{Deserialize, Serialize};
+
+pub use extract::{extract_facts, facts_of};
+
+/// What a declaration is, in the words of the blueprint's call hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeclKind {
+    Function,
+    Method,
+    Constructor,
+    Getter,
+    Setter,
+    Class,
+    Interface,
+    TypeAlias,
+    Enum,
+    Property,
+    Variable,
+    Namespace,
+}
+
+impl DeclKind {
+    /// Declarations that run code: the nodes of call trees.
+    pub fn is_callable(self) -> bool {
+        matches!(
+            self,
+            DeclKind::Function
+                | DeclKind::Method
+                | DeclKind::Constructor
+                | DeclKind::Getter
+                | DeclKind::Setter
+        )
+    }
+
+    /// Declarations that own members and take part in type hierarchies.
+    pub fn is_type(self) -> bool {
+        matches!(
+            self,
+            DeclKind::Class | DeclKind::Interface | DeclKind::TypeAlias | DeclKind::Enum
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeclKind::Function => "function",
+            DeclKind::Method => "method",
+            DeclKind::Constructor => "constructor",
+            DeclKind::Getter => "getter",
+            DeclKind::Setter => "setter",
+            DeclKind::Class => "class",
+            DeclKind::Interface => "interface",
+            DeclKind::TypeAlias => "type",
+            DeclKind::Enum => "enum",
+            DeclKind::Property => "property",
+            DeclKind::Variable => "variable",
+            DeclKind::Namespace => "namespace",
+        }
+    }
+}
+
+/// A name as written in one file, resolved as far as that file allows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "to")]
+pub enum Target {
+    /// A declaration of this file (index into [`FileFacts::decls`]).
+    Local { decl: u32 },
+    /// An imported binding: `name` is the exported name (`default` for default imports).
+    Import { request: u32, name: String },
+    /// The namespace object of a module (`import * as ns`, `export * as ns`).
+    Namespace { request: u32 },
+    /// Not declared in the project as far as this file can tell (globals, lib types).
+    Global { name: String },
+}
+
+/// The object a member is looked up on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "on")]
+pub enum Receiver {
+    /// `this` inside the class declaration `class`.
+    This { class: u32 },
+    /// `super` inside the class declaration `class`.
+    Super { class: u32 },
+    /// A value whose declared type is `target` (annotated parameter, `new X()` local…).
+    Typed { target: Target },
+    /// The declared entity itself: a class (static members), an object-literal constant,
+    /// a namespace.
+    Value { target: Target },
+    /// The value of `receiver.name`.
+    Member {
+        receiver: Box<Receiver>,
+        name: String,
+    },
+    /// The result of calling `receiver.name(…)`.
+    Returned {
+        receiver: Box<Receiver>,
+        name: String,
+    },
+    /// Parameter `index` of a function expression with no annotation of its own, typed by
+    /// its context (TypeScript's contextual typing): [`FileFacts::contexts`]`[context]`.
+    Parameter { context: u32, index: u32 },
+    /// A local value with no declared type (an untyped variable, a callback parameter whose
+    /// context is unknown).
+    Untyped,
+}
+
+/// Where a function expression written without parameter types takes them from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "from")]
+pub enum Contextual {
+    /// The function initializes a declaration annotated with the (function) type `target`
+    /// (`const h: Handler = (c) => …`), or is returned by a function whose declared return
+    /// type it is (`(): Handler => (c) => …`).
+    Annotated { target: Target },
+    /// The function is argument `arg` of a call of `callee` (`use((c) => …)`): it has the
+    /// type of that parameter.
+    Argument { callee: Callee, arg: u32 },
+}
+
+/// What a call site or reference points at.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "via")]
+pub enum Callee {
+    /// A plain name: `f()`, `new C()`, `<Comp />`.
+    Name { target: Target },
+    /// A member: `x.m()`, `this.m`, `ns.f()`.
+    Member { receiver: Receiver, name: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteKind {
+    Call,
+    New,
+    Jsx,
+    /// A member read that is not called (`this.handler` passed along, a getter read).
+    Access,
+    TaggedTemplate,
+    Decorator,
+}
+
+/// One call (or call-like access) inside a declaration, or at module level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallSite {
+    /// The innermost enclosing function-like or class declaration; `None` = module level.
+    pub caller: Option<u32>,
+    pub line: u32,
+    pub kind: SiteKind,
+    pub callee: Callee,
+    /// Made inside a named function expression (`return function cors(c) {…}`) within the
+    /// caller: TypeScript's call hierarchy makes that expression a node of its own, so the
+    /// call is not an outgoing call of the declaration around it, which is still reported
+    /// as the caller.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_named_expression: bool,
+}
+
+/// One non-declaration occurrence of a name (identifier, type reference, member name,
+/// import/export specifier).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefSite {
+    pub line: u32,
+    pub to: Callee,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeParam {
+    pub name: String,
+    pub constraint: Option<String>,
+    pub default: Option<String>,
+}
+
+/// A parameter or return type as written, with the type names it mentions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypedSlot {
+    /// Parameter name; empty for a return type.
+    pub name: String,
+    /// The annotation's text (`Promise<User>`); empty when unannotated.
+    pub type_text: String,
+    /// Type names referenced by the annotation, in order.
+    pub types: Vec<Target>,
+}
+
+/// One declaration: the nodes of the structural graph.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decl {
+    pub name: String,
+    /// `Class.member` inside a class or interface, else the name.
+    pub qualified_name: String,
+    pub kind: DeclKind,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub span: (u32, u32),
+    /// Enclosing class or interface.
+    pub container: Option<u32>,
+    /// The object-literal constant that owns this method (`const api = { get() {} }`).
+    pub owner: Option<u32>,
+    pub exported: bool,
+    pub is_static: bool,
+    pub is_abstract: bool,
+    /// Head of the declaration, whitespace-normalized, without its body.
+    pub signature: String,
+    pub type_params: Vec<TypeParam>,
+    pub extends: Vec<Target>,
+    pub implements: Vec<Target>,
+    pub params: Vec<TypedSlot>,
+    pub returns: Option<TypedSlot>,
+    /// Declared or constructed type of a property, variable or accessor; the aliased type of
+    /// a type alias.
+    pub value_type: Option<Target>,
+    /// Members of a class or interface, in source order.
+    pub members: Vec<u32>,
+    /// Parameter slots of an interface's call signatures (`(path: string, h: H): R`), in
+    /// source order: what a callback passed to a value of the interface is typed by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_signatures: Vec<Vec<TypedSlot>>,
+    /// The named members of a type alias of a union (`type H = Handler | Middleware`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Target>,
+    /// Declaration keyword, type and short initializer of a variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constant: Option<ConstantInfo>,
+}
+
+/// What the connection graph's "Type: number (value: 3600)" line needs about a variable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConstantInfo {
+    /// `const`, `let`, `var`, `using`…
+    pub keyword: String,
+    /// The annotation as written, else the type of a literal initializer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub type_text: Option<String>,
+    /// The initializer as written, when it is at most [`MAX_CONSTANT_VALUE`] bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// Longest initializer kept as a constant's value.
+pub const MAX_CONSTANT_VALUE: usize = 80;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestKind {
+    Import,
+    TypeImport,
+    ReExport,
+    Dynamic,
+    Require,
+}
+
+/// One module specifier written in the file, with the names it brings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleRequest {
+    pub specifier: String,
+    pub line: u32,
+    pub kind: RequestKind,
+    /// Imported or re-exported names (`default`, `*` for namespaces and star re-exports).
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum ExportTarget {
+    Local {
+        decl: u32,
+    },
+    Reexport {
+        request: u32,
+        name: String,
+    },
+    Namespace {
+        request: u32,
+    },
+    /// `export default <expression>` and other exports with no declaration to point at.
+    Expression,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Export {
+    pub name: String,
+    pub line: u32,
+    pub target: ExportTarget,
+}
+
+/// Everything the graph knows about one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileFacts {
+    pub path: String,
+    pub line_count: u32,
+    pub decls: Vec<Decl>,
+    pub requests: Vec<ModuleRequest>,
+    pub exports: Vec<Export>,
+    /// `export * from` requests.
+    pub star_exports: Vec<u32>,
+    pub calls: Vec<CallSite>,
+    pub refs: Vec<RefSite>,
+    /// Contexts of callback parameters ([`Receiver::Parameter`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<Contextual>,
+    /// [`FACTS_VERSION`] of the extractor that wrote these facts (0: before versions).
+    #[serde(default)]
+    pub version: u32,
+    /// oxc diagnostics; facts of a file with errors are what oxc recovered.
+    pub syntax_errors: u32,
+}
+
+impl FileFacts {
+    /// Facts with nothing found yet (also what a file oxc cannot parse at all gives).
+    pub(crate) fn empty(path: &str, line_count: u32, syntax_errors: u32) -> Self {
+        FileFacts {
+            path: path.to_string(),
+            line_count,
+            decls: Vec::new(),
+            requests: Vec::new(),
+            exports: Vec::new(),
+            star_exports: Vec::new(),
+            calls: Vec::new(),
+            refs: Vec::new(),
+            contexts: Vec::new(),
+            version: FACTS_VERSION,
+            syntax_errors,
+        }
+    }
+}
+
+/// Version of what [`extract_facts`] finds: caches of facts written by another version
+/// are stale even when the file did not change. 4: taken from the parser's one parse
+/// (`syntax_errors` counts its first attempt's diagnostics).
+pub const FACTS_VERSION: u32 = 4;
