@@ -10,45 +10,17 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use codectx_history::{HistoryOff, HistoryRead, SymbolNote, probe, read_history};
+use codectx_history::{HistoryRead, SymbolNote, probe, read_history};
 use lancedb::query::{QueryBase, Select};
 
+use crate::report::SyncStats;
 use crate::schema::{HISTORY_SEPARATOR, StoredChunk};
-use crate::store::{CollectBatches, HISTORY_HEAD_KEY, text_column};
-use crate::sync::in_list;
-use crate::{Store, StoreError, SyncStats};
+use crate::sql::{in_list, text_column};
+use crate::store::{CollectBatches, HISTORY_HEAD_KEY, HistoryStatus};
+use crate::{Store, StoreError};
 
 /// Notes kept per symbol, newest first: the latest changes describe what the code does now.
 pub const MAX_NOTES_PER_SYMBOL: usize = 10;
-
-/// Whether the index carries the repository's history, and why not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HistoryStatus {
-    /// No sync has run yet in this process.
-    NotRead,
-    /// History is off; the index is exactly what it is without it.
-    Off(HistoryOff),
-    /// Read up to `head`.
-    On {
-        head: String,
-        /// Symbols (chunk rows) carrying at least one note.
-        symbols: usize,
-    },
-}
-
-impl std::fmt::Display for HistoryStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HistoryStatus::NotRead => f.write_str("not read yet"),
-            HistoryStatus::Off(why) => write!(f, "off: {why}"),
-            HistoryStatus::On { head, symbols } => write!(
-                f,
-                "on: read up to commit {}, {symbols} symbols carry commit notes",
-                &head[..head.len().min(12)]
-            ),
-        }
-    }
-}
 
 impl Store {
     /// Whether the index carries history, as of the last sync.

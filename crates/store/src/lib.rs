@@ -34,25 +34,32 @@
 //! # Ok(()) }
 //! ```
 
+mod embedding;
 mod error;
 mod history;
 mod lock;
+mod maintain;
+mod process;
+mod report;
 mod schema;
 mod search;
+mod sql;
 mod store;
 mod sync;
 pub mod testing;
+mod text_index;
+mod write;
 
 pub use codectx_chunker::CodeChunk;
 pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use codectx_files::FileSelection;
 pub use codectx_history::{HistoryOff, HistoryOptions};
 pub use error::StoreError;
-pub use history::{HistoryStatus, MAX_NOTES_PER_SYMBOL};
+pub use history::MAX_NOTES_PER_SYMBOL;
+pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit};
-pub use store::{Store, StoreOptions};
-pub use sync::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
+pub use store::{HistoryStatus, Store, StoreOptions};
 
 /// The index directory's default name under the project root.
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

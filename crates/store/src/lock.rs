@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::StoreError;
 
+/// The lock file in a local index directory: one writer at a time.
+pub(crate) const LOCK_FILE: &str = "write.lock";
+
 /// Held for the duration of one sync; the OS releases it when the process dies, so a
 /// killed writer never leaves the index locked.
 pub(crate) struct WriteLock {

@@ -10,13 +10,15 @@ use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
-use crate::history::HistoryStatus;
 use crate::schema::{
     self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
-    batch_to_meta, chunk_schema, files_schema,
+    batch_to_meta, chunk_schema, files_schema, meta_to_batch,
 };
+use crate::sql::{reader, sql_string, text_column};
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
+use codectx_history::HistoryOff;
 use codectx_history::HistoryOptions;
+use lancedb::arrow::arrow_array::RecordBatch;
 
 /// Identifies the table layout; an index written by another layout is rebuilt.
 /// 2: the `searchNames` column and stemmed full-text indexes on it and `fullSource`.
@@ -494,19 +496,6 @@ pub(crate) fn lance_error(
     }
 }
 
-pub(crate) fn text_column<'b>(
-    batch: &'b lancedb::arrow::arrow_array::RecordBatch,
-    name: &str,
-) -> Result<&'b lancedb::arrow::arrow_array::StringArray, String> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| {
-            c.as_any()
-                .downcast_ref::<lancedb::arrow::arrow_array::StringArray>()
-        })
-        .ok_or_else(|| format!("column {name} is missing or not text"))
-}
-
 /// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
 fn local_path(uri: &str) -> Option<PathBuf> {
     if let Some(path) = uri.strip_prefix("file://") {
@@ -523,7 +512,7 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
     entries
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".lance") && n != ".gitignore" && n != crate::sync::LOCK_FILE)
+        .filter(|n| !n.ends_with(".lance") && n != ".gitignore" && n != crate::lock::LOCK_FILE)
         .collect()
 }
 
@@ -607,4 +596,82 @@ async fn open_tables(db: &Connection) -> Result<(Table, Table, Table), String> {
     let files = tables.pop().unwrap();
     let chunks = tables.pop().unwrap();
     Ok((chunks, files, meta))
+}
+
+impl Store {
+    pub(crate) async fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        let batch = meta_to_batch(&[(key, value)]).map_err(|e| self.corrupt(e.to_string()))?;
+        let mut merge = self.meta.merge_insert(&["key"]);
+        merge
+            .when_matched_update_all(None)
+            .when_not_matched_insert_all();
+        merge
+            .execute(reader(batch))
+            .await
+            .map_err(self.lance("writing the meta table"))?;
+        Ok(())
+    }
+
+    pub(crate) async fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let batches: Vec<RecordBatch> = self
+            .meta
+            .query()
+            .only_if(format!("key = {}", sql_string(key)))
+            .batches(self, "reading meta")
+            .await?;
+        for batch in &batches {
+            if let Some((_, v)) = crate::schema::batch_to_meta(batch)
+                .map_err(|r| self.corrupt(r))?
+                .into_iter()
+                .next()
+            {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    pub(crate) async fn count(&self, filter: &str) -> Result<usize, StoreError> {
+        self.count_in(&self.chunks, filter).await
+    }
+
+    pub(crate) async fn count_in(
+        &self,
+        table: &lancedb::Table,
+        filter: &str,
+    ) -> Result<usize, StoreError> {
+        table
+            .count_rows(Some(filter.to_string()))
+            .await
+            .map_err(self.lance("counting rows"))
+    }
+}
+
+/// Whether the index carries the repository's history, and why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryStatus {
+    /// No sync has run yet in this process.
+    NotRead,
+    /// History is off; the index is exactly what it is without it.
+    Off(HistoryOff),
+    /// Read up to `head`.
+    On {
+        head: String,
+        /// Symbols (chunk rows) carrying at least one note.
+        symbols: usize,
+    },
+}
+
+impl std::fmt::Display for HistoryStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistoryStatus::NotRead => f.write_str("not read yet"),
+            HistoryStatus::Off(why) => write!(f, "off: {why}"),
+            HistoryStatus::On { head, symbols } => write!(
+                f,
+                "on: read up to commit {}, {symbols} symbols carry commit notes",
+                &head[..head.len().min(12)]
+            ),
+        }
+    }
 }

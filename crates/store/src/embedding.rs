@@ -1,0 +1,186 @@
+//! Embedding the chunks that have no vector: in steps that commit one batch each, on the
+//! sync's lock or (`embed_step`) without it, writing a vector only to a row that still holds
+//! the text it was computed from.
+
+use std::borrow::Cow;
+
+use codectx_chunker::CodeChunk;
+use codectx_embed::EmbeddingView;
+
+use crate::Embedder;
+use crate::report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
+use crate::schema::StoredChunk;
+use crate::sql::reader;
+use crate::{Store, StoreError};
+
+impl Store {
+    /// Embeds the chunks that have no vector yet (new rows, cascaded rows, rows a killed
+    /// sync left behind), committing every `embed_batch` rows.
+    pub async fn embed_pending(
+        &mut self,
+        embedder: &dyn Embedder,
+        observer: &dyn SyncObserver,
+    ) -> Result<SyncStats, StoreError> {
+        let _lock = self.lock_writer().await?;
+        let mut stats = SyncStats::default();
+        self.check_pending = true;
+        self.embed_pending_locked(embedder, observer, &mut stats)
+            .await?;
+        Ok(stats)
+    }
+
+    /// Embeds up to `limit` chunks that have no vector, holding the write lock only for
+    /// the commit: the model runs while other writers (a query's freshness sync) proceed.
+    /// A vector is written only to a row still exactly as it was read (same text, same file
+    /// version), so rows a concurrent sync replaced are left for the next step. Returns what this step
+    /// embedded and what is still pending.
+    pub async fn embed_step(
+        &mut self,
+        embedder: &dyn Embedder,
+        limit: usize,
+    ) -> Result<EmbedProgress, StoreError> {
+        let spec = self.check_embedder(embedder)?;
+        self.refresh_chunks().await?;
+        let rows = self
+            .query_chunks(Some("vector IS NULL"), Some(limit.max(1)))
+            .await?;
+        if rows.is_empty() {
+            return Ok(EmbedProgress::default());
+        }
+        let rows = self.with_vectors(embedder, &spec, rows).await?;
+        let _lock = self.lock_writer().await?;
+        self.refresh_chunks().await?;
+        let batch = self.chunk_batch(&rows).await?;
+        let mut merge = self.chunks.merge_insert(&["id"]);
+        // The update writes whole rows: only rows still exactly as read (same file
+        // version, same text) take them; rows a sync replaced meanwhile stay pending.
+        merge.when_matched_update_all(Some(
+            "target.vector IS NULL AND target.embeddingText = source.embeddingText \
+             AND target.contentHash = source.contentHash \
+             AND target.lastModified = source.lastModified"
+                .into(),
+        ));
+        merge
+            .execute(reader(batch))
+            .await
+            .map_err(self.lance("writing vectors"))?;
+        // Compaction and the vector index, when due (cheap to check).
+        self.maintain(&mut SyncStats::default()).await?;
+        Ok(EmbedProgress {
+            embedded: rows.len(),
+            pending: self.count("vector IS NULL").await?,
+        })
+    }
+
+    /// How many chunk rows there are and how many of them have a vector.
+    pub async fn vector_counts(&mut self) -> Result<VectorCounts, StoreError> {
+        self.refresh_chunks().await?;
+        let total = self
+            .chunks
+            .count_rows(None)
+            .await
+            .map_err(self.lance("counting rows"))?;
+        let embedded = if self.options.embedding.is_some() {
+            self.count("vector IS NOT NULL").await?
+        } else {
+            0
+        };
+        Ok(VectorCounts { total, embedded })
+    }
+
+    /// The index's embedding spec, if `embedder` is the model it was built for.
+    pub(crate) fn check_embedder(
+        &self,
+        embedder: &dyn Embedder,
+    ) -> Result<crate::EmbeddingSpec, StoreError> {
+        let Some(spec) = self.options.embedding.clone() else {
+            return Err(StoreError::Embed(crate::EmbedError::Model(
+                "the index keeps no vectors (it was opened without an embedding model)".into(),
+            )));
+        };
+        if embedder.spec() != spec {
+            return Err(StoreError::Embed(crate::EmbedError::Model(format!(
+                "the index is configured for {} ({} dimensions) but the embedder is {} ({} dimensions)",
+                spec.model,
+                spec.dimension,
+                embedder.spec().model,
+                embedder.spec().dimension
+            ))));
+        }
+        Ok(spec)
+    }
+
+    /// `rows` with the vectors of their embedding texts, checked against the index's shape.
+    pub(crate) async fn with_vectors(
+        &self,
+        embedder: &dyn Embedder,
+        spec: &crate::EmbeddingSpec,
+        rows: Vec<StoredChunk>,
+    ) -> Result<Vec<StoredChunk>, StoreError> {
+        let texts: Vec<String> = rows
+            .iter()
+            .map(|r| embedding_input(&r.chunk, spec.view).into_owned())
+            .collect();
+        let vectors = embedder.embed_documents(&texts).await?;
+        if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != spec.dimension) {
+            return Err(StoreError::EmbedShape {
+                expected: texts.len(),
+                got: vectors.len(),
+                dimension: vectors.first().map_or(0, Vec::len),
+                expected_dimension: spec.dimension,
+            });
+        }
+        Ok(rows
+            .into_iter()
+            .zip(vectors)
+            .map(|(mut row, v)| {
+                row.vector = Some(v);
+                row
+            })
+            .collect())
+    }
+
+    pub(crate) async fn embed_pending_locked(
+        &mut self,
+        embedder: &dyn Embedder,
+        observer: &dyn SyncObserver,
+        stats: &mut SyncStats,
+    ) -> Result<(), StoreError> {
+        if self.options.embedding.is_none() {
+            return Ok(());
+        }
+        let spec = self.check_embedder(embedder)?;
+        if !self.check_pending {
+            return Ok(());
+        }
+        let total = self.count("vector IS NULL").await?;
+        let mut done = 0;
+        while done < total {
+            let batch_rows = self
+                .query_chunks(Some("vector IS NULL"), Some(self.options.embed_batch))
+                .await?;
+            if batch_rows.is_empty() {
+                break;
+            }
+            let rows = self.with_vectors(embedder, &spec, batch_rows).await?;
+            self.update_chunk_rows(&rows, "writing vectors").await?;
+            stats.commits += 1;
+            stats.chunks_embedded += rows.len();
+            done += rows.len();
+            observer.event(SyncEvent::Embedded { done, total });
+        }
+        self.check_pending = false;
+        if done > 0 {
+            self.maintain(stats).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The text of `chunk` a model with `view` embeds.
+pub(crate) fn embedding_input(chunk: &CodeChunk, view: EmbeddingView) -> Cow<'_, str> {
+    match view {
+        EmbeddingView::Code => Cow::Borrowed(&chunk.embedding_text),
+        EmbeddingView::NaturalLanguage => Cow::Owned(codectx_chunker::natural_language_view(chunk)),
+    }
+}

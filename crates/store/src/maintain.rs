@@ -1,0 +1,107 @@
+//! Index upkeep after writes: the full-text indexes (built once, caught up when rewritten
+//! rows escape them), compaction, and the vector index once the table is large enough.
+
+use lancedb::index::Index;
+use lancedb::table::OptimizeAction;
+
+use crate::report::SyncStats;
+use crate::text_index::{FULL_TEXT_COLUMNS, lexical_tokens};
+use crate::{Store, StoreError};
+
+impl Store {
+    /// Compaction when writes have piled up; the full-text indexes brought up to date once
+    /// `fts_catch_up_rows` rows escape them; the full-text index as soon as there are rows;
+    /// a vector index once exact search would be slow.
+    pub(crate) async fn maintain(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
+        let indices = self
+            .chunks
+            .list_indices()
+            .await
+            .map_err(self.lance("listing indices"))?;
+        let has = |column: &str| {
+            indices
+                .iter()
+                .any(|i| i.columns.iter().any(|c| c == column))
+        };
+        let rows = self
+            .chunks
+            .count_rows(None)
+            .await
+            .map_err(self.lance("counting"))?;
+        for column in FULL_TEXT_COLUMNS {
+            if rows > 0 && !has(column) {
+                self.chunks
+                    .create_index(&[column], Index::FTS(lexical_tokens()))
+                    .execute()
+                    .await
+                    .map_err(self.lance("building the full-text index"))?;
+                stats.commits += 1;
+            }
+        }
+        // Rewritten rows (an edit, a vector written by the background embedder) leave the
+        // full-text indexes and are searched flat — tokenized at every query — until the
+        // indexes catch up. Past a few hundred such rows a query would pay more for them
+        // than the catch-up costs once.
+        let mut stale = 0;
+        for index in indices.iter().filter(|i| {
+            i.columns
+                .iter()
+                .any(|c| FULL_TEXT_COLUMNS.contains(&c.as_str()))
+        }) {
+            if let Some(s) = self
+                .chunks
+                .index_stats(&index.name)
+                .await
+                .map_err(self.lance("reading index statistics"))?
+            {
+                stale = stale.max(s.num_unindexed_rows);
+            }
+        }
+        if stale >= self.options.fts_catch_up_rows.max(1) {
+            self.chunks
+                .optimize(OptimizeAction::Index(Default::default()))
+                .await
+                .map_err(self.lance("updating the full-text indexes"))?;
+            stats.commits += 1;
+        }
+        if self.options.embedding.is_some()
+            && !has("vector")
+            && self.count("vector IS NOT NULL").await? >= self.options.vector_index_min_rows
+        {
+            self.chunks
+                .create_index(&["vector"], Index::Auto)
+                .execute()
+                .await
+                .map_err(self.lance("building the vector index"))?;
+            stats.commits += 1;
+        }
+        let version = self
+            .chunks
+            .version()
+            .await
+            .map_err(self.lance("reading the version"))?;
+        let compacted = self
+            .meta_value("compacted")
+            .await?
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        if version.saturating_sub(compacted) >= self.options.compact_every {
+            self.chunks
+                .optimize(OptimizeAction::All)
+                .await
+                .map_err(self.lance("compacting chunks"))?;
+            self.files
+                .optimize(OptimizeAction::All)
+                .await
+                .map_err(self.lance("compacting files"))?;
+            let version = self
+                .chunks
+                .version()
+                .await
+                .map_err(self.lance("reading the version"))?;
+            self.set_meta("compacted", &version.to_string()).await?;
+            stats.commits += 3;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! Step 3 of a sync: reading, hashing and parsing the files that moved, on all cores and off
+//! the async runtime. Each file is parsed once, for its chunks and its graph facts.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use codectx_chunker::CodeChunk;
+use codectx_files::{SourceFile, looks_minified};
+use codectx_parser::ParseStatus;
+use sha2::{Digest, Sha256};
+
+use crate::report::{SyncEvent, SyncObserver};
+use crate::schema::{FileRecord, FileStatus};
+
+/// A file read and cut in this sync: its record and its chunks.
+pub(crate) struct Processed {
+    pub record: FileRecord,
+    pub chunks: Vec<CodeChunk>,
+}
+
+/// Runs CPU-bound `f` (parsing every changed file) without stalling the async runtime: on a
+/// multi-threaded runtime the worker first hands its other tasks to the rest of the pool
+/// (`block_in_place`); on a single-threaded one there is no other worker to hand them to.
+pub(crate) fn off_the_runtime<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+/// Reads, hashes and (when the content changed) parses the moved files on all cores.
+/// `Ok` is a touched file (same content, new mtime); `Err` carries a changed one.
+pub(crate) fn process_files(
+    files: &[SourceFile],
+    known_hashes: &HashMap<String, String>,
+    max_bytes: u64,
+    observer: &dyn SyncObserver,
+) -> Vec<Result<FileRecord, Processed>> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(files.len().max(1));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let (next, done) = (&next, &done);
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(file) = files.get(i) else { break };
+                        let item = process_file(file, known_hashes.get(&file.path), max_bytes);
+                        if item.is_err() {
+                            observer.event(SyncEvent::Parsed {
+                                done: done.fetch_add(1, Ordering::Relaxed) + 1,
+                                total: files.len(),
+                            });
+                        }
+                        out.push((i, item));
+                    }
+                    out
+                })
+            })
+            .collect();
+        let mut all: Vec<_> = handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("file processing does not panic"))
+            .collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, item)| item).collect()
+    })
+}
+
+pub(crate) fn process_file(
+    file: &SourceFile,
+    known_hash: Option<&String>,
+    max_bytes: u64,
+) -> Result<FileRecord, Processed> {
+    let mut record = FileRecord {
+        path: file.path.clone(),
+        mtime_ns: file.mtime_ns,
+        size: file.size,
+        content_hash: String::new(),
+        status: FileStatus::Indexed,
+        chunk_count: 0,
+        facts: None,
+    };
+    let skipped = |mut record: FileRecord, why: String| {
+        record.status = FileStatus::Skipped(why);
+        Err(Processed {
+            record,
+            chunks: Vec::new(),
+        })
+    };
+    if file.size > max_bytes {
+        record.content_hash = format!("size:{}", file.size);
+        return skipped(
+            record,
+            format!("{} bytes is over the {max_bytes}-byte limit", file.size),
+        );
+    }
+    let bytes = match std::fs::read(&file.abs) {
+        Ok(bytes) => bytes,
+        Err(e) => return skipped(record, format!("unreadable ({e})")),
+    };
+    record.content_hash = hex(&Sha256::digest(&bytes));
+    if known_hash == Some(&record.content_hash) {
+        // Touched, not changed (git checkout, `touch`): keep every row.
+        return Ok(record);
+    }
+    let source = match codectx_parser::decode_source(bytes, &file.path) {
+        Ok(source) => source,
+        Err(e) => {
+            // The reason is shown next to the path already.
+            let reason = e.to_string();
+            let reason = reason
+                .strip_prefix(&format!("{}: ", file.path))
+                .unwrap_or(&reason);
+            return skipped(record, reason.to_string());
+        }
+    };
+    if looks_minified(&file.path, &source) {
+        return skipped(record, "minified".into());
+    }
+    // One parse feeds both the chunks and the graph facts.
+    let (parsed, facts) = codectx_parser::parse_with(&file.path, &source, |parsed, program| {
+        let facts = codectx_graph::facts::facts_of(&parsed, program);
+        (parsed, facts)
+    });
+    if parsed.status != ParseStatus::Clean {
+        record.status = FileStatus::Recovered;
+    }
+    let chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
+    record.facts = serde_json::to_string(&facts).ok();
+    record.chunk_count = chunks.len() as u32;
+    Err(Processed { record, chunks })
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

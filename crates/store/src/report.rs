@@ -1,0 +1,90 @@
+//! What a sync or an embedding step reports: counters, progress events and their observer.
+
+/// What one sync did. Tests assert on these ("zero re-parses", "exactly these re-embeds").
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SyncStats {
+    /// Source files found by the walk.
+    pub files_seen: usize,
+    /// Same mtime and size as last time: not read.
+    pub files_unchanged: usize,
+    /// New mtime, same content hash: only the mtime was recorded.
+    pub files_touched: usize,
+    /// New or changed content: parsed and chunked.
+    pub files_parsed: usize,
+    /// New or changed but not chunked (minified, too large, binary, not UTF-8).
+    pub files_skipped: usize,
+    /// Gone from disk: rows deleted.
+    pub files_removed: usize,
+    /// Chunk rows inserted or replaced.
+    pub chunks_written: u64,
+    /// Chunk rows deleted (of changed and removed files, net of replacements).
+    pub chunks_deleted: u64,
+    /// Chunks of unchanged files whose vector was dropped by the signature cascade.
+    pub chunks_cascaded: usize,
+    /// Chunks of changed files that kept their vector (same `embeddingText`).
+    pub vectors_reused: usize,
+    /// Chunks sent to the embedder.
+    pub chunks_embedded: usize,
+    /// LanceDB commits made (each a table version).
+    pub commits: usize,
+    /// The previous sync died mid-way and this one repaired the index.
+    pub repaired: bool,
+    /// Commits of the repository's history read (only new ones after the first sync).
+    pub history_commits: usize,
+    /// Chunk rows whose commit notes changed.
+    pub history_rows: usize,
+    /// Time spent reading the history, in milliseconds (not serialized: a timing, it
+    /// would make snapshots of the counters flaky).
+    #[serde(skip)]
+    pub history_ms: u64,
+}
+
+/// What one [`Store::embed_step`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmbedProgress {
+    /// Chunks embedded in this step.
+    pub embedded: usize,
+    /// Chunks still without a vector.
+    pub pending: usize,
+}
+
+/// Chunk rows and how many have a vector.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VectorCounts {
+    pub total: usize,
+    pub embedded: usize,
+}
+
+/// Points of a sync an observer hears about: progress for people, kill points for tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncEvent {
+    /// The walk is done: `files` source files found, `to_parse` of them need parsing.
+    Enumerated { files: usize, to_parse: usize },
+    /// One more file parsed (called from worker threads).
+    Parsed { done: usize, total: usize },
+    /// The index is marked dirty; rows are about to change.
+    MarkedDirty,
+    /// The chunk rows of this sync are committed; the files table is not yet.
+    ChunksWritten,
+    /// The files table is committed; the dirty mark is still set.
+    FilesWritten,
+    /// The structural part is complete and consistent.
+    Structural,
+    /// One batch of vectors committed: `done` of `total` pending chunks.
+    Embedded { done: usize, total: usize },
+}
+
+/// Receives [`SyncEvent`]s. `()` ignores them.
+pub trait SyncObserver: Sync {
+    fn event(&self, event: SyncEvent);
+}
+
+impl SyncObserver for () {
+    fn event(&self, _: SyncEvent) {}
+}
+
+impl<F: Fn(SyncEvent) + Sync> SyncObserver for F {
+    fn event(&self, event: SyncEvent) {
+        self(event)
+    }
+}

@@ -1,0 +1,35 @@
+//! LanceDB plumbing shared by every step: SQL literals for filters, batches in and out.
+
+use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
+
+pub(crate) fn reader(
+    batch: RecordBatch,
+) -> Box<dyn lancedb::arrow::arrow_array::RecordBatchReader + Send> {
+    let schema = batch.schema();
+    Box::new(RecordBatchIterator::new(vec![Ok(batch)], schema))
+}
+
+/// A SQL string literal.
+pub(crate) fn sql_string(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// `column IN ('a', 'b', …)` for a LanceDB filter.
+pub(crate) fn in_list(column: &str, values: &[String]) -> String {
+    let values: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
+    format!("{column} IN ({})", values.join(", "))
+}
+
+/// A text column of `batch`, or why it is not one.
+pub(crate) fn text_column<'b>(
+    batch: &'b lancedb::arrow::arrow_array::RecordBatch,
+    name: &str,
+) -> Result<&'b lancedb::arrow::arrow_array::StringArray, String> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| {
+            c.as_any()
+                .downcast_ref::<lancedb::arrow::arrow_array::StringArray>()
+        })
+        .ok_or_else(|| format!("column {name} is missing or not text"))
+}

@@ -1,0 +1,321 @@
+//! Steps 4–6 of a sync: the chunk rows of changed and removed files in one merge (vectors
+//! carried over where the embedded text is unchanged), the signature cascade, and the files
+//! table.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use codectx_chunker::CodeChunk;
+use codectx_embed::EmbeddingView;
+use lancedb::arrow::arrow_array::RecordBatch;
+use lancedb::query::QueryBase;
+
+use crate::embedding::embedding_input;
+use crate::process::Processed;
+use crate::report::SyncStats;
+use crate::schema::{FileRecord, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch};
+use crate::sql::{in_list, reader};
+use crate::store::CollectBatches;
+use crate::{Store, StoreError};
+
+impl Store {
+    /// One commit replacing the rows of every changed and removed file, carrying vectors
+    /// over where `embeddingText` did not change and dropping those the cascade reaches.
+    pub(crate) async fn write_chunks(
+        &mut self,
+        changed: &[Processed],
+        touched: &[FileRecord],
+        rewritten: &[String],
+        stats: &mut SyncStats,
+    ) -> Result<(), StoreError> {
+        let in_rewritten = in_list("relativePath", rewritten);
+        let old = if rewritten.is_empty() {
+            Vec::new()
+        } else {
+            self.chunks(Some(&in_rewritten)).await?
+        };
+        let with_vectors = self.options.embedding.is_some();
+        let view = self
+            .options
+            .embedding
+            .as_ref()
+            .map_or(EmbeddingView::Code, |s| s.view);
+        // A vector is reused when the same file holds a chunk with the same embedded text.
+        let mut old_vectors: HashMap<(&str, Cow<'_, str>), &Vec<f32>> = HashMap::new();
+        for row in &old {
+            if let Some(v) = &row.vector {
+                old_vectors.insert(
+                    (&row.chunk.relative_path, embedding_input(&row.chunk, view)),
+                    v,
+                );
+            }
+        }
+        // A symbol's history belongs to its name, not its text: an edit keeps it (the
+        // commit that describes the edit arrives with the history's next read).
+        let old_history: HashMap<(&str, &str), &str> = old
+            .iter()
+            .filter(|row| !row.history.is_empty())
+            .map(|row| {
+                (
+                    (row.chunk.relative_path.as_str(), row.chunk.qualified_name()),
+                    row.history.as_str(),
+                )
+            })
+            .collect();
+        let mut rows = Vec::new();
+        for file in changed {
+            for chunk in &file.chunks {
+                let vector = old_vectors
+                    .get(&(chunk.relative_path.as_str(), embedding_input(chunk, view)))
+                    .map(|v| (*v).clone());
+                stats.vectors_reused += vector.is_some() as usize;
+                let history = old_history
+                    .get(&(chunk.relative_path.as_str(), chunk.qualified_name()))
+                    .map_or_else(String::new, |h| h.to_string());
+                rows.push(StoredChunk {
+                    chunk: chunk.clone(),
+                    content_hash: file.record.content_hash.clone(),
+                    last_modified: file.record.mtime_ns / 1_000_000,
+                    vector,
+                    history,
+                });
+            }
+        }
+        // Blueprint step 5: a touched file's rows keep everything but `lastModified`.
+        let touched_paths: Vec<String> = touched
+            .iter()
+            .filter(|r| r.chunk_count > 0)
+            .map(|r| r.path.clone())
+            .collect();
+        if !touched_paths.is_empty() {
+            let mtimes: HashMap<&str, i64> = touched
+                .iter()
+                .map(|r| (r.path.as_str(), r.mtime_ns / 1_000_000))
+                .collect();
+            for mut row in self
+                .chunks(Some(&in_list("relativePath", &touched_paths)))
+                .await?
+            {
+                row.last_modified = mtimes[row.chunk.relative_path.as_str()];
+                rows.push(row);
+            }
+        }
+        if with_vectors && !rewritten.is_empty() {
+            let cascaded = self.cascade(&old, &rows, rewritten).await?;
+            stats.chunks_cascaded = cascaded.len();
+            // A touched file's rows are already in the batch: drop their vector there
+            // rather than sending the same id twice.
+            let position: HashMap<String, usize> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.chunk.id.clone(), i))
+                .collect();
+            for row in cascaded {
+                match position.get(&row.chunk.id) {
+                    Some(&i) => rows[i].vector = None,
+                    None => rows.push(row),
+                }
+            }
+        }
+        if rows.is_empty() {
+            let deleted = self.count(&in_rewritten).await?;
+            self.chunks
+                .delete(in_rewritten.as_str())
+                .await
+                .map_err(self.lance("deleting chunks"))?;
+            stats.chunks_deleted += deleted as u64;
+        } else {
+            let batch = self.chunk_batch(&rows).await?;
+            let mut merge = self.chunks.merge_insert(&["id"]);
+            merge
+                .when_matched_update_all(None)
+                .when_not_matched_insert_all();
+            if !rewritten.is_empty() {
+                merge.when_not_matched_by_source_delete(Some(in_rewritten));
+            }
+            let result = merge
+                .execute(reader(batch))
+                .await
+                .map_err(self.lance("writing chunks"))?;
+            stats.chunks_written += result.num_inserted_rows + result.num_updated_rows;
+            stats.chunks_deleted += result.num_deleted_rows;
+        }
+        stats.commits += 1;
+        self.check_pending |= with_vectors;
+        Ok(())
+    }
+
+    /// Blueprint step 7: a chunk's `embeddingText` that contains a signature which no
+    /// longer exists was embedded with stale text. Those chunks (outside the rewritten
+    /// files, which are re-cut anyway) come back with no vector, to be re-embedded.
+    pub(crate) async fn cascade(
+        &self,
+        old: &[StoredChunk],
+        new: &[StoredChunk],
+        rewritten: &[String],
+    ) -> Result<Vec<StoredChunk>, StoreError> {
+        let still: HashSet<(&str, &str)> = new
+            .iter()
+            .map(|r| (r.chunk.relative_path.as_str(), r.chunk.signature.as_str()))
+            .collect();
+        let gone: HashSet<(&str, &str)> = old
+            .iter()
+            .filter(|r| carries_signature(&r.chunk))
+            .filter(|r| {
+                !still.contains(&(r.chunk.relative_path.as_str(), r.chunk.signature.as_str()))
+            })
+            .map(|r| (r.chunk.name.as_str(), r.chunk.signature.as_str()))
+            .collect();
+        if gone.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The name narrows the scan inside LanceDB; containment of the whole signature is
+        // checked here (LIKE would need every `%`, `_` and quote of a signature escaped).
+        let names: Vec<String> = gone
+            .iter()
+            .map(|(name, _)| format!("embeddingText LIKE '%{}%'", like_safe(name)))
+            .collect();
+        let filter = format!(
+            "({}) AND NOT ({})",
+            names.join(" OR "),
+            in_list("relativePath", rewritten)
+        );
+        let mut out = Vec::new();
+        for mut row in self.chunks(Some(&filter)).await? {
+            if gone
+                .iter()
+                .any(|(_, sig)| row.chunk.embedding_text.contains(sig))
+            {
+                row.vector = None;
+                out.push(row);
+            }
+        }
+        out.sort_by(|a, b| a.chunk.id.cmp(&b.chunk.id));
+        Ok(out)
+    }
+
+    /// Touched files' rows as stored (facts included) with their new mtime.
+    pub(crate) async fn moved_file_rows(
+        &self,
+        touched: &[FileRecord],
+    ) -> Result<Vec<FileRecord>, StoreError> {
+        if touched.is_empty() {
+            return Ok(Vec::new());
+        }
+        let paths: Vec<String> = touched.iter().map(|r| r.path.clone()).collect();
+        let mtimes: HashMap<&str, i64> = touched
+            .iter()
+            .map(|r| (r.path.as_str(), r.mtime_ns))
+            .collect();
+        let batches: Vec<RecordBatch> = self
+            .files
+            .query()
+            .only_if(in_list("path", &paths))
+            .batches(self, "querying files")
+            .await?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            for mut record in batch_to_files(batch).map_err(|r| self.corrupt(r))? {
+                record.mtime_ns = mtimes[record.path.as_str()];
+                out.push(record);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The files table, after the chunk rows it describes: one commit replacing the rows of
+    /// changed and touched files and deleting those of removed files.
+    pub(crate) async fn write_files(
+        &mut self,
+        rows: &[FileRecord],
+        removed: &[String],
+        stats: &mut SyncStats,
+    ) -> Result<(), StoreError> {
+        if rows.is_empty() && removed.is_empty() {
+            return Ok(());
+        }
+        if rows.is_empty() {
+            self.files
+                .delete(in_list("path", removed).as_str())
+                .await
+                .map_err(self.lance("deleting files"))?;
+        } else {
+            let batch = files_to_batch(rows).map_err(|e| self.corrupt(e.to_string()))?;
+            let mut merge = self.files.merge_insert(&["path"]);
+            merge
+                .when_matched_update_all(None)
+                .when_not_matched_insert_all();
+            if !removed.is_empty() {
+                merge.when_not_matched_by_source_delete(Some(in_list("path", removed)));
+            }
+            merge
+                .execute(reader(batch))
+                .await
+                .map_err(self.lance("writing files"))?;
+        }
+        stats.commits += 1;
+        for path in removed {
+            self.known.remove(path);
+        }
+        for row in rows {
+            let mut record = row.clone();
+            record.facts = None;
+            self.known.insert(record.path.clone(), record);
+        }
+        self.files_version = self
+            .files
+            .version()
+            .await
+            .map_err(self.lance("reading the files table version"))?;
+        Ok(())
+    }
+
+    /// `rows` as one Arrow batch in the chunk table's schema (which carries the vector
+    /// column's dimension), ready for a `merge_insert`.
+    /// Replaces existing chunk rows (same ids) with `rows` in one commit; inserts nothing.
+    pub(crate) async fn update_chunk_rows(
+        &self,
+        rows: &[StoredChunk],
+        action: &'static str,
+    ) -> Result<(), StoreError> {
+        let batch = self.chunk_batch(rows).await?;
+        let mut merge = self.chunks.merge_insert(&["id"]);
+        merge.when_matched_update_all(None);
+        merge
+            .execute(reader(batch))
+            .await
+            .map_err(self.lance(action))?;
+        Ok(())
+    }
+
+    pub(crate) async fn chunk_batch(
+        &self,
+        rows: &[StoredChunk],
+    ) -> Result<RecordBatch, StoreError> {
+        let schema = self
+            .chunks
+            .schema()
+            .await
+            .map_err(self.lance("reading the schema"))?;
+        chunks_to_batch(&schema, rows).map_err(|e| self.corrupt(e.to_string()))
+    }
+}
+
+/// Kinds whose signature other code can quote; imports, statements and comments have none.
+fn carries_signature(chunk: &CodeChunk) -> bool {
+    !chunk.signature.is_empty() && !chunk.node_kind.is_root_item()
+}
+
+/// A fragment safe inside a LIKE pattern: identifiers only (wildcards would widen the
+/// match, which the exact containment check then narrows again).
+fn like_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '$' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
