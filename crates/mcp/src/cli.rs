@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 use codectx_embed::Embedder;
 use codectx_retrieval::{Engine, Project, SearchOptions, select_chunks, symbol_metadata};
-use codectx_store::{ChunkFilter, Store, SyncEvent};
+use codectx_store::{ChunkFilter, FileStatus, Store, SyncEvent};
 use indicatif::{ProgressBar, ProgressStyle};
 use rmcp::ServiceExt;
 use serde::{Deserialize, Serialize};
@@ -205,6 +205,10 @@ struct Status {
     rebuilt: Option<String>,
     /// The repository's history as evidence: on (and up to which commit) or why not.
     history: String,
+    /// Files indexed from what the parser recovered around syntax errors.
+    recovered_files: usize,
+    /// Files not chunked, by reason.
+    skipped_files: std::collections::BTreeMap<codectx_store::SkipReason, usize>,
 }
 
 /// What the index holds, without syncing it.
@@ -213,6 +217,15 @@ pub async fn status(root: &Path, config: &Config, json: bool) -> anyhow::Result<
     options.embedding = Store::recorded_embedding(root, &options).await?;
     let mut store = Store::open(root, options).await?;
     let counts = store.vector_counts().await?;
+    let mut skipped_files = std::collections::BTreeMap::new();
+    let mut recovered_files = 0;
+    for file in store.files() {
+        match &file.status {
+            FileStatus::Skipped { reason, .. } => *skipped_files.entry(*reason).or_insert(0) += 1,
+            FileStatus::Recovered => recovered_files += 1,
+            FileStatus::Indexed => {}
+        }
+    }
     let status = Status {
         root: root.display().to_string(),
         index: store.uri().to_string(),
@@ -222,6 +235,8 @@ pub async fn status(root: &Path, config: &Config, json: bool) -> anyhow::Result<
         embedding_model: store.embedding().map(|s| s.model.clone()),
         rebuilt: store.rebuilt().map(String::from),
         history: store.recorded_history().await?.to_string(),
+        recovered_files,
+        skipped_files,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&status)?);
@@ -238,6 +253,24 @@ pub async fn status(root: &Path, config: &Config, json: bool) -> anyhow::Result<
                 .unwrap_or("no embedding model")
         );
         println!("history {}", status.history);
+        if status.recovered_files > 0 {
+            println!(
+                "{} files have syntax errors: indexed what the parser recovered",
+                status.recovered_files
+            );
+        }
+        if !status.skipped_files.is_empty() {
+            let reasons: Vec<String> = status
+                .skipped_files
+                .iter()
+                .map(|(reason, n)| format!("{n} {}", reason.as_str()))
+                .collect();
+            println!(
+                "skipped {} files: {}",
+                status.skipped_files.values().sum::<usize>(),
+                reasons.join(", ")
+            );
+        }
         if status.files == 0 {
             println!(
                 "nothing indexed yet: run `mcp-server index --root {}`",

@@ -163,7 +163,9 @@ impl Project {
         let skipped = store
             .files()
             .filter_map(|f| match &f.status {
-                codectx_store::FileStatus::Skipped(why) => Some(format!("{}: {why}", f.path)),
+                codectx_store::FileStatus::Skipped { detail, .. } => {
+                    Some(format!("{}: {detail}", f.path))
+                }
                 _ => None,
             })
             .collect();

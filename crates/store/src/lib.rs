@@ -57,7 +57,7 @@ pub use codectx_history::{HistoryOff, HistoryOptions};
 pub use error::StoreError;
 pub use history::MAX_NOTES_PER_SYMBOL;
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
-pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, StoredChunk};
+pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit};
 pub use store::{HistoryStatus, Store, StoreOptions};
 

@@ -10,7 +10,7 @@ use codectx_parser::ParseStatus;
 use sha2::{Digest, Sha256};
 
 use crate::report::{SyncEvent, SyncObserver};
-use crate::schema::{FileRecord, FileStatus};
+use crate::schema::{FileRecord, FileStatus, SkipReason};
 
 /// A file read and cut in this sync: its record and its chunks.
 pub(crate) struct Processed {
@@ -86,8 +86,8 @@ pub(crate) fn process_file(
         chunk_count: 0,
         facts: None,
     };
-    let skipped = |mut record: FileRecord, why: String| {
-        record.status = FileStatus::Skipped(why);
+    let skipped = |mut record: FileRecord, reason: SkipReason, detail: String| {
+        record.status = FileStatus::Skipped { reason, detail };
         Err(Processed {
             record,
             chunks: Vec::new(),
@@ -97,12 +97,13 @@ pub(crate) fn process_file(
         record.content_hash = format!("size:{}", file.size);
         return skipped(
             record,
+            SkipReason::TooLarge,
             format!("{} bytes is over the {max_bytes}-byte limit", file.size),
         );
     }
     let bytes = match std::fs::read(&file.abs) {
         Ok(bytes) => bytes,
-        Err(e) => return skipped(record, format!("unreadable ({e})")),
+        Err(e) => return skipped(record, SkipReason::Unreadable, format!("unreadable ({e})")),
     };
     record.content_hash = hex(&Sha256::digest(&bytes));
     if known_hash == Some(&record.content_hash) {
@@ -112,16 +113,26 @@ pub(crate) fn process_file(
     let source = match codectx_parser::decode_source(bytes, &file.path) {
         Ok(source) => source,
         Err(e) => {
-            // The reason is shown next to the path already.
-            let reason = e.to_string();
-            let reason = reason
+            let reason = match e {
+                codectx_parser::ParseError::Binary { .. } => SkipReason::Binary,
+                codectx_parser::ParseError::NotUtf8 { .. } => SkipReason::NotUtf8,
+                codectx_parser::ParseError::TooLarge { .. } => SkipReason::TooLarge,
+                _ => SkipReason::Unreadable,
+            };
+            // The path is shown next to the detail already.
+            let detail = e.to_string();
+            let detail = detail
                 .strip_prefix(&format!("{}: ", file.path))
-                .unwrap_or(&reason);
-            return skipped(record, reason.to_string());
+                .unwrap_or(&detail);
+            return skipped(record, reason, detail.to_string());
         }
     };
     if looks_minified(&file.path, &source) {
-        return skipped(record, "minified".into());
+        return skipped(
+            record,
+            SkipReason::Minified,
+            "bundled or minified code".into(),
+        );
     }
     // One parse feeds both the chunks and the graph facts.
     let (parsed, facts) = codectx_parser::parse_with(&file.path, &source, |parsed, program| {

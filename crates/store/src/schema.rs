@@ -56,24 +56,73 @@ pub enum FileStatus {
     Indexed,
     /// Parsed with syntax errors: chunks are what the parser recovered.
     Recovered,
-    /// Not chunked; the reason says why (minified, too large, not UTF-8, unreadable).
-    Skipped(String),
+    /// Not chunked, for `reason`; `detail` is the message shown beside the path.
+    Skipped { reason: SkipReason, detail: String },
+}
+
+/// Why a file the walk found was not chunked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// Over the configured size limit.
+    TooLarge,
+    /// A bundle: a `.min.` name or very long lines.
+    Minified,
+    /// Holds NUL bytes.
+    Binary,
+    /// Not valid UTF-8.
+    NotUtf8,
+    /// Could not be read (permissions, vanished mid-sync).
+    Unreadable,
+}
+
+impl SkipReason {
+    const ALL: [SkipReason; 5] = [
+        SkipReason::TooLarge,
+        SkipReason::Minified,
+        SkipReason::Binary,
+        SkipReason::NotUtf8,
+        SkipReason::Unreadable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::TooLarge => "too-large",
+            SkipReason::Minified => "minified",
+            SkipReason::Binary => "binary",
+            SkipReason::NotUtf8 => "not-utf8",
+            SkipReason::Unreadable => "unreadable",
+        }
+    }
 }
 
 impl FileStatus {
+    /// As the files table stores it: `indexed`, `recovered`, `skipped <reason>: <detail>`.
     pub fn as_str(&self) -> String {
         match self {
             FileStatus::Indexed => "indexed".into(),
             FileStatus::Recovered => "recovered".into(),
-            FileStatus::Skipped(why) => format!("skipped: {why}"),
+            FileStatus::Skipped { reason, detail } => {
+                format!("skipped {}: {detail}", reason.as_str())
+            }
         }
     }
 
-    fn parse(text: &str) -> Self {
+    fn parse(text: &str) -> Result<Self, String> {
         match text {
-            "indexed" => FileStatus::Indexed,
-            "recovered" => FileStatus::Recovered,
-            other => FileStatus::Skipped(other.strip_prefix("skipped: ").unwrap_or(other).into()),
+            "indexed" => Ok(FileStatus::Indexed),
+            "recovered" => Ok(FileStatus::Recovered),
+            other => other
+                .strip_prefix("skipped ")
+                .and_then(|rest| rest.split_once(": "))
+                .and_then(|(reason, detail)| {
+                    let reason = SkipReason::ALL.into_iter().find(|r| r.as_str() == reason)?;
+                    Some(FileStatus::Skipped {
+                        reason,
+                        detail: detail.to_string(),
+                    })
+                })
+                .ok_or_else(|| format!("unknown file status {other:?}")),
         }
     }
 }
@@ -419,17 +468,19 @@ pub(crate) fn batch_to_files(batch: &RecordBatch) -> Result<Vec<FileRecord>, Str
     let facts = batch
         .column_by_name("facts")
         .and_then(|c| c.as_any().downcast_ref::<LargeStringArray>());
-    Ok((0..batch.num_rows())
-        .map(|i| FileRecord {
-            path: path.value(i).into(),
-            mtime_ns: mtime.value(i),
-            size: size.value(i),
-            content_hash: hash.value(i).into(),
-            status: FileStatus::parse(status.value(i)),
-            chunk_count: count.value(i),
-            facts: facts.filter(|f| f.is_valid(i)).map(|f| f.value(i).into()),
+    (0..batch.num_rows())
+        .map(|i| {
+            Ok(FileRecord {
+                path: path.value(i).into(),
+                mtime_ns: mtime.value(i),
+                size: size.value(i),
+                content_hash: hash.value(i).into(),
+                status: FileStatus::parse(status.value(i))?,
+                chunk_count: count.value(i),
+                facts: facts.filter(|f| f.is_valid(i)).map(|f| f.value(i).into()),
+            })
         })
-        .collect())
+        .collect()
 }
 
 pub(crate) fn meta_to_batch(pairs: &[(&str, &str)]) -> Result<RecordBatch, ArrowError> {

@@ -147,7 +147,7 @@ impl Store {
         stats.files_touched = touched.len();
         stats.files_parsed = changed
             .iter()
-            .filter(|p| !matches!(p.record.status, FileStatus::Skipped(_)))
+            .filter(|p| !matches!(p.record.status, FileStatus::Skipped { .. }))
             .count();
         stats.files_skipped = changed.len() - stats.files_parsed;
 

@@ -1,0 +1,49 @@
+//! `mcp-server status` says what was not indexed and why, and what was indexed from a
+//! parser's recovery.
+
+use std::process::Command;
+
+fn mcp_server(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-server"))
+        .args(args)
+        .args(["--embedder", "none"])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("mcp-server runs")
+}
+
+#[test]
+fn status_counts_skipped_files_by_reason_and_recovered_files() {
+    let repo = tempfile::tempdir().unwrap();
+    let src = repo.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("ok.ts"), "export function ok() { return 1; }\n").unwrap();
+    std::fs::write(
+        src.join("broken.ts"),
+        "export function broken( {\n  return 2;\n}\nexport const after = 3;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("vendor.min.js"), "var a=1;").unwrap();
+    std::fs::write(src.join("blob.ts"), [0u8, 1, 2]).unwrap();
+    std::fs::write(src.join("latin1.ts"), b"export const caf\xe9 = 1;\n").unwrap();
+    let root = repo.path().to_str().unwrap();
+
+    let index = mcp_server(&["index", "--root", root]);
+    assert!(index.status.success(), "{index:?}");
+    let status = mcp_server(&["status", "--root", root, "--json"]);
+    assert!(status.status.success(), "{status:?}");
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["files"], 5);
+    assert_eq!(status["recovered_files"], 1);
+    assert_eq!(
+        status["skipped_files"],
+        serde_json::json!({"minified": 1, "binary": 1, "not-utf8": 1})
+    );
+
+    let text = mcp_server(&["status", "--root", root]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("skipped 3 files: 1 minified, 1 binary, 1 not-utf8"),
+        "{text}"
+    );
+}
