@@ -49,17 +49,20 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
 
     let mut cold = Vec::new();
     let mut first: Option<SyncStats> = None;
+    let mut cold_parses = 0;
     for n in 0..runs {
         let start = Instant::now();
+        let parses = codectx_parser::parse_count();
         let mut store = Store::open(root, options(n)).await?;
         let stats = store.sync(None, &()).await?;
         cold.push(start.elapsed().as_secs_f64() * 1e3);
+        cold_parses = codectx_parser::parse_count() - parses;
         first.get_or_insert(stats);
     }
     let rss_after_cold = crate::bench::peak_rss_mb();
     let first = first.expect("runs >= 1");
     println!(
-        "{}: {} files seen, {} parsed, {} skipped, {} chunks",
+        "{}: {} files seen, {} parsed ({cold_parses} parses), {} skipped, {} chunks",
         root.display(),
         first.files_seen,
         first.files_parsed,
@@ -123,6 +126,43 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
     report(
         &format!("one edited file ({file}) to fresh rows"),
         &mut edit,
+        "ms",
+    );
+    drop(store);
+
+    // The same edit, to a fresh answer: what an agent's next call waits for (the engine
+    // syncs, patches its project and searches).
+    let mut engine = codectx_retrieval::Engine::open(
+        root,
+        codectx_retrieval::EngineOptions {
+            store: options(0),
+            ..Default::default()
+        },
+    )
+    .await?;
+    let query = std::path::Path::new(&file)
+        .file_stem()
+        .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+    let search = codectx_retrieval::SearchOptions::default();
+    let mut answer = Vec::new();
+    let mut parses = Vec::new();
+    for n in 0..runs.max(5) {
+        let mut edited = original.clone();
+        edited.extend_from_slice(format!("\n// answer edit {n}\n").as_bytes());
+        std::fs::write(&path, &edited)?;
+        let before = codectx_parser::parse_count();
+        let start = Instant::now();
+        let outcome = engine.search(&query, &search, 1).await;
+        let elapsed = start.elapsed().as_secs_f64() * 1e3;
+        parses.push(codectx_parser::parse_count() - before);
+        std::fs::write(&path, &original)?;
+        outcome?;
+        answer.push(elapsed);
+        engine.search(&query, &search, 1).await?;
+    }
+    report(
+        &format!("one edited file to a fresh answer (sync + search {query:?}; parses {parses:?})"),
+        &mut answer,
         "ms",
     );
     println!(

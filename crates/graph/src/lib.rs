@@ -144,6 +144,58 @@ impl ProjectGraph {
         graph
     }
 
+    /// Replaces, adds or (`None`) removes the facts of several files, extracted elsewhere
+    /// (e.g. by a store's sync), then re-links once.
+    pub fn update_facts(
+        &mut self,
+        changes: impl IntoIterator<Item = (PathBuf, Option<FileFacts>)>,
+    ) {
+        let mut added_or_removed = false;
+        let mut updated = Vec::new();
+        for (abs, facts) in changes {
+            let path = relative(&self.root, &abs);
+            match (self.by_path.get(&path).copied(), facts) {
+                (Some(i), Some(facts)) => {
+                    self.files[i as usize].facts = facts;
+                    updated.push(path);
+                }
+                (None, Some(facts)) => {
+                    self.files.push(FileNode {
+                        facts,
+                        path: path.clone(),
+                        abs,
+                        resolved: Vec::new(),
+                        request_files: Vec::new(),
+                    });
+                    self.by_path.insert(path, (self.files.len() - 1) as u32);
+                    added_or_removed = true;
+                }
+                (Some(i), None) => {
+                    self.files.remove(i as usize);
+                    self.index_paths();
+                    added_or_removed = true;
+                }
+                (None, None) => {}
+            }
+        }
+        if added_or_removed {
+            // Files stay in path order, as a fresh build has them. A new or vanished file
+            // can change what any specifier resolves to.
+            self.files.sort_by(|a, b| a.path.cmp(&b.path));
+            self.resolver.clear_cache();
+            self.index_paths();
+            for i in 0..self.files.len() {
+                self.resolve_requests(i);
+            }
+        } else {
+            for path in updated {
+                let i = self.by_path[&path];
+                self.resolve_requests(i as usize);
+            }
+        }
+        self.relink();
+    }
+
     /// Replaces (or adds) one file and re-links. `source = None` removes the file.
     pub fn update_file(&mut self, abs: &Path, source: Option<&str>) {
         let path = relative(&self.root, abs);

@@ -16,6 +16,11 @@ use crate::{
     code_context, lookup, low_confidence_answer, search_symbol,
 };
 
+/// Above this many changed files a sync re-reads the whole project from the index instead
+/// of patching it (a branch switch, a new extractor version): one scan beats thousands of
+/// filtered reads.
+const MAX_PATCHED_FILES: usize = 256;
+
 /// How to open an [`Engine`].
 #[derive(Clone, Default)]
 pub struct EngineOptions {
@@ -120,8 +125,12 @@ impl Engine {
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, RetrievalError> {
         let stats = self.store.sync(None, observer).await?;
-        if stats.files_parsed + stats.files_removed + stats.files_skipped > 0 || stats.repaired {
+        if stats.repaired || stats.changed_paths.len() > MAX_PATCHED_FILES {
             self.project = Project::from_index(&self.store).await?;
+        } else if !stats.changed_paths.is_empty() {
+            self.project
+                .apply_changes(&self.store, &stats.changed_paths)
+                .await?;
         }
         Ok(stats)
     }

@@ -160,16 +160,51 @@ impl Project {
                 }
             })
             .collect();
-        let skipped = store
-            .files()
-            .filter_map(|f| match &f.status {
-                codectx_store::FileStatus::Skipped { detail, .. } => {
-                    Some(format!("{}: {detail}", f.path))
-                }
-                _ => None,
-            })
-            .collect();
-        Ok(Self::new(root, files, graph, skipped))
+        Ok(Self::new(root, files, graph, skipped_files(store)))
+    }
+
+    /// Patches the project for the files a sync of `store` rewrote or removed
+    /// (`SyncStats::changed_paths`): their chunks and facts are read back from the index and
+    /// the graph re-linked, instead of re-reading every file's rows.
+    pub async fn apply_changes(
+        &mut self,
+        store: &Store,
+        changed: &[String],
+    ) -> Result<(), RetrievalError> {
+        let facts: std::collections::HashMap<String, codectx_graph::FileFacts> =
+            store.load_facts_of(changed).await?.into_iter().collect();
+        let mut chunks: std::collections::HashMap<String, Vec<CodeChunk>> =
+            changed.iter().map(|p| (p.clone(), Vec::new())).collect();
+        for row in store.chunks_of_files(changed).await? {
+            if let Some(file) = chunks.get_mut(&row.chunk.relative_path) {
+                file.push(row.chunk);
+            }
+        }
+        let mut facts = facts;
+        self.graph.update_facts(
+            changed
+                .iter()
+                .map(|p| (self.root.join(p), facts.remove(p)))
+                .collect::<Vec<_>>(),
+        );
+        self.files
+            .retain(|f| !chunks.contains_key(&f.relative_path));
+        for (relative_path, mut file_chunks) in chunks {
+            if file_chunks.is_empty() {
+                continue;
+            }
+            file_chunks.sort_by_key(|c| (c.start_line, c.depth));
+            self.files.push(ProjectFile {
+                abs: self.root.join(&relative_path),
+                relative_path,
+                chunks: file_chunks,
+                content: OnceLock::new(),
+            });
+        }
+        self.files
+            .sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+        self.skipped = skipped_files(store);
+        Ok(())
     }
 
     fn new(
@@ -260,6 +295,21 @@ impl Project {
             .iter()
             .any(|e| matches!(e.target, codectx_graph::facts::ExportTarget::Local { decl } if decl == symbol.decl))
     }
+}
+
+/// The files `store` skipped, each with its reason.
+fn skipped_files(store: &Store) -> Vec<String> {
+    let mut skipped: Vec<String> = store
+        .files()
+        .filter_map(|f| match &f.status {
+            codectx_store::FileStatus::Skipped { detail, .. } => {
+                Some(format!("{}: {detail}", f.path))
+            }
+            _ => None,
+        })
+        .collect();
+    skipped.sort();
+    skipped
 }
 
 fn canonical_root(root: &Path) -> Result<PathBuf, RetrievalError> {

@@ -37,6 +37,10 @@ pub struct SyncStats {
     /// would make snapshots of the counters flaky).
     #[serde(skip)]
     pub history_ms: u64,
+    /// Files whose chunk rows or facts this sync rewrote or removed (parsed, skipped or gone),
+    /// sorted: what an in-memory project must patch. Not serialized (counters above say it).
+    #[serde(skip)]
+    pub changed_paths: Vec<String>,
 }
 
 /// What one [`Store::embed_step`] did.

@@ -14,7 +14,7 @@ use crate::schema::{
     self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
     batch_to_meta, chunk_schema, files_schema, meta_to_batch,
 };
-use crate::sql::{reader, sql_string, text_column};
+use crate::sql::{in_list, reader, sql_string, text_column};
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 use codectx_history::HistoryOff;
 use codectx_history::HistoryOptions;
@@ -391,10 +391,34 @@ impl Store {
     /// Every file's cached graph facts, so the structural graph links without parsing
     /// (`codectx_graph::ProjectGraph::from_facts`).
     pub async fn load_facts(&self) -> Result<Vec<(String, FileFacts)>, StoreError> {
+        self.query_facts("facts IS NOT NULL".into()).await
+    }
+
+    /// The cached graph facts of the files `paths` (those that have facts), sorted by path.
+    pub async fn load_facts_of(
+        &self,
+        paths: &[String],
+    ) -> Result<Vec<(String, FileFacts)>, StoreError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.query_facts(format!("facts IS NOT NULL AND {}", in_list("path", paths)))
+            .await
+    }
+
+    /// The chunk rows of the files `paths`.
+    pub async fn chunks_of_files(&self, paths: &[String]) -> Result<Vec<StoredChunk>, StoreError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.chunks(Some(&in_list("relativePath", paths))).await
+    }
+
+    async fn query_facts(&self, filter: String) -> Result<Vec<(String, FileFacts)>, StoreError> {
         let batches: Vec<_> = self
             .files
             .query()
-            .only_if("facts IS NOT NULL")
+            .only_if(filter)
             .select(Select::columns(&["path", "facts"]))
             .batches(self, "querying facts")
             .await?;

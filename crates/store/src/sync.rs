@@ -156,6 +156,8 @@ impl Store {
             .map(|p| p.record.path.clone())
             .chain(removed.iter().cloned())
             .collect();
+        stats.changed_paths = rewritten.clone();
+        stats.changed_paths.sort();
         let touched_paths: Vec<String> = touched
             .iter()
             .filter(|r| r.chunk_count > 0)

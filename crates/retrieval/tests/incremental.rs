@@ -1,0 +1,110 @@
+//! After a sync, the engine patches its in-memory project for the files that changed; the
+//! result must be the project a fresh load of the index gives: same files, chunks, facts
+//! and cross-file edges.
+
+use std::path::Path;
+
+use codectx_retrieval::{Engine, EngineOptions, Project};
+use codectx_store::StoreOptions;
+
+/// Everything a query reads from a project, as text: files and chunks, then every
+/// declaration with its callees and callers by id.
+fn render(project: &Project) -> String {
+    let mut out = String::new();
+    for file in project.files() {
+        out.push_str(&format!("file {}\n", file.relative_path));
+        for chunk in &file.chunks {
+            out.push_str(&format!(
+                "  chunk {} {} {}\n",
+                chunk.id, chunk.node_kind, chunk.breadcrumb
+            ));
+        }
+    }
+    let graph = project.graph();
+    for (f, file) in graph.files().iter().enumerate() {
+        for d in 0..file.facts.decls.len() {
+            let s = codectx_graph::SymbolRef {
+                file: f as u32,
+                decl: d as u32,
+            };
+            let mut callees: Vec<String> = graph
+                .callees(s)
+                .iter()
+                .map(|(c, _)| graph.symbol_id(*c))
+                .collect();
+            let mut callers: Vec<String> = graph
+                .callers(s)
+                .iter()
+                .map(|(c, _)| graph.caller_id(*c))
+                .collect();
+            callees.sort();
+            callers.sort();
+            out.push_str(&format!(
+                "decl {} calls {callees:?} called by {callers:?}\n",
+                graph.symbol_id(s)
+            ));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_patched_project_equals_a_fresh_load() {
+    let root = tempfile::tempdir().unwrap();
+    codectx_corpus::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/search"),
+        root.path(),
+    );
+    let options = EngineOptions {
+        store: StoreOptions {
+            history: codectx_store::HistoryOptions {
+                max_commits: 0,
+                ..Default::default()
+            },
+            ..StoreOptions::default()
+        },
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::open(root.path(), options).await.unwrap();
+
+    // An edit that adds a cross-file call, a new file calling into another, a removal.
+    let session = root.path().join("src/auth/session.ts");
+    let source = std::fs::read_to_string(&session).unwrap();
+    std::fs::write(
+        &session,
+        format!(
+            "import {{ slugify }} from \"../utils/slugify\";\n{source}\nexport function sessionSlug(id: string): string {{\n  return slugify(id);\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("src/auth/logout.ts"),
+        "import { endSession } from \"./session\";\n\nexport function logout(token: string) {\n  endSession(token);\n}\n",
+    )
+    .unwrap();
+    std::fs::remove_file(root.path().join("src/utils/retry.ts")).unwrap();
+
+    let stats = engine.refresh(&()).await.unwrap();
+    assert_eq!(
+        stats.changed_paths,
+        [
+            "src/auth/logout.ts",
+            "src/auth/session.ts",
+            "src/utils/retry.ts"
+        ]
+    );
+    let patched = render(engine.project());
+    let line = |needle: &str| -> String {
+        patched
+            .lines()
+            .find(|l| l.starts_with("decl") && l.contains(needle))
+            .unwrap_or_default()
+            .to_string()
+    };
+    // The new edges, across files, in both directions.
+    assert!(line("logout.ts").contains("endSession"), "{patched}");
+    assert!(line("sessionSlug").contains("slugify"), "{patched}");
+    assert!(!patched.contains("src/utils/retry.ts"), "{patched}");
+    let fresh = render(&Project::from_index(engine.store()).await.unwrap());
+    assert_eq!(patched, fresh);
+}
