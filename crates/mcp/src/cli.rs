@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Config, Provider};
 use crate::server::CodeContextServer;
 use crate::service::{self, Service};
+use crate::setup::{Agent, Outcome, SERVER_NAME};
 
 #[derive(clap::Args)]
 pub struct SearchArgs {
@@ -191,6 +192,38 @@ pub async fn fetch_model(config: &Config) -> anyhow::Result<()> {
     .with_context(|| format!("fetching {hub_model}"))?;
     download.finish_and_clear();
     println!("{hub_model} is in {}", dir.display());
+    Ok(())
+}
+
+/// Registers the server with `agent` and says what changed.
+pub fn setup(root: &Path, agent: Agent, global: bool, dry_run: bool) -> anyhow::Result<()> {
+    let command = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .context("locating the mcp-server binary")?;
+    let command = command.to_string_lossy();
+    let (path, outcome) = crate::setup::setup(agent, root, global, &command, dry_run)?;
+    match outcome {
+        Outcome::Unchanged => println!(
+            "{}: {SERVER_NAME} is already set up; nothing changed",
+            path.display()
+        ),
+        Outcome::Written { backup } => {
+            println!(
+                "{}: {SERVER_NAME} registered ({command} serve)",
+                path.display()
+            );
+            if let Some(backup) = backup {
+                println!("the previous file is in {}", backup.display());
+            }
+        }
+        Outcome::WouldWrite { diff } => {
+            println!(
+                "{} would change (--dry-run: nothing written):",
+                path.display()
+            );
+            print!("{diff}");
+        }
+    }
     Ok(())
 }
 

@@ -8,6 +8,7 @@ mod cli;
 mod config;
 mod server;
 mod service;
+mod setup;
 
 use std::path::PathBuf;
 
@@ -83,6 +84,18 @@ enum Command {
     /// Download the configured in-process model (local or static) from the Hugging Face hub
     /// (or `$HF_ENDPOINT`) into the user cache, where later runs find it offline.
     FetchModel,
+    /// Register this server with an agent: writes or merges its MCP configuration for the
+    /// repository at --root (or user-wide), keeping a .bak of a changed file.
+    Setup {
+        #[arg(value_enum)]
+        agent: setup::Agent,
+        /// The user-wide configuration instead of the repository's.
+        #[arg(long)]
+        global: bool,
+        /// Show the change as a diff without writing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -141,5 +154,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             query,
         } => cli::lookup(&root, &config, &query, call_depth, json).await,
         Command::FetchModel => cli::fetch_model(&config).await,
+        Command::Setup {
+            agent,
+            global,
+            dry_run,
+        } => cli::setup(&root, agent, global, dry_run),
     }
 }
