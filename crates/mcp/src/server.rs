@@ -242,6 +242,7 @@ impl CodeContextServer {
         let vectors = match &state.embedding {
             EmbeddingState::Disabled => "no embedding model".to_string(),
             EmbeddingState::Unavailable(_) => "embedding model unavailable".to_string(),
+            EmbeddingState::Fetching(hub) => format!("fetching {hub}: lexical until it lands"),
             _ => format!(
                 "{} of {} chunks embedded",
                 state.embedded_chunks, state.chunks
@@ -278,9 +279,11 @@ impl CodeContextServer {
         let state = self.service.state();
         if truncated {
             "truncated"
-        } else if matches!(state.embedding, EmbeddingState::Unavailable(_))
-            || (!matches!(state.embedding, EmbeddingState::Disabled)
-                && state.embedded_chunks < state.chunks)
+        } else if matches!(
+            state.embedding,
+            EmbeddingState::Unavailable(_) | EmbeddingState::Fetching(_)
+        ) || (!matches!(state.embedding, EmbeddingState::Disabled)
+            && state.embedded_chunks < state.chunks)
         {
             "partial"
         } else {

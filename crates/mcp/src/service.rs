@@ -41,6 +41,8 @@ pub enum EmbeddingState {
     Disabled,
     /// The model could not be loaded (the reason says how to fix it).
     Unavailable(String),
+    /// The model (its hub name) is being downloaded; answers are lexical until it lands.
+    Fetching(String),
     /// The background embedder is computing vectors.
     Running,
     /// Every chunk has a vector.
@@ -111,11 +113,25 @@ impl Service {
             SyncEvent::Parsed { done, total } => self.update(|s| s.progress = (done, total)),
             _ => {}
         };
+        let mut fetch = None;
         let (embedder, reranker) = match models.await {
             Ok((embedder, reranker)) => {
                 let embedder = embedder.unwrap_or_else(|e| {
-                    tracing::warn!("embedding disabled: {e:#}");
-                    self.update(|s| s.embedding = EmbeddingState::Unavailable(format!("{e:#}")));
+                    match self.missing_model() {
+                        Some(hub) => {
+                            tracing::info!(
+                                "{hub} is not on this machine: fetching it in the background; answers are lexical until it lands"
+                            );
+                            self.update(|s| s.embedding = EmbeddingState::Fetching(hub.clone()));
+                            fetch = Some(hub);
+                        }
+                        None => {
+                            tracing::warn!("embedding disabled: {e:#}");
+                            self.update(|s| {
+                                s.embedding = EmbeddingState::Unavailable(format!("{e:#}"))
+                            });
+                        }
+                    }
                     None
                 });
                 let reranker = reranker.unwrap_or_else(|e| {
@@ -144,6 +160,8 @@ impl Service {
                         store_options,
                         embedder,
                     ));
+                } else if let Some(hub) = fetch {
+                    tokio::spawn(Arc::clone(&self).fetch_model(hub));
                 }
             }
             Err(e) => {
@@ -251,6 +269,72 @@ impl Service {
                 s.embedded_chunks = c.embedded;
             }
         });
+    }
+
+    /// The hub name of the configured in-process model when it is simply not on this machine
+    /// (not when it is there but broken): the case a download fixes.
+    fn missing_model(&self) -> Option<String> {
+        let hub = self.config.hub_model()?;
+        codectx_embed::locate_model(self.config.embedding.model_dir.as_deref(), hub)
+            .is_err()
+            .then(|| hub.to_string())
+    }
+
+    /// Downloads the model into the user cache, then reopens the engine with it and starts
+    /// embedding. Until then, and if the download fails, answers are lexical and say why.
+    async fn fetch_model(self: Arc<Self>, hub: String) {
+        let mut logged = 0u64;
+        let fetched = codectx_embed::download_model(&hub, &mut |p| {
+            // A line per 16 MB: progress for whoever reads the server's log.
+            if p.done >= logged + (16 << 20) || Some(p.done) == p.total {
+                logged = p.done;
+                tracing::info!(
+                    "fetching {}: {} of {} MB",
+                    p.file,
+                    p.done >> 20,
+                    p.total.map_or("?".into(), |t| (t >> 20).to_string())
+                );
+            }
+        })
+        .await;
+        if let Err(e) = fetched {
+            let reason = format!(
+                "{hub} could not be fetched ({e}); search stays lexical. `mcp-server fetch-model` retries, or set embedding.model_dir"
+            );
+            tracing::warn!("{reason}");
+            self.update(|s| s.embedding = EmbeddingState::Unavailable(reason));
+            return;
+        }
+        let config = self.config.clone();
+        let loaded =
+            tokio::task::spawn_blocking(move || (config.embedder(), config.reranker())).await;
+        let (embedder, reranker) = match loaded {
+            Ok((Ok(Some(embedder)), reranker)) => (embedder, reranker.ok().flatten()),
+            Ok((Err(e), _)) => {
+                self.update(|s| s.embedding = EmbeddingState::Unavailable(format!("{e:#}")));
+                return;
+            }
+            _ => return,
+        };
+        // The index was opened without vectors: reopen it with the model's spec.
+        let options = self.config.engine_options(Some(embedder.clone()), reranker);
+        let store_options = Engine::store_options(&options);
+        let mut guard = self.engine.lock().await;
+        match Engine::open(&self.root, options).await {
+            Ok(mut engine) => {
+                self.record(&mut engine).await;
+                *guard = Some(engine);
+                drop(guard);
+                tracing::info!("{hub} is ready: embedding in the background");
+                self.update(|s| s.embedding = EmbeddingState::Running);
+                let root = self.root.clone();
+                tokio::spawn(Arc::clone(&self).embed_in_background(root, store_options, embedder));
+            }
+            Err(e) => {
+                tracing::warn!("reopening the index with {hub} failed: {e}");
+                self.update(|s| s.embedding = EmbeddingState::Unavailable(e.to_string()));
+            }
+        }
     }
 
     /// Computes missing vectors step by step on a second handle of the index, so queries
