@@ -6,6 +6,9 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
+use common::Session;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -107,97 +110,6 @@ async fn fetch_model_puts_a_static_model_where_index_finds_it() {
     assert!(stdout.contains("1 chunks (1 with vectors"), "{stdout}");
 }
 
-/// A minimal MCP client over the server's stdio: newline-delimited JSON-RPC.
-struct Session {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-    next_id: u64,
-}
-
-impl Session {
-    fn start(home: &Path, hub: &str, root: &str) -> Session {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-server"))
-            .args(["serve", "--root", root])
-            .env("HOME", home)
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("CODECTX_MODEL_DIR")
-            .env("HF_ENDPOINT", hub)
-            .env("RUST_LOG", "warn")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("mcp-server runs");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut session = Session {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        session.request(
-            "initialize",
-            serde_json::json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "fetch-model-test", "version": "0"}
-            }),
-        );
-        session.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        session
-    }
-
-    fn send(&mut self, message: serde_json::Value) {
-        use std::io::Write;
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and returns its result, skipping notifications.
-    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
-        use std::io::BufRead;
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        );
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "the server closed stdout"
-            );
-            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message["result"].clone();
-            }
-        }
-    }
-
-    /// `codebase_search` → (mode, the index's embedding state).
-    fn search(&mut self, query: &str) -> (String, serde_json::Value) {
-        let result = self.request(
-            "tools/call",
-            serde_json::json!({"name": "codebase_search", "arguments": {"query": query}}),
-        );
-        let content = &result["structuredContent"];
-        (
-            content["mode"].as_str().unwrap_or_default().to_string(),
-            content["metadata"]["index"]["embedding"].clone(),
-        )
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn static_repo() -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -230,7 +142,11 @@ async fn the_server_fetches_a_missing_model_and_answers_turn_hybrid() {
         repo.path().to_str().unwrap().to_string(),
     );
     let modes = tokio::task::spawn_blocking(move || {
-        let mut session = Session::start(&home_path, &uri, &root);
+        let mut session = Session::start(
+            &home_path,
+            &["serve", "--root", &root],
+            &[("HF_ENDPOINT", &uri)],
+        );
         let mut seen = Vec::new();
         for _ in 0..150 {
             let (mode, embedding) = session.search("function return");
@@ -272,7 +188,11 @@ async fn without_a_reachable_hub_answers_stay_lexical_and_say_why() {
         repo.path().to_str().unwrap().to_string(),
     );
     let last = tokio::task::spawn_blocking(move || {
-        let mut session = Session::start(&home_path, &uri, &root);
+        let mut session = Session::start(
+            &home_path,
+            &["serve", "--root", &root],
+            &[("HF_ENDPOINT", &uri)],
+        );
         let mut last = None;
         for _ in 0..100 {
             let (mode, embedding) = session.search("function return");

@@ -1,6 +1,7 @@
 //! One writer per index: an advisory lock on a file beside the tables.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -29,10 +30,31 @@ impl WriteLock {
             .open(path)
             .map_err(io)?;
         let start = Instant::now();
+        let mut said = false;
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(Self { _file: file }),
+                Ok(()) => {
+                    // Whoever waits next can say which process it waits for.
+                    let mut file = file;
+                    let _ = file
+                        .set_len(0)
+                        .and_then(|()| write!(file, "{}", std::process::id()));
+                    return Ok(Self { _file: file });
+                }
                 Err(TryLockError::WouldBlock) if start.elapsed() < timeout => {
+                    if !said && start.elapsed() >= Duration::from_secs(1) {
+                        said = true;
+                        let holder = std::fs::read_to_string(path).unwrap_or_default();
+                        tracing::info!(
+                            "waiting for another writer of this index (process {}) to finish: {}",
+                            if holder.trim().is_empty() {
+                                "unknown"
+                            } else {
+                                holder.trim()
+                            },
+                            path.display()
+                        );
+                    }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
                 Err(TryLockError::WouldBlock) => {

@@ -38,7 +38,8 @@ pub struct SyncStats {
     #[serde(skip)]
     pub history_ms: u64,
     /// Files whose chunk rows or facts this sync rewrote or removed (parsed, skipped or gone),
-    /// sorted: what an in-memory project must patch. Not serialized (counters above say it).
+    /// or that another process changed since this handle last looked, sorted: what an
+    /// in-memory project must patch. Not serialized (counters above say it).
     #[serde(skip)]
     pub changed_paths: Vec<String>,
 }

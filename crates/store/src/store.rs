@@ -10,6 +10,7 @@ use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
+use crate::lock::{LOCK_FILE, WriteLock};
 use crate::schema::{
     self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
     batch_to_meta, chunk_schema, files_schema, meta_to_batch,
@@ -165,44 +166,19 @@ impl Store {
             .await
             .map_err(lance("connecting"))?;
         let mut rebuilt = None;
-        let names = db
-            .table_names()
-            .execute()
-            .await
-            .map_err(lance("listing tables"))?;
         let ours = [CHUNKS, FILES, META];
-        let foreign_files = local_dir
-            .as_deref()
-            .map(foreign_entries)
-            .unwrap_or_default();
-        let state = if names.iter().any(|n| n == META) {
-            match read_meta(&db, &uri).await {
-                Ok(meta) if meta.get("format").map(String::as_str) == Some(FORMAT) => Ok(meta),
-                Ok(meta) => Err(Some(format!(
-                    "index format {} (this build writes {FORMAT})",
-                    meta.get("format").map_or("unknown", String::as_str)
-                ))),
-                Err(reason) => Err(Some(reason)),
+        let (mut names, mut state) =
+            inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
+        // Creating or rebuilding the tables is a write: with another process opening the same
+        // fresh index at the same moment, one creates while the other waits, then looks again
+        // (and finds the index the first one made, instead of a half-made one).
+        let _creating = match (&state, &local_dir) {
+            (Err(_), Some(dir)) => {
+                let lock = WriteLock::acquire(&dir.join(LOCK_FILE), options.lock_timeout).await?;
+                (names, state) = inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
+                Some(lock)
             }
-        } else {
-            let what = names
-                .iter()
-                .filter(|n| !ours.contains(&n.as_str()))
-                .cloned()
-                .chain(foreign_files)
-                .collect::<Vec<_>>();
-            if what.is_empty() {
-                // A fresh location, or one whose creation was killed before the meta table
-                // (written last) existed: ours to create.
-                Err(None)
-            } else if !options.rebuild {
-                return Err(StoreError::Foreign {
-                    uri,
-                    reason: format!("it holds {}", what.join(", ")),
-                });
-            } else {
-                Err(Some(format!("{uri} held {}", what.join(", "))))
-            }
+            _ => None,
         };
         let meta = match state {
             Ok(meta) => meta,
@@ -291,7 +267,7 @@ impl Store {
             history: HistoryStatus::NotRead,
             history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),
         };
-        store.reload_known().await?;
+        let _ = store.reload_known().await?;
         Ok(store)
     }
 
@@ -443,7 +419,10 @@ impl Store {
     }
 
     /// Re-reads the files table if another process committed to it.
-    pub(crate) async fn reload_known(&mut self) -> Result<(), StoreError> {
+    /// Re-reads the files table if another process committed to it, and returns the paths
+    /// whose content, status or chunks that process changed (added and removed ones too):
+    /// this handle's caller must see those edits as its own.
+    pub(crate) async fn reload_known(&mut self) -> Result<Vec<String>, StoreError> {
         self.files
             .checkout_latest()
             .await
@@ -454,7 +433,7 @@ impl Store {
             .await
             .map_err(self.lance("reading the files table version"))?;
         if version == self.files_version && !self.known.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let batches: Vec<_> = self
             .files
@@ -469,14 +448,35 @@ impl Store {
             ]))
             .batches(self, "querying files")
             .await?;
-        self.known.clear();
+        let before = std::mem::take(&mut self.known);
         for batch in &batches {
             for record in batch_to_files(batch).map_err(|r| self.corrupt(r))? {
                 self.known.insert(record.path.clone(), record);
             }
         }
         self.files_version = version;
-        Ok(())
+        if before.is_empty() {
+            return Ok(Vec::new());
+        }
+        let same = |a: &FileRecord, b: &FileRecord| {
+            a.content_hash == b.content_hash
+                && a.status == b.status
+                && a.chunk_count == b.chunk_count
+        };
+        let mut changed: Vec<String> = self
+            .known
+            .iter()
+            .filter(|(path, now)| before.get(*path).is_none_or(|was| !same(was, now)))
+            .map(|(path, _)| path.clone())
+            .chain(
+                before
+                    .keys()
+                    .filter(|p| !self.known.contains_key(*p))
+                    .cloned(),
+            )
+            .collect();
+        changed.sort();
+        Ok(changed)
     }
 
     pub(crate) fn lance(&self, action: &'static str) -> impl Fn(lancedb::Error) -> StoreError {
@@ -539,6 +539,67 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| !n.ends_with(".lance") && n != ".gitignore" && n != crate::lock::LOCK_FILE)
         .collect()
+}
+
+/// What is at the index location: its table names, and its meta when it is an index of
+/// this layout (else why not: `None` for a fresh location, a reason for anything else).
+/// Foreign content is an error unless `rebuild`.
+async fn inspect(
+    db: &Connection,
+    uri: &str,
+    local_dir: Option<&Path>,
+    rebuild: bool,
+) -> Result<(Vec<String>, Result<HashMap<String, String>, Option<String>>), StoreError> {
+    let names = db
+        .table_names()
+        .execute()
+        .await
+        .map_err(lance_error(uri, "listing tables"))?;
+    let ours = [CHUNKS, FILES, META];
+    let foreign_files = local_dir.map(foreign_entries).unwrap_or_default();
+    let state = if names.iter().any(|n| n == META) {
+        match read_meta(db, uri).await {
+            Ok(meta) if meta.get("format").map(String::as_str) == Some(FORMAT) => Ok(meta),
+            Ok(meta) => Err(Some(format!(
+                "index format {} (this build writes {FORMAT})",
+                meta.get("format").map_or("unknown", String::as_str)
+            ))),
+            // The meta table is written last, when the index is created: unreadable beside
+            // tables holding nothing, it is a creation that was killed, not a damaged index.
+            Err(_) if holds_nothing(db, CHUNKS).await && holds_nothing(db, FILES).await => {
+                Err(None)
+            }
+            Err(reason) => Err(Some(reason)),
+        }
+    } else {
+        let what = names
+            .iter()
+            .filter(|n| !ours.contains(&n.as_str()))
+            .cloned()
+            .chain(foreign_files)
+            .collect::<Vec<_>>();
+        if what.is_empty() {
+            // A fresh location, or one whose creation was killed before the meta table
+            // (written last) existed: ours to create.
+            Err(None)
+        } else if !rebuild {
+            return Err(StoreError::Foreign {
+                uri: uri.to_string(),
+                reason: format!("it holds {}", what.join(", ")),
+            });
+        } else {
+            Err(Some(format!("{uri} held {}", what.join(", "))))
+        }
+    };
+    Ok((names, state))
+}
+
+/// Whether table `name` is absent, unreadable or empty.
+async fn holds_nothing(db: &Connection, name: &str) -> bool {
+    match db.open_table(name).execute().await {
+        Ok(table) => table.count_rows(None).await.map_or(true, |n| n == 0),
+        Err(_) => true,
+    }
 }
 
 async fn read_meta(db: &Connection, uri: &str) -> Result<HashMap<String, String>, String> {

@@ -26,14 +26,20 @@ impl Store {
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, StoreError> {
         let _lock = self.lock_writer().await?;
-        // Another process may have synced since we last looked.
-        self.reload_known().await?;
+        // Another process may have synced since we last looked: what it changed counts as
+        // changed by this sync for whoever holds a view of the index (an engine's project).
+        let changed_elsewhere = self.reload_known().await?;
         self.refresh_chunks().await?;
         let mut stats = SyncStats::default();
         if self.needs_repair || self.meta_dirty().await? {
             self.repair(&mut stats).await?;
         }
         self.sync_structure(observer, &mut stats).await?;
+        if !changed_elsewhere.is_empty() {
+            stats.changed_paths.extend(changed_elsewhere);
+            stats.changed_paths.sort();
+            stats.changed_paths.dedup();
+        }
         self.sync_history(&mut stats).await?;
         if stats.history_rows > 0 {
             self.maintain(&mut stats).await?;
