@@ -414,11 +414,7 @@ pub(crate) fn workspace_root() -> PathBuf {
 /// only `node_modules` is skipped (packages ship their code in `dist/` or `build/`) and no
 /// size limit applies.
 pub(crate) fn source_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    let selection = codectx_files::FileSelection {
-        skip_dirs: vec!["node_modules".into()],
-        max_file_bytes: u64::MAX,
-        ..codectx_files::FileSelection::default()
-    };
+    let selection = codectx_files::FileSelection::package_tree();
     let mut out = Vec::new();
     for input in inputs {
         if input.is_dir() {

@@ -92,15 +92,11 @@ pub fn needs_network<T>(what: &str, fetched: Result<T, String>) -> Option<T> {
 /// Source files (not `.d.ts`) under `root`, sorted: the product's file selection,
 /// configured for package trees (only `node_modules` skipped, no size limit).
 pub fn source_files(root: &Path) -> Vec<PathBuf> {
-    codectx_files::FileSelection {
-        skip_dirs: vec!["node_modules".into()],
-        max_file_bytes: u64::MAX,
-        ..codectx_files::FileSelection::default()
-    }
-    .walk(root)
-    .into_iter()
-    .map(|f| f.abs)
-    .collect()
+    codectx_files::FileSelection::package_tree()
+        .walk(root)
+        .into_iter()
+        .map(|f| f.abs)
+        .collect()
 }
 
 /// Copies the tree `from` into `to` (created as needed): tests edit a fixture's copy.

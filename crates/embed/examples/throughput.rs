@@ -64,37 +64,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The first `limit` chunks of the repository's JS/TS files (sorted paths, `node_modules`
-/// and hidden directories skipped), as `view` presents them to a model.
+/// The first `limit` chunks of the files the index would hold (the product's file
+/// selection, in path order), as `view` presents them to a model.
 fn chunk_texts(root: &Path, view: EmbeddingView, limit: usize) -> Vec<String> {
-    let mut files = Vec::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() && !name.starts_with('.') && name != "node_modules" {
-                dirs.push(path);
-            } else if [".ts", ".tsx", ".js", ".mjs"]
-                .iter()
-                .any(|e| name.ends_with(e))
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
+    let files = codectx_files::FileSelection::default().walk(root);
     let mut texts = Vec::new();
-    for path in files {
-        let Ok(source) = std::fs::read_to_string(&path) else {
+    for file in files {
+        let Ok(source) = codectx_parser::read_source(&file.abs) else {
             continue;
         };
-        let relative = path.strip_prefix(root).unwrap_or(&path).to_string_lossy();
-        let parsed = codectx_parser::parse_source(&relative, &source);
-        for chunk in codectx_chunker::chunk_file(&parsed, &source, &relative) {
+        let parsed = codectx_parser::parse_source(&file.path, &source);
+        for chunk in codectx_chunker::chunk_file(&parsed, &source, &file.path) {
             texts.push(match view {
                 EmbeddingView::Code => chunk.embedding_text.clone(),
                 EmbeddingView::NaturalLanguage => codectx_chunker::natural_language_view(&chunk),

@@ -64,6 +64,17 @@ pub struct SourceFile {
 }
 
 impl FileSelection {
+    /// The selection for an unpacked package (npm tarballs in tests and xtask): only
+    /// `node_modules` is skipped, since packages ship their code in `dist/` or `build/`, and
+    /// no size limit applies.
+    pub fn package_tree() -> Self {
+        FileSelection {
+            skip_dirs: vec!["node_modules".into()],
+            max_file_bytes: u64::MAX,
+            ..FileSelection::default()
+        }
+    }
+
     /// The source files under `root`, sorted by path. Files over the size limit are
     /// included (the caller records them as skipped); see [`FileSelection::too_large`].
     pub fn walk(&self, root: &Path) -> Vec<SourceFile> {

@@ -198,38 +198,8 @@ impl ProjectGraph {
 
     /// Replaces (or adds) one file and re-links. `source = None` removes the file.
     pub fn update_file(&mut self, abs: &Path, source: Option<&str>) {
-        let path = relative(&self.root, abs);
-        let existing = self.by_path.get(&path).copied();
-        match (existing, source) {
-            (Some(i), Some(source)) => {
-                self.files[i as usize].facts = extract_facts(&path, source);
-                self.resolve_requests(i as usize);
-            }
-            (None, Some(source)) => {
-                self.resolver.clear_cache();
-                self.files.push(FileNode {
-                    facts: extract_facts(&path, source),
-                    path,
-                    abs: abs.to_path_buf(),
-                    resolved: Vec::new(),
-                    request_files: Vec::new(),
-                });
-                self.index_paths();
-                for i in 0..self.files.len() {
-                    self.resolve_requests(i);
-                }
-            }
-            (Some(i), None) => {
-                self.resolver.clear_cache();
-                self.files.remove(i as usize);
-                self.index_paths();
-                for i in 0..self.files.len() {
-                    self.resolve_requests(i);
-                }
-            }
-            (None, None) => return,
-        }
-        self.relink();
+        let facts = source.map(|source| extract_facts(&relative(&self.root, abs), source));
+        self.update_facts([(abs.to_path_buf(), facts)]);
     }
 
     fn index_paths(&mut self) {

@@ -153,13 +153,7 @@ impl Service {
                 *self.engine.lock().await = Some(engine);
                 self.update(|s| s.indexing_status = IndexingStatus::Ready);
                 if let Some(embedder) = embedder {
-                    self.update(|s| s.embedding = EmbeddingState::Running);
-                    let root = self.root.clone();
-                    tokio::spawn(Arc::clone(&self).embed_in_background(
-                        root,
-                        store_options,
-                        embedder,
-                    ));
+                    tokio::spawn(Arc::clone(&self).embed_in_background(store_options, embedder));
                 } else if let Some(hub) = fetch {
                     tokio::spawn(Arc::clone(&self).fetch_model(hub));
                 }
@@ -326,9 +320,7 @@ impl Service {
                 *guard = Some(engine);
                 drop(guard);
                 tracing::info!("{hub} is ready: embedding in the background");
-                self.update(|s| s.embedding = EmbeddingState::Running);
-                let root = self.root.clone();
-                tokio::spawn(Arc::clone(&self).embed_in_background(root, store_options, embedder));
+                tokio::spawn(Arc::clone(&self).embed_in_background(store_options, embedder));
             }
             Err(e) => {
                 tracing::warn!("reopening the index with {hub} failed: {e}");
@@ -341,11 +333,11 @@ impl Service {
     /// never wait for the model; sleeps until a sync writes new chunks.
     async fn embed_in_background(
         self: Arc<Self>,
-        root: PathBuf,
         options: codectx_store::StoreOptions,
         embedder: Arc<dyn Embedder>,
     ) {
-        let mut store = match Store::open(&root, options).await {
+        self.update(|s| s.embedding = EmbeddingState::Running);
+        let mut store = match Store::open(&self.root, options).await {
             Ok(store) => store,
             Err(e) => {
                 self.update(|s| s.embedding = EmbeddingState::Failed(e.to_string()));

@@ -55,26 +55,8 @@ fn mcp_server(home: &Path, hub: &str, args: &[&str]) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn fetch_model_puts_a_static_model_where_index_finds_it() {
-    let hub = MockServer::start().await;
-    for (file, bytes) in tiny_static_model() {
-        Mock::given(method("GET"))
-            .and(path(format!("/someone/tiny-static/resolve/main/{file}")))
-            .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes))
-            .mount(&hub)
-            .await;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let repo = tempfile::tempdir().unwrap();
-    std::fs::write(
-        repo.path().join("math.ts"),
-        "export function add(a: number, b: number) {\n  return a + b;\n}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        repo.path().join(".codectx.toml"),
-        "[embedding]\nprovider = \"static\"\nmodel = \"someone/tiny-static\"\n[history]\nmax_commits = 0\n",
-    )
-    .unwrap();
+    let hub = hub_serving_tiny_model().await;
+    let (home, repo) = (tempfile::tempdir().unwrap(), static_repo());
     let root = repo.path().to_str().unwrap();
 
     // Before the fetch, the index says how to get the model.
@@ -110,6 +92,20 @@ async fn fetch_model_puts_a_static_model_where_index_finds_it() {
     assert!(stdout.contains("1 chunks (1 with vectors"), "{stdout}");
 }
 
+/// A hub stand-in on loopback serving the tiny model as `someone/tiny-static`.
+async fn hub_serving_tiny_model() -> MockServer {
+    let hub = MockServer::start().await;
+    for (file, bytes) in tiny_static_model() {
+        Mock::given(method("GET"))
+            .and(path(format!("/someone/tiny-static/resolve/main/{file}")))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes))
+            .mount(&hub)
+            .await;
+    }
+    hub
+}
+
+/// A one-file repository configured for the static provider with `someone/tiny-static`.
 fn static_repo() -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -127,14 +123,7 @@ fn static_repo() -> tempfile::TempDir {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_server_fetches_a_missing_model_and_answers_turn_hybrid() {
-    let hub = MockServer::start().await;
-    for (file, bytes) in tiny_static_model() {
-        Mock::given(method("GET"))
-            .and(path(format!("/someone/tiny-static/resolve/main/{file}")))
-            .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes))
-            .mount(&hub)
-            .await;
-    }
+    let hub = hub_serving_tiny_model().await;
     let (home, repo) = (tempfile::tempdir().unwrap(), static_repo());
     let uri = hub.uri();
     let (home_path, root) = (

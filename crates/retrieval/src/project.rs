@@ -104,7 +104,7 @@ impl Project {
         let files = sources
             .into_iter()
             .map(|(abs, source)| {
-                let relative_path = relative(&root, &abs);
+                let relative_path = codectx_files::relative_path(&root, &abs);
                 let syntax =
                     codectx_parser::parse_with(&relative_path, &source, |parsed, program| {
                         facts.push((
@@ -171,7 +171,7 @@ impl Project {
         store: &Store,
         changed: &[String],
     ) -> Result<(), RetrievalError> {
-        let facts: std::collections::HashMap<String, codectx_graph::FileFacts> =
+        let mut facts: std::collections::HashMap<String, codectx_graph::FileFacts> =
             store.load_facts_of(changed).await?.into_iter().collect();
         let mut chunks: std::collections::HashMap<String, Vec<CodeChunk>> =
             changed.iter().map(|p| (p.clone(), Vec::new())).collect();
@@ -180,7 +180,6 @@ impl Project {
                 file.push(row.chunk);
             }
         }
-        let mut facts = facts;
         self.graph.update_facts(
             changed
                 .iter()
@@ -317,11 +316,4 @@ fn canonical_root(root: &Path) -> Result<PathBuf, RetrievalError> {
         .ok()
         .filter(|r| r.is_dir())
         .ok_or_else(|| RetrievalError::NotADirectory(root.to_path_buf()))
-}
-
-fn relative(root: &Path, abs: &Path) -> String {
-    abs.strip_prefix(root)
-        .unwrap_or(abs)
-        .to_string_lossy()
-        .replace('\\', "/")
 }
