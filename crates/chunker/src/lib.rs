@@ -27,7 +27,7 @@ mod view;
 
 pub use view::{natural_language_view, words};
 
-use codectx_parser::{LineIndex, ParsedFile, ParsedSymbol, SymbolKind};
+use codectx_parser::{ByteSpan, LineIndex, ParsedFile, ParsedSymbol, SymbolKind};
 use serde::{Deserialize, Serialize};
 
 /// The blueprint's `CodeChunk` without the fields the store adds (`vector`, `contentHash`,
@@ -53,6 +53,10 @@ pub struct CodeChunk {
     pub full_source: String,
     pub start_line: u32,
     pub end_line: u32,
+    /// Bytes of the declaration from its JSDoc or decorators to its end (not whole lines):
+    /// the chunk's graph declaration is the one inside this span (see
+    /// `codectx_retrieval::Project::graph_symbol`).
+    pub span: ByteSpan,
     pub jsdoc: Option<String>,
     /// Import statements whose bindings this chunk's own code (collapsed children excluded)
     /// references, as resolved by oxc_semantic.
@@ -194,6 +198,7 @@ impl<'p> Context<'p, '_> {
             full_source: self.source[start as usize..end as usize].to_string(),
             start_line: sym.range.start,
             end_line: sym.range.end,
+            span: sym.span,
             jsdoc: sym.jsdoc.clone(),
             relevant_imports: self.relevant_imports(sym, (start, end), &collapsed),
             embedding_text: cap_tokens(collapse(self.source, start, end, &collapsed)),

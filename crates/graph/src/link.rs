@@ -83,7 +83,7 @@ impl Links {
                 }
             }
             for r in &file.facts.refs {
-                let Some(target) = linker.callee(f, &r.to) else {
+                let Some(target) = linker.referenced(f, &r.to) else {
                     continue;
                 };
                 let entry = links.refs.entry(target).or_default();
@@ -542,21 +542,38 @@ impl<'g> Linker<'g> {
         None
     }
 
+    /// What a call of `c` calls.
     fn callee(&self, f: u32, c: &Callee) -> Option<SymbolRef> {
         self.callee_at(f, c, 0)
     }
 
     fn callee_at(&self, f: u32, c: &Callee, depth: usize) -> Option<SymbolRef> {
-        let entity = match c {
-            Callee::Name { target } => self.target(f, target)?,
-            Callee::Member { receiver, name } => {
-                let scope = self.scope(f, receiver, depth)?;
-                self.member(scope, name)?
-            }
-        };
-        match entity {
+        match self.entity(f, c, depth)? {
+            Entity::Symbol(s) => Some(s),
+            // Calling a module (`const f = require('./f'); f()`, TypeScript's
+            // `import f = require('./f')`) calls what `module.exports =` or `export =` assigned.
+            Entity::Module(m) => match self.export(m, "default")? {
+                Entity::Symbol(s) => Some(s),
+                Entity::Module(_) => None,
+            },
+        }
+    }
+
+    /// The declaration a reference to `c` names (a module is none).
+    fn referenced(&self, f: u32, c: &Callee) -> Option<SymbolRef> {
+        match self.entity(f, c, 0)? {
             Entity::Symbol(s) => Some(s),
             Entity::Module(_) => None,
+        }
+    }
+
+    fn entity(&self, f: u32, c: &Callee, depth: usize) -> Option<Entity> {
+        match c {
+            Callee::Name { target } => self.target(f, target),
+            Callee::Member { receiver, name } => {
+                let scope = self.scope(f, receiver, depth)?;
+                self.member(scope, name)
+            }
         }
     }
 }

@@ -16,6 +16,7 @@ use oxc_span::{GetSpan, Span};
 use oxc_syntax::scope::ScopeFlags;
 
 use crate::comments::Comments;
+use crate::commonjs;
 use crate::lines::LineIndex;
 use crate::symbol::{ByteSpan, ImportInfo, LineRange, Modifier, ParsedSymbol, SymbolKind};
 
@@ -377,7 +378,7 @@ impl<'s> Extractor<'s> {
                     }
                 }
                 Statement::ExpressionStatement(e) => {
-                    if let Some(source) = require_call_source(&e.expression) {
+                    if let Some(source) = commonjs::require_source(&e.expression) {
                         self.add_import(e.span, source, &[]);
                     }
                 }
@@ -543,10 +544,10 @@ impl<'s> Extractor<'s> {
     }
 
     fn root_expression(&mut self, e: &ExpressionStatement<'_>) {
-        if let Some(source) = require_call_source(&e.expression) {
+        if let Some(source) = commonjs::require_source(&e.expression) {
             return self.import_item(e.span, source);
         }
-        if let Some((name, right)) = commonjs_export(&e.expression) {
+        if let Some((name, right)) = commonjs::export_assignment(&e.expression) {
             let right = unwrap_expr(right);
             self.wrapper = Some(Wrapper {
                 span: e.span,
@@ -555,9 +556,13 @@ impl<'s> Extractor<'s> {
             let o = match self.function_valued(name.clone(), e.span.start, e.span, right) {
                 Some(o) => o,
                 None => {
-                    let kind = if name == "module.exports"
-                        || matches!(right, Expression::ObjectExpression(_))
-                    {
+                    // Exporting what another statement declared is an export list
+                    // entry, not a declaration.
+                    let kind = if name == commonjs::MODULE_EXPORTS
+                        || matches!(
+                            right,
+                            Expression::ObjectExpression(_) | Expression::Identifier(_)
+                        ) {
                         SymbolKind::Export
                     } else {
                         SymbolKind::Variable
@@ -1729,23 +1734,6 @@ fn collect_binding_ids<'b, 'a>(
     }
 }
 
-/// `require('x')` → `x`.
-fn require_call_source<'b>(e: &'b Expression<'_>) -> Option<&'b str> {
-    let Expression::CallExpression(call) = unwrap_expr(e) else {
-        return None;
-    };
-    let Expression::Identifier(callee) = &call.callee else {
-        return None;
-    };
-    if callee.name != "require" || call.arguments.len() != 1 {
-        return None;
-    }
-    match call.arguments.first()? {
-        Argument::StringLiteral(s) => Some(s.value.as_str()),
-        _ => None,
-    }
-}
-
 /// `const x = require('y')`, `const { a } = require('y').b`: the module specifier when every
 /// declarator is such a require.
 fn require_declaration_source<'b>(d: &'b VariableDeclaration<'_>) -> Option<&'b str> {
@@ -1755,38 +1743,10 @@ fn require_declaration_source<'b>(d: &'b VariableDeclaration<'_>) -> Option<&'b 
         while let Expression::StaticMemberExpression(m) = init {
             init = unwrap_expr(&m.object);
         }
-        let s = require_call_source(init)?;
+        let s = commonjs::require_source(init)?;
         source.get_or_insert(s);
     }
     source
-}
-
-/// `module.exports = x` → ("module.exports", x); `exports.foo = x` / `module.exports.foo = x`
-/// → ("foo", x).
-fn commonjs_export<'b, 'a>(e: &'b Expression<'a>) -> Option<(String, &'b Expression<'a>)> {
-    let Expression::AssignmentExpression(a) = e else {
-        return None;
-    };
-    if a.operator != AssignmentOperator::Assign {
-        return None;
-    }
-    let AssignmentTarget::StaticMemberExpression(m) = &a.left else {
-        return None;
-    };
-    let prop = m.property.name.as_str();
-    match &m.object {
-        Expression::Identifier(obj) if obj.name == "module" && prop == "exports" => {
-            Some(("module.exports".into(), &a.right))
-        }
-        Expression::Identifier(obj) if obj.name == "exports" => Some((prop.to_string(), &a.right)),
-        Expression::StaticMemberExpression(inner)
-            if inner.property.name == "exports"
-                && matches!(&inner.object, Expression::Identifier(o) if o.name == "module") =>
-        {
-            Some((prop.to_string(), &a.right))
-        }
-        _ => None,
-    }
 }
 
 /// Name for a callback from its callee: `items.forEach`, `useEffect`, or the last member name

@@ -25,6 +25,7 @@
 //! ```
 
 mod comments;
+pub mod commonjs;
 mod extract;
 mod lines;
 mod symbol;

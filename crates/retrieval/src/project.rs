@@ -255,16 +255,21 @@ impl Project {
         self.file(relative_path)?.chunks.iter().find(|c| c.id == id)
     }
 
-    /// The graph declaration a chunk is the source of: same file and name, declared on the
-    /// chunk's lines (a chunk's lines include its JSDoc, a declaration's do not).
+    /// The graph declaration a chunk is the source of: the outermost declaration of the
+    /// chunk's name whose bytes lie inside the chunk's. Spans, not lines: two declarations
+    /// of one name on one line (overloads, minified code) stay apart.
     pub fn graph_symbol(&self, chunk: &CodeChunk) -> Option<SymbolRef> {
         let file = self.graph.file_index(&chunk.relative_path)?;
         let decls = &self.graph.files()[file as usize].facts.decls;
-        let decl = decls.iter().position(|d| {
-            d.name == chunk.name
-                && (chunk.start_line..=chunk.end_line).contains(&d.start_line)
-                && d.end_line <= chunk.end_line
-        })?;
+        let inside = |d: &codectx_graph::facts::Decl| {
+            chunk.span.start <= d.span.0 && d.span.1 <= chunk.span.end
+        };
+        let decl = decls
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.name == chunk.name && inside(d))
+            .min_by_key(|(_, d)| (d.span.0, std::cmp::Reverse(d.span.1)))?
+            .0;
         Some(SymbolRef {
             file,
             decl: decl as u32,

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use codectx_chunker::CodeChunk;
+use codectx_parser::ByteSpan;
 use lancedb::arrow::arrow_array::builder::{
     FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder,
 };
@@ -159,6 +160,8 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("fullSource", DataType::Utf8, false),
         Field::new("startLine", DataType::UInt32, false),
         Field::new("endLine", DataType::UInt32, false),
+        Field::new("startByte", DataType::UInt32, false),
+        Field::new("endByte", DataType::UInt32, false),
         Field::new("jsdoc", DataType::Utf8, true),
         Field::new("relevantImports", list(), false),
         Field::new("embeddingText", DataType::Utf8, false),
@@ -278,6 +281,8 @@ pub(crate) fn chunks_to_batch(
         text(&|r| &r.chunk.full_source),
         number(&|r| r.chunk.start_line),
         number(&|r| r.chunk.end_line),
+        number(&|r| r.chunk.span.start),
+        number(&|r| r.chunk.span.end),
         optional(&|r| r.chunk.jsdoc.as_deref()),
         list(&|r| &r.chunk.relevant_imports),
         text(&|r| &r.chunk.embedding_text),
@@ -366,6 +371,7 @@ pub(crate) fn batch_to_chunks(
         number("startLine")?,
         number("endLine")?,
     );
+    let (start_byte, end_byte) = (number("startByte")?, number("endByte")?);
     let (jsdoc, relevant_imports, embedding_text, breadcrumb, content_hash) = (
         text("jsdoc")?,
         list("relevantImports")?,
@@ -408,6 +414,7 @@ pub(crate) fn batch_to_chunks(
                 full_source: full_source.value(i).into(),
                 start_line: start_line.value(i),
                 end_line: end_line.value(i),
+                span: ByteSpan::new(start_byte.value(i), end_byte.value(i)),
                 jsdoc: opt(jsdoc, i),
                 relevant_imports: strings(relevant_imports, i),
                 embedding_text: embedding_text.value(i).into(),

@@ -26,7 +26,7 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// 3: the `history` column (commit descriptions per symbol) and its full-text index.
 /// 4: chunk ids hash the repository-relative path (portable between checkouts).
 /// 5: a skipped file's status names its reason (`skipped minified: …`).
-pub(crate) const FORMAT: &str = "codectx-index/5";
+pub(crate) const FORMAT: &str = "codectx-index/6";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";

@@ -55,6 +55,7 @@ pub fn facts_of(parsed: &ParsedFile, program: Option<&ParsedProgram<'_, '_>>) ->
         pending_refs: Vec::with_capacity(scoping.references_len()),
         pending_types: Vec::new(),
         pending_exports: Vec::new(),
+        required: HashMap::new(),
         var_keyword: "var",
     };
     ex.collect_module_items(program.program);
@@ -173,6 +174,8 @@ struct Extractor<'s, 'f> {
     pending_refs: Vec<(u32, RawCallee)>,
     pending_types: Vec<(TypeSlotRef, Raw)>,
     pending_exports: Vec<(String, u32, Raw)>,
+    /// Requests already made for top-level `require` calls, by the call's start offset.
+    required: HashMap<u32, u32>,
     /// Keyword of the variable declaration being walked.
     var_keyword: &'static str,
 }
@@ -313,8 +316,69 @@ impl<'a> Extractor<'_, '_> {
                         });
                     }
                 }
+                Statement::VariableDeclaration(v) => {
+                    for d in &v.declarations {
+                        self.required_binding(d);
+                    }
+                }
                 _ => {}
             }
+        }
+    }
+
+    /// `const x = require('y')` binds `x` to the module like `import * as x`;
+    /// `const { a, b: c } = require('y')` and `const a = require('y').a` bind like
+    /// `import { a, b as c }`.
+    fn required_binding(&mut self, d: &VariableDeclarator<'a>) {
+        let Some(mut init) = d.init.as_ref().map(|i| i.get_inner_expression()) else {
+            return;
+        };
+        let mut member = None;
+        if let Expression::StaticMemberExpression(m) = init {
+            member = Some(m.property.name.to_string());
+            init = m.object.get_inner_expression();
+        }
+        let Some(specifier) = codectx_parser::commonjs::require_source(init) else {
+            return;
+        };
+        let call_start = init.span().start;
+        let request = self.request(specifier, call_start, RequestKind::Require);
+        self.required.insert(call_start, request);
+        let bind = |ex: &mut Self, id: &BindingIdentifier<'a>, name: Option<String>| {
+            let target = match name {
+                Some(name) => {
+                    ex.facts.requests[request as usize].names.push(name.clone());
+                    let target = Target::Import { request, name };
+                    let line = ex.line(id.span.start);
+                    ex.facts.refs.push(RefSite {
+                        line,
+                        to: Callee::Name {
+                            target: target.clone(),
+                        },
+                    });
+                    target
+                }
+                None => {
+                    ex.facts.requests[request as usize].names.push("*".into());
+                    Target::Namespace { request }
+                }
+            };
+            if let Some(symbol) = id.symbol_id.get() {
+                ex.symbol_import.insert(symbol, target);
+            }
+        };
+        match (&d.id, member) {
+            (BindingPattern::BindingIdentifier(id), member) => bind(self, id, member),
+            (BindingPattern::ObjectPattern(o), None) => {
+                for p in &o.properties {
+                    if let (Some(key), BindingPattern::BindingIdentifier(id)) =
+                        (key_name(&p.key), &p.value)
+                    {
+                        bind(self, id, Some(key));
+                    }
+                }
+            }
+            _ => self.facts.requests[request as usize].names.push("*".into()),
         }
     }
 
@@ -935,6 +999,15 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         }
     }
 
+    fn visit_expression_statement(&mut self, it: &ExpressionStatement<'a>) {
+        match codectx_parser::commonjs::export_assignment(&it.expression) {
+            Some((name, value)) if self.callers.is_empty() && self.containers.is_empty() => {
+                self.commonjs_export(it, name, value)
+            }
+            _ => walk::walk_expression_statement(self, it),
+        }
+    }
+
     fn visit_ts_export_assignment(&mut self, it: &TSExportAssignment<'a>) {
         if let Expression::Identifier(id) = it.expression.get_inner_expression() {
             let raw = self.raw_ident(id);
@@ -1003,6 +1076,9 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         };
         let name = id.name.to_string();
         let symbol = id.symbol_id.get();
+        if symbol.is_some_and(|s| self.symbol_import.contains_key(&s)) {
+            return; // a top-level `require`, bound like an import by `required_binding`
+        }
         let init = d.init.as_ref().map(|i| i.get_inner_expression());
         match init {
             Some(Expression::ArrowFunctionExpression(a)) => {
@@ -1350,6 +1426,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         if let Expression::Identifier(id) = it.callee.get_inner_expression()
             && id.name == "require"
             && let [Argument::StringLiteral(s)] = it.arguments.as_slice()
+            && !self.required.contains_key(&it.span.start)
         {
             let request = self.request(&s.value, it.span.start, RequestKind::Require);
             self.facts.requests[request as usize].names.push("*".into());
@@ -1485,6 +1562,103 @@ impl<'a> Extractor<'_, '_> {
         self.callers.pop();
         self.classes.pop();
         self.containers.pop();
+    }
+
+    /// `exports.name = value`, `module.exports.name = value`, `module.exports = value`:
+    /// declares `name` (the whole-module one is named like its chunk,
+    /// [`codectx_parser::commonjs::MODULE_EXPORTS`]) and exports it under `name` (`default`
+    /// for the whole module, as TypeScript's `export =`), like `export const name = value`.
+    /// An identifier or an object of identifiers exports what they name instead.
+    fn commonjs_export(
+        &mut self,
+        stmt: &ExpressionStatement<'a>,
+        name: String,
+        value: &Expression<'a>,
+    ) {
+        let whole = name == codectx_parser::commonjs::MODULE_EXPORTS;
+        let export_name = if whole {
+            "default".to_string()
+        } else {
+            name.clone()
+        };
+        let value = value.get_inner_expression();
+        match value {
+            Expression::Identifier(id) => {
+                let raw = self.raw_ident(id);
+                self.export_local(export_name, stmt.span.start, raw);
+                return walk::walk_expression_statement(self, stmt);
+            }
+            Expression::ObjectExpression(o)
+                if whole
+                    && o.properties.iter().all(|p| {
+                        matches!(p, ObjectPropertyKind::ObjectProperty(p)
+                            if matches!(p.value.get_inner_expression(), Expression::Identifier(_)))
+                    }) =>
+            {
+                for p in &o.properties {
+                    if let ObjectPropertyKind::ObjectProperty(p) = p
+                        && let Expression::Identifier(id) = p.value.get_inner_expression()
+                        && let Some(key) = key_name(&p.key)
+                    {
+                        let raw = self.raw_ident(id);
+                        self.export_local(key, p.span.start, raw);
+                    }
+                }
+                return walk::walk_expression_statement(self, stmt);
+            }
+            _ => {}
+        }
+        self.export_start = Some(stmt.span.start);
+        self.exported = true;
+        let index = match value {
+            Expression::ArrowFunctionExpression(a) => {
+                let sig = (stmt.span.start, a.body.span().start);
+                let decl = self.new_decl(name, DeclKind::Function, stmt.span, sig);
+                let index = self.push_decl(decl, None);
+                self.facts.decls[index as usize].type_params =
+                    self.type_params(a.type_parameters.as_deref());
+                self.signature_slots(index, &a.params, a.return_type.as_deref());
+                self.scoped_caller(index, |s| s.arrow_body(a));
+                index
+            }
+            Expression::FunctionExpression(f) => {
+                let body = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
+                let decl =
+                    self.new_decl(name, DeclKind::Function, stmt.span, (stmt.span.start, body));
+                let index = self.push_decl(decl, None);
+                self.classes.push(None);
+                self.function_like(index, f, ScopeFlags::Function);
+                self.classes.pop();
+                index
+            }
+            Expression::ClassExpression(c) => {
+                let index = self.class_decl(c, name, None);
+                self.walk_class_body(index, c);
+                index
+            }
+            _ => {
+                let sig_end = if stmt.span.size() > 160 {
+                    value.span().start
+                } else {
+                    stmt.span.end
+                };
+                let decl = self.new_decl(
+                    name,
+                    DeclKind::Variable,
+                    stmt.span,
+                    (stmt.span.start, sig_end),
+                );
+                let index = self.push_decl(decl, None);
+                match value {
+                    Expression::ObjectExpression(o) => self.object_literal(index, o),
+                    _ => self.visit_expression(value),
+                }
+                index
+            }
+        };
+        self.export_start = None;
+        self.exported = false;
+        self.export_decl(index, &export_name);
     }
 
     /// Methods of an object literal bound to a constant: `obj.m()` resolves to them.

@@ -345,4 +345,4 @@ impl FileFacts {
 /// Version of what [`extract_facts`] finds: caches of facts written by another version
 /// are stale even when the file did not change. 4: taken from the parser's one parse
 /// (`syntax_errors` counts its first attempt's diagnostics).
-pub const FACTS_VERSION: u32 = 4;
+pub const FACTS_VERSION: u32 = 5;

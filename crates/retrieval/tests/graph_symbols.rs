@@ -1,0 +1,72 @@
+//! Chunks meet the graph by byte span: every chunk that declares a name has the graph
+//! declaration it is the source of, CommonJS exports (`exports.x = function …`,
+//! `module.exports = class …`) included.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use codectx_parser::{SymbolKind, is_unnamed_function};
+use codectx_retrieval::Project;
+
+/// The kinds of chunk that declare a name the graph can know.
+fn declares(kind: SymbolKind) -> bool {
+    use SymbolKind::*;
+    matches!(
+        kind,
+        Function
+            | Method
+            | Constructor
+            | Getter
+            | Setter
+            | Property
+            | Class
+            | Interface
+            | Type
+            | Enum
+            | Component
+            | Variable
+            | Const
+            | Namespace
+    )
+}
+
+/// Each chunk with the declaration it joins, and the declaring chunks that join none.
+fn joins(fixture: &str) -> (String, Vec<String>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(fixture);
+    let project = Project::open(&root).unwrap();
+    let (mut table, mut missing) = (String::new(), Vec::new());
+    for chunk in project.chunks() {
+        let symbol = project.graph_symbol(chunk);
+        let decl = symbol.map(|s| project.graph().decl(s));
+        let joined = match decl {
+            Some(d) => format!("{} {:?} @{}", d.qualified_name, d.kind, d.start_line),
+            None => "-".to_string(),
+        };
+        writeln!(
+            table,
+            "{} [{}] → {joined}",
+            chunk.breadcrumb, chunk.node_kind
+        )
+        .unwrap();
+        if decl.is_none() && declares(chunk.node_kind) && !is_unnamed_function(&chunk.name) {
+            missing.push(chunk.breadcrumb.clone());
+        }
+    }
+    (table, missing)
+}
+
+#[test]
+fn commonjs_chunks_have_their_graph_declarations() {
+    let (table, missing) = joins("graph/commonjs");
+    assert!(missing.is_empty(), "no graph declaration for {missing:?}");
+    insta::assert_snapshot!("commonjs", table);
+}
+
+#[test]
+fn typescript_chunks_have_their_graph_declarations() {
+    let (table, missing) = joins("retrieval/auth");
+    assert!(missing.is_empty(), "no graph declaration for {missing:?}");
+    insta::assert_snapshot!("auth", table);
+}
