@@ -1,7 +1,8 @@
 //! `cargo xtask bench index`: the store's sync on a real tree or a synthetic one.
 //!
 //! Figures: cold structural index (no embeddings), warm no-change sync on an open store,
-//! restart (open + no-change sync), one edited file to fresh rows, peak RSS. Medians over
+//! restart (open + no-change sync), one edited file to fresh rows and to a fresh answer,
+//! parses per sync, index size on disk, peak RSS. Medians over
 //! `runs`; every run of the cold build uses a fresh index directory.
 
 use std::path::{Path, PathBuf};
@@ -70,6 +71,10 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         first.chunks_written
     );
     report("cold structural index", &mut cold, "ms");
+    println!(
+        "index size on disk: {:.1} MB",
+        dir_size(&index_parent.path().join("index-0")) as f64 / 1e6
+    );
 
     let mut store = Store::open(root, options(0)).await?;
     let mut warm = Vec::new();
@@ -170,6 +175,21 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         crate::bench::peak_rss_mb()
     );
     Ok(())
+}
+
+/// Bytes of every file under `dir` (symlinks not followed).
+fn dir_size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
 }
 
 fn report(label: &str, samples: &mut [f64], unit: &str) {

@@ -17,6 +17,7 @@ mod bench_query;
 mod bm25;
 mod eval;
 mod eval_corpus;
+mod fuzz;
 mod graph;
 mod index;
 mod query;
@@ -150,6 +151,19 @@ enum Command {
         /// A stem must occur in this many documented symbols.
         #[arg(long, default_value_t = 5)]
         min_symbols: u32,
+    },
+    /// Fuzz the parser, chunker, graph facts, answers and the `symbol =` query language
+    /// (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
+    Fuzz {
+        /// Minutes per target.
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+        /// Only these targets (repeatable; default all).
+        #[arg(long)]
+        target: Vec<String>,
+        /// Rewrite the seed corpus from the fixtures instead of fuzzing.
+        #[arg(long)]
+        seed: bool,
     },
     /// Measure a phase's speed and memory.
     Bench {
@@ -350,6 +364,20 @@ fn main() -> anyhow::Result<()> {
             None => anyhow::bail!("eval needs --corpus, or --set and --root"),
         },
         Command::FetchModel => eval::fetch_model(),
+        Command::Fuzz {
+            minutes,
+            target,
+            seed,
+        } => {
+            if seed {
+                fuzz::seed(&workspace_root())
+            } else if target.is_empty() {
+                let all = codectx_fuzz::TARGETS.map(String::from);
+                fuzz::run(&workspace_root(), &all, minutes)
+            } else {
+                fuzz::run(&workspace_root(), &target, minutes)
+            }
+        }
         Command::Vocabulary {
             pins,
             out,

@@ -1,0 +1,6 @@
+const create = require('./create');
+const { parseHeader } = require('./parse');
+
+module.exports = { create, parseHeader };
+
+create();
