@@ -659,4 +659,30 @@ impl CodeContextServer {
     name = "codectx",
     instructions = "Code context for this TypeScript/JavaScript repository. Start with codebase_search (a question, or `symbol = Name`); it returns the relevant symbols complete with their connections. Use the navigation tools (get_symbol_hierarchy, find_related_symbols, get_file_relationships, get_file_skeleton, get_code_context) to move around from there instead of reading whole files."
 )]
-impl rmcp::ServerHandler for CodeContextServer {}
+impl rmcp::ServerHandler for CodeContextServer {
+    /// The router's call, with one change: arguments that do not deserialise (a number for
+    /// a string, a negative budget) become a coded `invalid_argument` tool error like every
+    /// other refusal, instead of rmcp's bare text.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let context = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(context).await?;
+        Ok(match response {
+            rmcp::model::CallToolResponse::Complete(result)
+                if result.is_error == Some(true) && result.structured_content.is_none() =>
+            {
+                let message = result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                self.error("invalid_argument", &message, None).into()
+            }
+            other => other,
+        })
+    }
+}

@@ -55,14 +55,31 @@ impl Session {
         self.stdin.flush().unwrap();
     }
 
+    /// Writes one line as it is (it need not be JSON).
+    pub fn send_line(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
     /// Sends a request and returns its result, skipping notifications.
     pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
-        use std::io::BufRead;
+        self.exchange(method, params)["result"].clone()
+    }
+
+    /// Sends a request and returns the whole response (`result` or `error`).
+    pub fn exchange(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(
             serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
+        self.response(id)
+    }
+
+    /// The next message with this id, skipping notifications and other responses.
+    pub fn response(&mut self, id: u64) -> serde_json::Value {
+        use std::io::BufRead;
         loop {
             let mut line = String::new();
             assert!(
@@ -71,7 +88,7 @@ impl Session {
             );
             let message: serde_json::Value = serde_json::from_str(&line).unwrap();
             if message["id"] == id {
-                return message["result"].clone();
+                return message;
             }
         }
     }
