@@ -101,17 +101,22 @@ fn leaf_item(name: String, kind: SymbolKind, range: LineRange, span: ByteSpan) -
     }
 }
 
-/// Adds an `unparsed` root item for each run of `blanked` lines that no root item covers.
+/// Adds an `unparsed` root item for each run of non-blank lines that no root item covers:
+/// lines blanked for recovery, and lines oxc skipped while recovering from an error.
 pub(crate) fn add_unparsed_lines(
     mut roots: Vec<ParsedSymbol>,
-    blanked: &[u32],
     src: &str,
     lines: &LineIndex,
 ) -> Vec<ParsedSymbol> {
-    let mut uncovered: Vec<u32> = blanked
-        .iter()
-        .copied()
-        .filter(|&l| !roots.iter().any(|r| r.range.start <= l && l <= r.range.end))
+    let count = lines.line_count();
+    let mut covered = vec![false; count as usize + 2];
+    for r in &roots {
+        for l in r.range.start..=r.range.end.min(count) {
+            covered[l as usize] = true;
+        }
+    }
+    let mut uncovered: Vec<u32> = (1..=count)
+        .filter(|&l| !covered[l as usize])
         .filter(|&l| !lines.lines_text(src, l, l).trim().is_empty())
         .collect();
     uncovered.sort_unstable();

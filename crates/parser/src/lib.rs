@@ -224,10 +224,12 @@ pub fn parse_with<R>(
             let (symbols, imports) =
                 extract::extract(&ret.program, semantic.scoping(), &text, &lines);
             let diagnostics = first_diagnostics.take().unwrap_or(diagnostics);
-            let symbols = if blanked.is_empty() {
+            // After an error oxc may skip text without panicking (an invalid character
+            // ends the program early): what no item covers is unparsed, never lost.
+            let symbols = if blanked.is_empty() && diagnostics.is_empty() {
                 symbols
             } else {
-                extract::add_unparsed_lines(symbols, &blanked, source, &lines)
+                extract::add_unparsed_lines(symbols, source, &lines)
             };
             let parsed = ParsedFile {
                 path: path.to_string(),
