@@ -783,10 +783,30 @@ impl<'a> Extractor<'_, '_> {
             RawCallee::Name(raw) => Callee::Name {
                 target: self.target(raw),
             },
-            RawCallee::Member(r, name) => Callee::Member {
-                receiver: self.receiver(r)?,
-                name: name.clone(),
+            RawCallee::Member(r, name) => match self.own_export(r, name) {
+                Some(decl) => Callee::Name {
+                    target: Target::Local { decl },
+                },
+                None => Callee::Member {
+                    receiver: self.receiver(r)?,
+                    name: name.clone(),
+                },
             },
+        })
+    }
+
+    /// `exports.name` / `module.exports.name` inside a CommonJS file: the declaration the file
+    /// exports under `name` (exports are resolved before calls in [`Self::finish`]).
+    fn own_export(&self, receiver: &RawReceiver, name: &str) -> Option<u32> {
+        let is_global = |r: &RawReceiver, global: &str| matches!(r, RawReceiver::Name(Raw::Global(g)) if g == global);
+        let exports_object = is_global(receiver, "exports")
+            || matches!(receiver, RawReceiver::Member(m, p) if p == "exports" && is_global(m, "module"));
+        if !exports_object {
+            return None;
+        }
+        self.facts.exports.iter().find_map(|e| match e.target {
+            ExportTarget::Local { decl } if e.name == name => Some(decl),
+            _ => None,
         })
     }
 
@@ -1586,7 +1606,7 @@ impl<'a> Extractor<'_, '_> {
             Expression::Identifier(id) => {
                 let raw = self.raw_ident(id);
                 self.export_local(export_name, stmt.span.start, raw);
-                return walk::walk_expression_statement(self, stmt);
+                return self.visit_expression(value);
             }
             Expression::ObjectExpression(o)
                 if whole
@@ -1604,7 +1624,7 @@ impl<'a> Extractor<'_, '_> {
                         self.export_local(key, p.span.start, raw);
                     }
                 }
-                return walk::walk_expression_statement(self, stmt);
+                return self.visit_expression(value);
             }
             _ => {}
         }
