@@ -161,9 +161,6 @@ enum Command {
         /// Only these targets (repeatable; default all).
         #[arg(long)]
         target: Vec<String>,
-        /// Rewrite the seed corpus from the fixtures instead of fuzzing.
-        #[arg(long)]
-        seed: bool,
     },
     /// Measure a phase's speed and memory.
     Bench {
@@ -364,19 +361,13 @@ fn main() -> anyhow::Result<()> {
             None => anyhow::bail!("eval needs --corpus, or --set and --root"),
         },
         Command::FetchModel => eval::fetch_model(),
-        Command::Fuzz {
-            minutes,
-            target,
-            seed,
-        } => {
-            if seed {
-                fuzz::seed(&workspace_root())
-            } else if target.is_empty() {
-                let all = codectx_fuzz::TARGETS.map(String::from);
-                fuzz::run(&workspace_root(), &all, minutes)
+        Command::Fuzz { minutes, target } => {
+            let targets = if target.is_empty() {
+                codectx_fuzz::TARGETS.map(String::from).to_vec()
             } else {
-                fuzz::run(&workspace_root(), &target, minutes)
-            }
+                target
+            };
+            fuzz::run(&workspace_root(), &targets, minutes)
         }
         Command::Vocabulary {
             pins,

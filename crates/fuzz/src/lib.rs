@@ -8,10 +8,12 @@
 
 #[cfg(feature = "answers")]
 mod answers;
+mod seeds;
 #[cfg(feature = "answers")]
 pub use answers::{project, symbol_query};
+pub use seeds::{Seed, seeds};
 
-/// The fuzz targets, by name: the corpus and artifact directories are named after them.
+/// The fuzz targets, by name: the seed and artifact directories are named after them.
 pub const TARGETS: [&str; 4] = ["chunks", "facts", "project", "symbol_query"];
 
 /// The targets that need the `answers` feature.

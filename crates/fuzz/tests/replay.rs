@@ -1,30 +1,39 @@
-//! Every checked-in corpus input and every crash reproducer of every fuzz target, replayed
-//! through the target's checks (`crates/fuzz/targets/{corpus,artifacts}/<target>/`).
+//! Every seed input (built from `fixtures/`) and every crash reproducer
+//! (`crates/fuzz/targets/artifacts/<target>/`) of every fuzz target, replayed through the
+//! target's checks.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+fn replay(target: &str, what: &str, data: &[u8]) {
+    let outcome = std::panic::catch_unwind(|| codectx_fuzz::run(target, data));
+    assert!(
+        matches!(outcome, Ok(true)),
+        "{target}: {what} fails (its panic is printed above)"
+    );
+}
 
 #[test]
-fn corpus_and_reproducers_replay() {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("targets");
+fn seeds_and_reproducers_replay() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let seeds = codectx_fuzz::seeds(&crate_dir.join("../../fixtures")).unwrap();
     for target in codectx_fuzz::TARGETS {
         let mut replayed = 0;
-        for kind in ["corpus", "artifacts"] {
-            let Ok(entries) = std::fs::read_dir(base.join(kind).join(target)) else {
-                continue;
-            };
-            let mut paths: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-            paths.sort();
-            for path in paths {
-                let data = std::fs::read(&path).unwrap();
-                let outcome = std::panic::catch_unwind(|| codectx_fuzz::run(target, &data));
-                assert!(
-                    matches!(outcome, Ok(true)),
-                    "{target}: {} fails (its panic is printed above)",
-                    path.display(),
-                );
-                replayed += 1;
-            }
+        for seed in seeds.iter().filter(|s| s.target == target) {
+            replay(target, &format!("seed {}", seed.name), &seed.data);
+            replayed += 1;
         }
-        assert!(replayed > 0, "{target} has no corpus");
+        assert!(replayed > 0, "{target} has no seeds");
+        let artifacts = crate_dir.join("targets/artifacts").join(target);
+        let mut reproducers: Vec<PathBuf> = std::fs::read_dir(&artifacts)
+            .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        reproducers.sort();
+        for path in reproducers {
+            replay(
+                target,
+                &path.display().to_string(),
+                &std::fs::read(&path).unwrap(),
+            );
+        }
     }
 }

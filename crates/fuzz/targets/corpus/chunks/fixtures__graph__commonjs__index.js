@@ -1,6 +1,0 @@
-const create = require('./create');
-const { parseHeader } = require('./parse');
-
-module.exports = { create, parseHeader };
-
-create();
