@@ -106,22 +106,36 @@ async fn assert_same_as_clean_build(root: &Path, store: &Store) {
     .await
     .unwrap();
     sync(&mut clean, &embedder).await;
-    let show = |rows: Vec<StoredChunk>| -> Vec<String> {
-        rows.into_iter().map(|r| format!("{r:?}")).collect()
-    };
-    let (ours, theirs) = (show(rows(store).await), show(rows(&clean).await));
-    for (a, b) in ours.iter().zip(&theirs) {
-        assert_eq!(a, b, "incremental != clean build");
-    }
-    assert_eq!(ours.len(), theirs.len(), "incremental != clean build");
+    assert_same_contents(
+        &contents(store).await,
+        &contents(&clean).await,
+        "incremental",
+    );
+}
+
+/// An index's rows (rendered in full) and file records (facts left out), sorted.
+async fn contents(store: &Store) -> (Vec<String>, Vec<codectx_store::FileRecord>) {
+    let rows = rows(store)
+        .await
+        .into_iter()
+        .map(|r| format!("{r:?}"))
+        .collect();
     let mut files: Vec<_> = store.files().cloned().collect();
-    let mut clean_files: Vec<_> = clean.files().cloned().collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    clean_files.sort_by(|a, b| a.path.cmp(&b.path));
-    let strip = |f: &mut codectx_store::FileRecord| f.facts = None;
-    files.iter_mut().for_each(strip);
-    clean_files.iter_mut().for_each(strip);
-    assert_eq!(files, clean_files);
+    files.iter_mut().for_each(|f| f.facts = None);
+    (rows, files)
+}
+
+fn assert_same_contents(
+    ours: &(Vec<String>, Vec<codectx_store::FileRecord>),
+    clean: &(Vec<String>, Vec<codectx_store::FileRecord>),
+    what: &str,
+) {
+    for (a, b) in ours.0.iter().zip(&clean.0) {
+        assert_eq!(a, b, "{what} != clean build");
+    }
+    assert_eq!(ours.0.len(), clean.0.len(), "{what} != clean build");
+    assert_eq!(ours.1, clean.1, "{what} != clean build");
 }
 
 fn set_mtime(path: &Path, secs_later: u64) {
@@ -507,26 +521,124 @@ mod faults {
         }
     }
 
-    /// SIGKILL at arbitrary moments (not only at the observer's points).
+    /// One of two versions of a generated tree of a few hundred files, written with fixed
+    /// mtimes so that an index of either version can be compared with a clean build of it.
+    /// Version B changes every third file, drops every tenth and adds a few.
+    fn write_version(root: &Path, b: bool) {
+        let mtime =
+            SystemTime::UNIX_EPOCH + Duration::from_secs(if b { 2_000_000 } else { 1_000_000 });
+        for i in 0..300 {
+            let dir = root.join(format!("src/gen/m{}", i % 8));
+            let path = dir.join(format!("mod{i}.ts"));
+            let present = if b { i >= 290 || i % 10 != 0 } else { i < 290 };
+            if !present {
+                let _ = std::fs::remove_file(&path);
+                continue;
+            }
+            let extra = if b && i % 3 == 0 {
+                format!("\n  reset(): void {{\n    this.total = {i};\n  }}\n")
+            } else {
+                String::new()
+            };
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                &path,
+                format!(
+                    "import {{ formatDuration }} from '../../../util/format';\n\n\
+                     /** Module {i}. */\nexport function run{i}(n: number): string {{\n  return formatDuration(n * {i});\n}}\n\n\
+                     export class Worker{i} {{\n  total = 0;\n  step(x: number): number {{\n    return x + {i};\n  }}\n{extra}}}\n"
+                ),
+            )
+            .unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(mtime).unwrap();
+        }
+    }
+
+    /// What a clean build of the tree at `root` holds: rows and file records.
+    async fn clean_build(root: &Path) -> (Vec<String>, Vec<codectx_store::FileRecord>) {
+        let embedder = TokenHashEmbedder::new(DIMENSION);
+        let dir = tempfile::tempdir().unwrap();
+        let mut clean = Store::open(
+            root,
+            StoreOptions {
+                uri: Some(dir.path().to_string_lossy().into_owned()),
+                ..options(&embedder)
+            },
+        )
+        .await
+        .unwrap();
+        sync(&mut clean, &embedder).await;
+        contents(&clean).await
+    }
+
+    /// Fifty SIGKILLs at random moments of cold and incremental syncs of a few hundred
+    /// files; after each, one sync gives exactly what a clean build of the files gives.
     #[cfg(unix)]
     #[tokio::test]
-    async fn a_sync_killed_at_random_moments_is_repaired() {
-        for delay_ms in [5u64, 40, 120, 300] {
-            let root = larger_workspace();
+    async fn fifty_syncs_killed_at_random_moments_are_each_repaired() {
+        let root = workspace();
+        let index = root.path().join(".codectx");
+        write_version(root.path(), false);
+        let clean_a = clean_build(root.path()).await;
+        write_version(root.path(), true);
+        let clean_b = clean_build(root.path()).await;
+
+        // How long an uninterrupted child takes, cold (version B) and incremental (to A).
+        let timed = |root: &Path| {
+            let started = std::time::Instant::now();
+            assert!(run_child(root, None).status.success());
+            started.elapsed()
+        };
+        let cold = timed(root.path());
+        write_version(root.path(), false);
+        let incremental = timed(root.path());
+
+        // A fixed xorshift sequence: a failure names its kill, and reruns the same moments.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut uniform = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut kills, mut version_b) = (0, false);
+        for attempt in 0..80 {
+            if kills == 50 {
+                break;
+            }
+            version_b = !version_b;
+            write_version(root.path(), version_b);
+            let from_scratch = attempt % 5 == 0;
+            if from_scratch {
+                std::fs::remove_dir_all(&index).unwrap();
+            }
+            let span = if from_scratch { cold } else { incremental };
+            let delay = span.mul_f64(uniform());
             let mut child = std::process::Command::new(example())
                 .arg(root.path())
                 .args(["--embed", &DIMENSION.to_string()])
                 .stdout(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
-            std::thread::sleep(Duration::from_millis(delay_ms));
+            std::thread::sleep(delay);
+            if child.try_wait().unwrap().is_none() {
+                kills += 1;
+            }
             let _ = child.kill();
             let _ = child.wait();
+
             let embedder = TokenHashEmbedder::new(DIMENSION);
             let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
             sync(&mut store, &embedder).await;
-            assert_same_as_clean_build(root.path(), &store).await;
+            let expected = if version_b { &clean_b } else { &clean_a };
+            let what = format!(
+                "attempt {attempt} ({}, killed after {delay:?})",
+                if from_scratch { "cold" } else { "incremental" }
+            );
+            assert_same_contents(&contents(&store).await, expected, &what);
         }
+        assert_eq!(kills, 50, "too few syncs were still running when killed");
     }
 
     /// A second writer waits for the lock, then gives up with a clear error.
