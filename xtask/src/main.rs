@@ -13,6 +13,7 @@
 //!   `cargo xtask fetch-model` puts all-MiniLM-L6-v2 in the user cache.
 
 mod bench;
+mod bench_cli;
 mod bench_query;
 mod bm25;
 mod eval;
@@ -248,6 +249,21 @@ enum BenchTarget {
         #[arg(long, default_value_t = 5)]
         runs: usize,
     },
+    /// The `mcp-server` binary as a user runs it, whole processes: cold `index`, no-change
+    /// `index` and one `search`, wall time and peak RSS.
+    Cli {
+        /// Project root.
+        #[arg(long)]
+        root: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// The question searched for.
+        #[arg(long, default_value = "where is the configuration parsed")]
+        query: String,
+        /// The binary (default: `mcp-server` next to this xtask, same profile).
+        #[arg(long)]
+        binary: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -405,6 +421,15 @@ fn main() -> anyhow::Result<()> {
         Command::Bench {
             target: BenchTarget::Graph { root, runs },
         } => graph::bench(&root, runs),
+        Command::Bench {
+            target:
+                BenchTarget::Cli {
+                    root,
+                    runs,
+                    query,
+                    binary,
+                },
+        } => bench_cli::bench(&root, runs, &query, binary),
         Command::Validate {
             phase: Phase::Parser { corpus },
         } => {
