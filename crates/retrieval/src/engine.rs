@@ -7,10 +7,11 @@ use std::sync::Arc;
 use codectx_chunker::CodeChunk;
 use codectx_embed::{Embedder, Reranker};
 use codectx_snapshot::SkeletonCache;
-use codectx_store::{Store, StoreOptions, SyncObserver, SyncStats, VectorCounts};
+use codectx_store::{EmbedProgress, Store, StoreOptions, SyncObserver, SyncStats, VectorCounts};
 
 use crate::scoring::SearchOptions;
 use crate::search::{Ranking, SearchMode, rank, select_chunks};
+use crate::status::IndexSummary;
 use crate::{
     Answer, AnswerOptions, CodeContext, Project, RetrievalError, Strategy, SymbolQuery, assemble,
     code_context, lookup, low_confidence_answer, search_symbol,
@@ -45,9 +46,9 @@ pub struct SearchOutcome {
 /// files (the blueprint's "sync on every call"); the graph and chunks in memory are
 /// re-linked from the store only when that sync changed something.
 pub struct Engine {
-    store: Store,
+    /// The index and the model that embeds for it.
+    index: Indexer,
     project: Project,
-    embedder: Option<Arc<dyn Embedder>>,
     reranker: Option<Arc<dyn Reranker>>,
     skeletons: SkeletonCache,
 }
@@ -65,33 +66,15 @@ impl Engine {
         options: EngineOptions,
         observer: &dyn SyncObserver,
     ) -> Result<Self, RetrievalError> {
-        let mut store_options = Self::store_options(&options);
-        if store_options.embedding.is_none() {
-            // No model now is not "no vectors": keep the ones the index has (opening with
-            // another spec would rebuild it). Queries simply do not use them.
-            store_options.embedding = Store::recorded_embedding(root, &store_options).await?;
-        }
-        let mut store = Store::open(root, store_options).await?;
-        store.sync(None, observer).await?;
-        let project = Project::from_index(&store).await?;
+        let mut index = Indexer::open(root, &options).await?;
+        index.sync(observer).await?;
+        let project = Project::from_index(&index.store).await?;
         Ok(Self {
-            store,
+            index,
             project,
-            embedder: options.embedder,
             reranker: options.reranker,
             skeletons: SkeletonCache::default(),
         })
-    }
-
-    /// The store options `options` open the index with (the embedder decides which
-    /// vectors it keeps): a second handle on the same index — a background embedder —
-    /// must open it with these.
-    pub fn store_options(options: &EngineOptions) -> StoreOptions {
-        let mut store = options.store.clone();
-        if let Some(embedder) = &options.embedder {
-            store.embedding = Some(embedder.spec());
-        }
-        store
     }
 
     /// Cached file skeletons (seed 004), valid across refreshes: keyed by content.
@@ -102,7 +85,7 @@ impl Engine {
     /// How many chunks the index holds and how many have a vector (another handle may be
     /// embedding them).
     pub async fn vector_counts(&mut self) -> Result<VectorCounts, RetrievalError> {
-        Ok(self.store.vector_counts().await?)
+        Ok(self.index.store.vector_counts().await?)
     }
 
     pub fn project(&self) -> &Project {
@@ -110,12 +93,12 @@ impl Engine {
     }
 
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.index.store
     }
 
     /// Whether queries can use vectors at all (an embedding model is configured).
     pub fn has_embedder(&self) -> bool {
-        self.embedder.is_some()
+        self.index.embedder.is_some()
     }
 
     /// Brings the index up to date with the files (structure only) and re-links the
@@ -124,12 +107,12 @@ impl Engine {
         &mut self,
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, RetrievalError> {
-        let stats = self.store.sync(None, observer).await?;
+        let stats = self.index.store.sync(None, observer).await?;
         if stats.repaired || stats.changed_paths.len() > MAX_PATCHED_FILES {
-            self.project = Project::from_index(&self.store).await?;
+            self.project = Project::from_index(&self.index.store).await?;
         } else if !stats.changed_paths.is_empty() {
             self.project
-                .apply_changes(&self.store, &stats.changed_paths)
+                .apply_changes(&self.index.store, &stats.changed_paths)
                 .await?;
         }
         Ok(stats)
@@ -140,13 +123,40 @@ impl Engine {
         &mut self,
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, RetrievalError> {
-        match &self.embedder {
-            Some(embedder) => Ok(self
-                .store
-                .embed_pending(embedder.as_ref(), observer)
-                .await?),
-            None => Ok(SyncStats::default()),
-        }
+        self.index.embed_pending(observer).await
+    }
+
+    /// A second handle on this engine's index that computes missing vectors step by step,
+    /// so that queries on the engine never wait for the model. `None` without an embedder.
+    pub async fn vector_filler(&self) -> Result<Option<VectorFiller>, RetrievalError> {
+        let Some(embedder) = &self.index.embedder else {
+            return Ok(None);
+        };
+        let store = Store::open(self.index.store.root(), self.index.store_options.clone()).await?;
+        Ok(Some(VectorFiller {
+            store,
+            embedder: Arc::clone(embedder),
+        }))
+    }
+
+    /// The chunks [`Engine::answer`] is made of, best first, on the index as it is: a
+    /// lookup's matches (score 1), or the gated, budgeted selection of the ranking.
+    pub async fn select(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<Vec<(&CodeChunk, f32)>, RetrievalError> {
+        Ok(match SymbolQuery::parse(query) {
+            Some(parsed) => lookup(&self.project, &parsed?)
+                .matches
+                .into_iter()
+                .map(|chunk| (chunk, 1.0))
+                .collect(),
+            None => {
+                let ranking = self.rank(query, options).await?;
+                select_chunks(&self.project, &ranking, options)
+            }
+        })
     }
 
     /// Ranks `query`'s candidates (no sync, no selection).
@@ -156,9 +166,9 @@ impl Engine {
         options: &SearchOptions,
     ) -> Result<Ranking, RetrievalError> {
         rank(
-            &self.store,
+            &self.index.store,
             &self.project,
-            self.embedder.as_deref(),
+            self.index.embedder.as_deref(),
             self.reranker.as_deref(),
             query,
             options,
@@ -297,5 +307,77 @@ impl Engine {
                 options.minimum_relevance_threshold, best.final_score, best.relative_path
             ),
         }
+    }
+}
+
+/// Fills in vectors in the background ([`Engine::vector_filler`]). Each step embeds a few
+/// chunks with the model, then takes the index's write lock only for the commit; rows a
+/// concurrent sync replaced meanwhile stay pending for a later step.
+pub struct VectorFiller {
+    store: Store,
+    embedder: Arc<dyn Embedder>,
+}
+
+impl VectorFiller {
+    /// Embeds up to `limit` chunks that have no vector; says how many it did and how many
+    /// are still pending (none pending and none done: the index is complete).
+    pub async fn step(&mut self, limit: usize) -> Result<EmbedProgress, RetrievalError> {
+        Ok(self.store.embed_step(self.embedder.as_ref(), limit).await?)
+    }
+}
+
+/// The index of a root opened to bring it up to date, without linking a project: what
+/// `mcp-server index` needs, and the first half of [`Engine::open`]. On a large repository
+/// linking the project is most of a no-change run's time and memory.
+pub struct Indexer {
+    store: Store,
+    /// What the index was opened with.
+    store_options: StoreOptions,
+    embedder: Option<Arc<dyn Embedder>>,
+}
+
+impl Indexer {
+    /// Opens (or creates) the index `options` locate for `root`. With an embedder, the index
+    /// keeps that model's vectors; without one, it keeps the vectors it has (opening with
+    /// another spec would rebuild it), which queries then simply do not use.
+    pub async fn open(root: &Path, options: &EngineOptions) -> Result<Self, RetrievalError> {
+        let mut store_options = options.store.clone();
+        match &options.embedder {
+            Some(embedder) => store_options.embedding = Some(embedder.spec()),
+            None if store_options.embedding.is_none() => {
+                store_options.embedding = Store::recorded_embedding(root, &store_options).await?;
+            }
+            None => {}
+        }
+        let store = Store::open(root, store_options.clone()).await?;
+        Ok(Self {
+            store,
+            store_options,
+            embedder: options.embedder.clone(),
+        })
+    }
+
+    /// Brings the index up to date with the files (structure only: no embedding).
+    pub async fn sync(&mut self, observer: &dyn SyncObserver) -> Result<SyncStats, RetrievalError> {
+        Ok(self.store.sync(None, observer).await?)
+    }
+
+    /// Embeds every chunk that has no vector yet (nothing without an embedder).
+    pub async fn embed_pending(
+        &mut self,
+        observer: &dyn SyncObserver,
+    ) -> Result<SyncStats, RetrievalError> {
+        match &self.embedder {
+            Some(embedder) => Ok(self
+                .store
+                .embed_pending(embedder.as_ref(), observer)
+                .await?),
+            None => Ok(SyncStats::default()),
+        }
+    }
+
+    /// What the index holds now.
+    pub async fn summary(&mut self) -> Result<IndexSummary, RetrievalError> {
+        IndexSummary::of(&mut self.store).await
     }
 }

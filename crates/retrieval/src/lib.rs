@@ -32,6 +32,7 @@ mod navigate;
 mod project;
 mod scoring;
 mod search;
+mod status;
 
 use std::path::PathBuf;
 
@@ -39,8 +40,14 @@ pub use answer::{
     Answer, AnswerOptions, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, assemble,
     low_confidence_answer, symbol_metadata,
 };
+/// The index types this crate's API takes and returns, so that a front end needs no
+/// direct dependency on the store.
+pub use codectx_store::{
+    ChunkFilter, EmbedProgress, FileStatus, HistoryOptions, SkipReason, StoreError, StoreOptions,
+    SyncEvent, SyncObserver, SyncStats, VectorCounts,
+};
 pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
-pub use engine::{Engine, EngineOptions, SearchOutcome};
+pub use engine::{Engine, EngineOptions, Indexer, SearchOutcome, VectorFiller};
 pub use lookup::{LOOKUP_PREFIX, Lookup, SymbolQuery, lookup};
 pub use navigate::{
     Direction, ErrorCode, HierarchyNode, MAX_HIERARCHY_NODES, NavigationError, RelatedScope,
@@ -53,6 +60,7 @@ pub use scoring::{
     query_terms, term_coverage,
 };
 pub use search::{Ranking, Scored, SearchMode, rank, select, select_chunks};
+pub use status::IndexSummary;
 
 /// Errors of query handling, each naming its input.
 #[derive(Debug, thiserror::Error)]

@@ -62,7 +62,7 @@ impl SymbolQuery {
             return false;
         }
         // breadcrumb = "path > A > B > name": the parents must be the nearest ancestors.
-        let crumbs: Vec<&str> = chunk.breadcrumb.split(" > ").skip(1).collect();
+        let crumbs = chunk.qualified_parts();
         let ancestors = &crumbs[..crumbs.len().saturating_sub(1)];
         ancestors.len() >= self.parents.len()
             && ancestors[ancestors.len() - self.parents.len()..]
@@ -167,7 +167,7 @@ fn closest_names(project: &Project, query: &SymbolQuery) -> Vec<String> {
     let mut names: Vec<(f64, &str)> = project
         .chunks()
         .filter(|c| query.file.as_deref().is_none_or(|f| f == c.relative_path))
-        .filter(|c| !c.name.starts_with("import:") && c.node_kind != SymbolKind::Comment)
+        .filter(|c| !matches!(c.node_kind, SymbolKind::Import | SymbolKind::Comment))
         .map(|c| {
             let score = strsim::jaro_winkler(&c.name.to_lowercase(), &query.name.to_lowercase());
             (score, c.name.as_str())

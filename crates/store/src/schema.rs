@@ -241,7 +241,9 @@ pub(crate) fn meta_schema() -> SchemaRef {
 /// that says "cookie" is more likely about `utils/cookie.ts` than about a function that
 /// mentions a cookie once.
 pub(crate) fn search_names(chunk: &CodeChunk) -> String {
-    chunk.breadcrumb.replace(" > ", " ")
+    chunk
+        .breadcrumb
+        .replace(codectx_chunker::BREADCRUMB_SEPARATOR, " ")
 }
 
 pub(crate) fn chunks_to_batch(
