@@ -5,8 +5,8 @@ Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [-- SERVER
 
 QUERIES.jsonl holds one {"query": ...} per line (a CommitLoc set works). Prints the time to
 the first answer (includes opening the index) and p50/p95 over every call after it.
-Needs the `mcp` package (the e2e test installs it under the target directory; point
-PYTHONPATH there).
+Needs the `mcp` package (the e2e test installs it in the test cache,
+~/.cache/codectx/corpus/pip/mcp-python-sdk; point PYTHONPATH there).
 """
 
 import asyncio
