@@ -94,23 +94,28 @@ fn report(stats: &SyncStats, embedded: &[String], rows: &[StoredChunk]) -> Strin
 
 /// The incremental index must equal a clean build of the same files.
 async fn assert_same_as_clean_build(root: &Path, store: &Store) {
+    assert_same_contents(
+        &contents(store).await,
+        &clean_build(root).await,
+        "incremental",
+    );
+}
+
+/// What a clean build of the tree at `root` holds: rows and file records.
+async fn clean_build(root: &Path) -> (Vec<String>, Vec<codectx_store::FileRecord>) {
     let embedder = TokenHashEmbedder::new(DIMENSION);
-    let clean_dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
     let mut clean = Store::open(
         root,
         StoreOptions {
-            uri: Some(clean_dir.path().to_string_lossy().into_owned()),
+            uri: Some(dir.path().to_string_lossy().into_owned()),
             ..options(&embedder)
         },
     )
     .await
     .unwrap();
     sync(&mut clean, &embedder).await;
-    assert_same_contents(
-        &contents(store).await,
-        &contents(&clean).await,
-        "incremental",
-    );
+    contents(&clean).await
 }
 
 /// An index's rows (rendered in full) and file records (facts left out), sorted.
@@ -553,23 +558,6 @@ mod faults {
             let file = std::fs::File::options().write(true).open(&path).unwrap();
             file.set_modified(mtime).unwrap();
         }
-    }
-
-    /// What a clean build of the tree at `root` holds: rows and file records.
-    async fn clean_build(root: &Path) -> (Vec<String>, Vec<codectx_store::FileRecord>) {
-        let embedder = TokenHashEmbedder::new(DIMENSION);
-        let dir = tempfile::tempdir().unwrap();
-        let mut clean = Store::open(
-            root,
-            StoreOptions {
-                uri: Some(dir.path().to_string_lossy().into_owned()),
-                ..options(&embedder)
-            },
-        )
-        .await
-        .unwrap();
-        sync(&mut clean, &embedder).await;
-        contents(&clean).await
     }
 
     /// Fifty SIGKILLs at random moments of cold and incremental syncs of a few hundred
