@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use codectx_store::{Store, StoreOptions, SyncStats};
+use codectx_store::{Store, StoreOptions, SyncStats, SyncTimings};
 
 pub fn bench(
     root: Option<&Path>,
@@ -63,7 +63,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
     let rss_after_cold = crate::bench::peak_rss_mb();
     let first = first.expect("runs >= 1");
     println!(
-        "{}: {} files seen, {} parsed ({cold_parses} parses), {} skipped, {} chunks",
+        "{}: {} files seen, {} parsed ({cold_parses} parses, history attribution's parses of past versions included), {} skipped, {} chunks",
         root.display(),
         first.files_seen,
         first.files_parsed,
@@ -112,6 +112,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
     let path = root.join(&file);
     let original = std::fs::read(&path)?;
     let mut edit = Vec::new();
+    let mut steps: Vec<SyncTimings> = Vec::new();
     for n in 0..runs.max(5) {
         let mut edited = original.clone();
         edited.extend_from_slice(format!("\n// edit {n}\n").as_bytes());
@@ -126,6 +127,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
             "expected one parsed file: {stats:?}"
         );
         edit.push(elapsed);
+        steps.push(stats.timings);
         store.sync(None, &()).await?;
     }
     report(
@@ -133,6 +135,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         &mut edit,
         "ms",
     );
+    report_steps(&steps);
     drop(store);
 
     // The same edit, to a fresh answer: what an agent's next call waits for (the engine
@@ -150,19 +153,30 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
     let search = codectx_retrieval::SearchOptions::default();
     let mut answer = Vec::new();
+    let (mut refreshed, mut patched, mut answered) = (Vec::new(), Vec::new(), Vec::new());
     let mut parses = Vec::new();
     for n in 0..runs.max(5) {
         let mut edited = original.clone();
         edited.extend_from_slice(format!("\n// answer edit {n}\n").as_bytes());
         std::fs::write(&path, &edited)?;
         let before = codectx_parser::parse_count();
+        // `Engine::search` is these two calls; timed apart to say where the time goes.
         let start = Instant::now();
-        let outcome = engine.search(&query, &search, 1).await;
-        let elapsed = start.elapsed().as_secs_f64() * 1e3;
+        let outcome = engine.refresh(&()).await;
+        let refresh = start.elapsed();
+        let outcome = match outcome {
+            Ok(stats) => engine.answer(&query, &search, 1).await.map(|_| stats),
+            Err(e) => Err(e),
+        };
+        let elapsed = start.elapsed();
         parses.push(codectx_parser::parse_count() - before);
         std::fs::write(&path, &original)?;
-        outcome?;
-        answer.push(elapsed);
+        let stats = outcome?;
+        let sync: std::time::Duration = stats.timings.steps().iter().map(|(_, t)| *t).sum();
+        answer.push(elapsed.as_secs_f64() * 1e3);
+        refreshed.push(sync.as_secs_f64() * 1e3);
+        patched.push((refresh.saturating_sub(sync)).as_secs_f64() * 1e3);
+        answered.push((elapsed - refresh).as_secs_f64() * 1e3);
         engine.search(&query, &search, 1).await?;
     }
     report(
@@ -170,11 +184,30 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         &mut answer,
         "ms",
     );
+    report("  of which the sync", &mut refreshed, "ms");
+    report("  of which patching the project", &mut patched, "ms");
+    report("  of which the answer", &mut answered, "ms");
     println!(
         "peak RSS after the cold builds: {rss_after_cold:.0} MB; at the end: {:.0} MB",
         crate::bench::peak_rss_mb()
     );
     Ok(())
+}
+
+/// The median of each sync step over `runs`, on one line.
+fn report_steps(runs: &[SyncTimings]) {
+    let Some(first) = runs.first() else { return };
+    let medians: Vec<String> = (0..first.steps().len())
+        .map(|i| {
+            let mut ms: Vec<f64> = runs
+                .iter()
+                .map(|t| t.steps()[i].1.as_secs_f64() * 1e3)
+                .collect();
+            ms.sort_by(f64::total_cmp);
+            format!("{} {:.1}", first.steps()[i].0, ms[ms.len() / 2])
+        })
+        .collect();
+    println!("  sync steps, median ms: {}", medians.join(", "));
 }
 
 /// Bytes of every file under `dir` (symlinks not followed).

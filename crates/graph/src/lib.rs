@@ -152,10 +152,18 @@ impl ProjectGraph {
     ) {
         let mut added_or_removed = false;
         let mut updated = Vec::new();
+        // Files whose outward facts held: each is re-linked alone.
+        let mut inward = Vec::new();
+        let mut outward = false;
         for (abs, facts) in changes {
             let path = relative(&self.root, &abs);
             match (self.by_path.get(&path).copied(), facts) {
                 (Some(i), Some(facts)) => {
+                    if self.files[i as usize].facts.same_outward_facts(&facts) {
+                        inward.push(i);
+                    } else {
+                        outward = true;
+                    }
                     self.files[i as usize].facts = facts;
                     updated.push(path);
                 }
@@ -187,13 +195,19 @@ impl ProjectGraph {
             for i in 0..self.files.len() {
                 self.resolve_requests(i);
             }
-        } else {
+            self.relink();
+        } else if outward {
             for path in updated {
                 let i = self.by_path[&path];
                 self.resolve_requests(i as usize);
             }
+            self.relink();
+        } else {
+            // Same requests: same resolution.
+            for i in inward {
+                self.links.relink_file(&self.files, i);
+            }
         }
-        self.relink();
     }
 
     /// Replaces (or adds) one file and re-links. `source = None` removes the file.

@@ -33,11 +33,21 @@ enum Scope {
 /// Maximum chain length when following re-exports, aliases and inheritance.
 const MAX_HOPS: usize = 32;
 
+/// The links of a project, as a fresh build over files in path order gives them. Every
+/// entry except virtual dispatch comes from one file's own sites and declarations, so a
+/// file whose outward facts did not change is re-linked alone ([`Links::relink_file`]).
 #[derive(Default)]
 pub(crate) struct Links {
     callees: HashMap<CallerRef, Vec<(SymbolRef, u32)>>,
+    /// Call sites as written, per callee, in caller-file order.
+    direct: HashMap<SymbolRef, Vec<(CallerRef, u32)>>,
+    /// Calls that reach a method through a base type's (virtual dispatch), derived from
+    /// `direct`; none repeats one of `direct`.
+    dispatched: HashMap<SymbolRef, Vec<(CallerRef, u32)>>,
+    /// `direct` then `dispatched`: what [`Links::callers`] hands out.
     callers: HashMap<SymbolRef, Vec<(CallerRef, u32)>>,
-    refs: HashMap<SymbolRef, (u32, Vec<u32>)>,
+    /// References to each symbol: (referring file, how many), in file order.
+    refs: HashMap<SymbolRef, Vec<(u32, u32)>>,
     supertypes: HashMap<SymbolRef, Vec<SymbolRef>>,
     subtypes: HashMap<SymbolRef, Vec<SymbolRef>>,
 }
@@ -46,69 +56,127 @@ impl Links {
     pub(crate) fn build(files: &[FileNode]) -> Self {
         let linker = Linker::new(files);
         let mut links = Links::default();
-        for (f, file) in files.iter().enumerate() {
-            let f = f as u32;
-            for call in &file.facts.calls {
-                let Some(target) = linker.callee(f, &call.callee) else {
-                    continue;
-                };
-                let d = linker.decl(target);
-                let counts = match call.kind {
-                    SiteKind::Access => matches!(
-                        d.kind,
-                        DeclKind::Method | DeclKind::Getter | DeclKind::Setter
-                    ),
-                    SiteKind::New => d.kind == DeclKind::Class,
-                    _ => d.kind.is_callable() || d.kind == DeclKind::Class,
-                };
-                if !counts {
-                    continue;
-                }
-                let caller = match call.caller {
-                    Some(decl) => CallerRef::Symbol(SymbolRef { file: f, decl }),
-                    None => CallerRef::Module(f),
-                };
-                if !call.in_named_expression {
-                    push_unique(
-                        links.callees.entry(caller).or_default(),
-                        (target, call.line),
-                    );
-                }
-                // Every overload signature of the callee is called (as TypeScript reports).
-                for sibling in overloads(files, target) {
-                    push_unique(
-                        links.callers.entry(sibling).or_default(),
-                        (caller, call.line),
-                    );
-                }
+        for f in 0..files.len() as u32 {
+            links.add_file(&linker, files, f);
+        }
+        links.dispatched = links.dispatch_virtual_calls(files);
+        let keys: HashSet<SymbolRef> = links
+            .direct
+            .keys()
+            .chain(links.dispatched.keys())
+            .copied()
+            .collect();
+        links.combine(keys);
+        links
+    }
+
+    /// Re-links file `f` after its facts changed in ways no other file can see (same
+    /// declarations, exports and requests; other sites and positions): its own entries are
+    /// replaced and virtual dispatch derived again. Equal to a fresh [`Links::build`].
+    pub(crate) fn relink_file(&mut self, files: &[FileNode], f: u32) {
+        let mut touched: HashSet<SymbolRef> = HashSet::new();
+        self.callees.retain(|c, _| caller_file(*c) != f);
+        self.direct.retain(|&target, callers| {
+            let before = callers.len();
+            callers.retain(|&(c, _)| caller_file(c) != f);
+            if callers.len() != before {
+                touched.insert(target);
             }
-            for r in &file.facts.refs {
-                let Some(target) = linker.referenced(f, &r.to) else {
-                    continue;
-                };
-                let entry = links.refs.entry(target).or_default();
-                entry.0 += 1;
-                if target.file != f && !entry.1.contains(&f) {
-                    entry.1.push(f);
-                }
+            !callers.is_empty()
+        });
+        self.refs.retain(|_, by_file| {
+            by_file.retain(|&(file, _)| file != f);
+            !by_file.is_empty()
+        });
+        self.supertypes.retain(|s, _| s.file != f);
+        self.subtypes.retain(|_, subs| {
+            subs.retain(|s| s.file != f);
+            !subs.is_empty()
+        });
+        touched.extend(self.add_file(&Linker::new(files), files, f));
+        let dispatched = self.dispatch_virtual_calls(files);
+        touched.extend(self.dispatched.keys().chain(dispatched.keys()).copied());
+        self.dispatched = dispatched;
+        self.combine(touched);
+    }
+
+    /// Adds the entries of file `f`'s own sites and declarations, each in its file-order
+    /// place; returns the callees whose direct callers it added to.
+    fn add_file(&mut self, linker: &Linker<'_>, files: &[FileNode], f: u32) -> Vec<SymbolRef> {
+        let file = &files[f as usize];
+        let mut called = Vec::new();
+        for call in &file.facts.calls {
+            let Some(target) = linker.callee(f, &call.callee) else {
+                continue;
+            };
+            let d = linker.decl(target);
+            let counts = match call.kind {
+                SiteKind::Access => matches!(
+                    d.kind,
+                    DeclKind::Method | DeclKind::Getter | DeclKind::Setter
+                ),
+                SiteKind::New => d.kind == DeclKind::Class,
+                _ => d.kind.is_callable() || d.kind == DeclKind::Class,
+            };
+            if !counts {
+                continue;
             }
-            for (d, decl) in file.facts.decls.iter().enumerate() {
-                let me = SymbolRef {
-                    file: f,
-                    decl: d as u32,
-                };
-                for t in decl.extends.iter().chain(&decl.implements) {
-                    if let Some(Entity::Symbol(base)) = linker.target(f, t)
-                        && base != me
-                    {
-                        push_unique(links.supertypes.entry(me).or_default(), base);
-                        push_unique(links.subtypes.entry(base).or_default(), me);
-                    }
+            let caller = match call.caller {
+                Some(decl) => CallerRef::Symbol(SymbolRef { file: f, decl }),
+                None => CallerRef::Module(f),
+            };
+            if !call.in_named_expression {
+                push_unique(self.callees.entry(caller).or_default(), (target, call.line));
+            }
+            // Every overload signature of the callee is called (as TypeScript reports).
+            for sibling in overloads(files, target) {
+                insert_in_file_order(
+                    self.direct.entry(sibling).or_default(),
+                    (caller, call.line),
+                    |&(c, _)| caller_file(c),
+                );
+                called.push(sibling);
+            }
+        }
+        for r in &file.facts.refs {
+            let Some(target) = linker.referenced(f, &r.to) else {
+                continue;
+            };
+            let by_file = self.refs.entry(target).or_default();
+            match by_file.iter().position(|&(file, _)| file >= f) {
+                Some(i) if by_file[i].0 == f => by_file[i].1 += 1,
+                Some(i) => by_file.insert(i, (f, 1)),
+                None => by_file.push((f, 1)),
+            }
+        }
+        for (d, decl) in file.facts.decls.iter().enumerate() {
+            let me = SymbolRef {
+                file: f,
+                decl: d as u32,
+            };
+            for t in decl.extends.iter().chain(&decl.implements) {
+                if let Some(Entity::Symbol(base)) = linker.target(f, t)
+                    && base != me
+                {
+                    push_unique(self.supertypes.entry(me).or_default(), base);
+                    insert_in_file_order(self.subtypes.entry(base).or_default(), me, |s| s.file);
                 }
             }
         }
-        links.dispatch_virtual_calls(files);
-        links
+        called
+    }
+
+    /// `callers` = `direct` then `dispatched`, for `keys`.
+    fn combine(&mut self, keys: HashSet<SymbolRef>) {
+        for key in keys {
+            let mut all = self.direct.get(&key).cloned().unwrap_or_default();
+            all.extend(self.dispatched.get(&key).into_iter().flatten().copied());
+            if all.is_empty() {
+                self.callers.remove(&key);
+            } else {
+                self.callers.insert(key, all);
+            }
+        }
     }
 
     /// A call through an interface's or base class's method is a call of every
@@ -116,10 +184,14 @@ impl Links {
     /// `router.match()` on a `Router` reaches `RegExpRouter.match`, `TrieRouter.match`…
     /// They are the same-named callable members of the type's subtypes, transitively.
     /// Outgoing calls stay with the declaration the call names, as go-to-definition does.
-    fn dispatch_virtual_calls(&mut self, files: &[FileNode]) {
+    /// Returns the calls this adds to each method, beyond its direct ones.
+    fn dispatch_virtual_calls(
+        &self,
+        files: &[FileNode],
+    ) -> HashMap<SymbolRef, Vec<(CallerRef, u32)>> {
         let decl = |s: SymbolRef| &files[s.file as usize].facts.decls[s.decl as usize];
         let mut virtual_methods: Vec<SymbolRef> = self
-            .callers
+            .direct
             .keys()
             .copied()
             .filter(|&s| {
@@ -134,17 +206,21 @@ impl Links {
             .collect();
         // Deterministic caller lists whatever the map's order.
         virtual_methods.sort_by_key(|s| (s.file, s.decl));
+        let mut dispatched: HashMap<SymbolRef, Vec<(CallerRef, u32)>> = HashMap::new();
+        let none = Vec::new();
         for method in virtual_methods {
             let owner = SymbolRef {
                 file: method.file,
                 decl: decl(method).container.unwrap_or_default(),
             };
-            let name = decl(method).name.clone();
-            let callers = self.callers[&method].clone();
+            let name = &decl(method).name;
+            // What a method dispatched to earlier (a base of a base) passes on as well.
+            let mut callers = self.direct[&method].clone();
+            callers.extend(dispatched.get(&method).unwrap_or(&none).iter().copied());
             let mut seen = vec![owner];
             let mut queue = vec![owner];
             while let Some(t) = queue.pop() {
-                for sub in self.subtypes(t).to_vec() {
+                for &sub in self.subtypes(t) {
                     if seen.contains(&sub) || seen.len() > MAX_HOPS * MAX_HOPS {
                         continue;
                     }
@@ -155,16 +231,21 @@ impl Links {
                             file: sub.file,
                             decl: m,
                         };
-                        if decl(member).name == name && decl(member).kind.is_callable() {
-                            let entry = self.callers.entry(member).or_default();
+                        if &decl(member).name == name && decl(member).kind.is_callable() {
+                            let direct = self.direct.get(&member).unwrap_or(&none);
+                            let entry = dispatched.entry(member).or_default();
                             for &c in &callers {
-                                push_unique(entry, c);
+                                if !direct.contains(&c) {
+                                    push_unique(entry, c);
+                                }
                             }
                         }
                     }
                 }
             }
         }
+        dispatched.retain(|_, calls| !calls.is_empty());
+        dispatched
     }
 
     pub(crate) fn callees(&self, c: CallerRef) -> &[(SymbolRef, u32)] {
@@ -175,8 +256,17 @@ impl Links {
         self.callers.get(&s).map_or(&[], Vec::as_slice)
     }
 
+    /// How many references `s` has, and the other files they are in.
     pub(crate) fn references(&self, s: SymbolRef) -> (u32, Vec<u32>) {
-        self.refs.get(&s).cloned().unwrap_or_default()
+        let by_file = self.refs.get(&s).map_or(&[][..], Vec::as_slice);
+        (
+            by_file.iter().map(|&(_, n)| n).sum(),
+            by_file
+                .iter()
+                .map(|&(f, _)| f)
+                .filter(|&f| f != s.file)
+                .collect(),
+        )
     }
 
     pub(crate) fn supertypes(&self, s: SymbolRef) -> &[SymbolRef] {
@@ -186,6 +276,24 @@ impl Links {
     pub(crate) fn subtypes(&self, s: SymbolRef) -> &[SymbolRef] {
         self.subtypes.get(&s).map_or(&[], Vec::as_slice)
     }
+}
+
+fn caller_file(c: CallerRef) -> u32 {
+    match c {
+        CallerRef::Symbol(s) => s.file,
+        CallerRef::Module(f) => f,
+    }
+}
+
+/// Adds `item` (unless present) after every entry of a file up to its own: a list a
+/// build fills file by file stays in that order when one file is re-added.
+fn insert_in_file_order<T: PartialEq>(v: &mut Vec<T>, item: T, file: impl Fn(&T) -> u32) {
+    if v.contains(&item) {
+        return;
+    }
+    let f = file(&item);
+    let at = v.iter().rposition(|e| file(e) <= f).map_or(0, |i| i + 1);
+    v.insert(at, item);
 }
 
 /// `s` and the other declarations of the same callable (overload signatures).

@@ -179,14 +179,14 @@ fn shown_callee(g: &ProjectGraph, s: SymbolRef) -> SymbolRef {
     s
 }
 
-fn dedupe<N: Copy + PartialEq>(edges: &[(N, u32)]) -> Vec<(N, u32)> {
-    let mut out: Vec<(N, u32)> = Vec::with_capacity(edges.len());
-    for &(n, line) in edges {
-        if !out.iter().any(|(m, _)| *m == n) {
-            out.push((n, line));
-        }
-    }
-    out
+/// The first edge to each node, in order. A hash set: hubs have thousands of callers.
+fn dedupe<N: Copy + Eq + std::hash::Hash>(edges: &[(N, u32)]) -> Vec<(N, u32)> {
+    let mut seen = std::collections::HashSet::with_capacity(edges.len());
+    edges
+        .iter()
+        .copied()
+        .filter(|&(n, _)| seen.insert(n))
+        .collect()
 }
 
 fn max_depth(options: &MetadataOptions) -> usize {

@@ -50,7 +50,6 @@ impl Store {
             .meta_value(HISTORY_HEAD_KEY)
             .await?
             .filter(|h| !h.is_empty());
-        let started = std::time::Instant::now();
         let read = {
             let root = self.root.clone();
             let options = self.options.history.clone();
@@ -59,7 +58,6 @@ impl Store {
                 .await
                 .expect("the history walk does not panic")
         };
-        stats.history_ms = started.elapsed().as_millis() as u64;
         let read = match read {
             Ok(read) => read,
             Err(off) => {

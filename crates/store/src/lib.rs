@@ -20,7 +20,7 @@
 //! wait for it, and a chunk whose text did not change keeps its vector.
 //!
 //! Writes are few, ordered commits: chunk rows first, the files table (the record of what
-//! is indexed) after, bracketed by a `dirty` mark. A sync killed anywhere leaves either a
+//! is indexed) after, bracketed by a `dirty` mark (a file in a local index). A sync killed anywhere leaves either a
 //! consistent index or the mark, and the next sync repairs a marked index to what a clean
 //! build gives. One process writes at a time (a lock file beside the tables); readers
 //! never wait.
@@ -56,7 +56,7 @@ pub use codectx_files::FileSelection;
 pub use codectx_history::{HistoryOff, HistoryOptions};
 pub use error::StoreError;
 pub use history::MAX_NOTES_PER_SYMBOL;
-pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
+pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit};
 pub use store::{HistoryStatus, Store, StoreOptions};

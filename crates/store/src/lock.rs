@@ -10,6 +10,10 @@ use crate::StoreError;
 /// The lock file in a local index directory: one writer at a time.
 pub(crate) const LOCK_FILE: &str = "write.lock";
 
+/// The dirty mark of a local index: present from before a sync's first row write until
+/// its last (see `Store::set_dirty`).
+pub(crate) const DIRTY_FILE: &str = "sync.dirty";
+
 /// Held for the duration of one sync; the OS releases it when the process dies, so a
 /// killed writer never leaves the index locked.
 pub(crate) struct WriteLock {

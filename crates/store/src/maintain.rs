@@ -1,5 +1,6 @@
 //! Index upkeep after writes: the full-text indexes (built once, caught up when rewritten
-//! rows escape them), compaction, and the vector index once the table is large enough.
+//! rows escape them), the path indexes, compaction, and the vector index once the table
+//! is large enough.
 
 use lancedb::index::Index;
 use lancedb::table::OptimizeAction;
@@ -37,6 +38,29 @@ impl Store {
                     .map_err(self.lance("building the full-text index"))?;
                 stats.commits += 1;
             }
+        }
+        // A sync reads and replaces the rows of a few files by path; without these it
+        // scans every file's facts (20 ms on vite for one file, against 1.5 ms).
+        if rows > 0 && !has("relativePath") {
+            self.chunks
+                .create_index(&["relativePath"], Index::BTree(Default::default()))
+                .execute()
+                .await
+                .map_err(self.lance("indexing chunk paths"))?;
+            stats.commits += 1;
+        }
+        let file_indices = self
+            .files
+            .list_indices()
+            .await
+            .map_err(self.lance("listing indices"))?;
+        if file_indices.is_empty() && !self.known.is_empty() {
+            self.files
+                .create_index(&["path"], Index::BTree(Default::default()))
+                .execute()
+                .await
+                .map_err(self.lance("indexing file paths"))?;
+            stats.commits += 1;
         }
         // Rewritten rows (an edit, a vector written by the background embedder) leave the
         // full-text indexes and are searched flat — tokenized at every query — until the

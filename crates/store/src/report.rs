@@ -1,5 +1,7 @@
 //! What a sync or an embedding step reports: counters, progress events and their observer.
 
+use std::time::Duration;
+
 /// What one sync did. Tests assert on these ("zero re-parses", "exactly these re-embeds").
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SyncStats {
@@ -33,15 +35,54 @@ pub struct SyncStats {
     pub history_commits: usize,
     /// Chunk rows whose commit notes changed.
     pub history_rows: usize,
-    /// Time spent reading the history, in milliseconds (not serialized: a timing, it
-    /// would make snapshots of the counters flaky).
+    /// Where the sync's wall time went (not serialized: timings would make snapshots of
+    /// the counters flaky).
     #[serde(skip)]
-    pub history_ms: u64,
+    pub timings: SyncTimings,
     /// Files whose chunk rows or facts this sync rewrote or removed (parsed, skipped or gone),
     /// or that another process changed since this handle last looked, sorted: what an
     /// in-memory project must patch. Not serialized (counters above say it).
     #[serde(skip)]
     pub changed_paths: Vec<String>,
+}
+
+/// Wall time of each step of one sync, in the order they run. `cargo xtask bench index`
+/// prints them; nothing decides on them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncTimings {
+    /// The write lock, and what other handles changed since this one last looked (files
+    /// table, chunk table, the dirty mark).
+    pub look: Duration,
+    /// Walking the tree (file selection, stat of every file).
+    pub walk: Duration,
+    /// Reading, hashing, parsing and chunking the files that moved.
+    pub parse: Duration,
+    /// Setting and clearing the dirty mark around the writes.
+    pub marks: Duration,
+    /// The chunk rows of changed files (one merge).
+    pub chunk_rows: Duration,
+    /// The files table (one merge).
+    pub file_rows: Duration,
+    /// Full-text index catch-up, vector index, compaction.
+    pub maintain: Duration,
+    /// Reading the repository's history and writing its notes.
+    pub history: Duration,
+}
+
+impl SyncTimings {
+    /// `(step, time)` pairs in the order the steps run.
+    pub fn steps(&self) -> [(&'static str, Duration); 8] {
+        [
+            ("look", self.look),
+            ("walk", self.walk),
+            ("parse", self.parse),
+            ("marks", self.marks),
+            ("chunk rows", self.chunk_rows),
+            ("file rows", self.file_rows),
+            ("maintain", self.maintain),
+            ("history", self.history),
+        ]
+    }
 }
 
 /// What one [`Store::embed_step`] did.

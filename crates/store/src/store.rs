@@ -250,6 +250,12 @@ impl Store {
             chunks = open(&db, &uri, CHUNKS).await?;
             files = open(&db, &uri, FILES).await?;
         }
+        // The dirty mark: a file in a local index, the meta table's row on object storage
+        // (and in local indexes written before the file).
+        let needs_repair = meta.get("dirty").is_some_and(|d| d == "1")
+            || local_dir
+                .as_ref()
+                .is_some_and(|d| d.join(crate::lock::DIRTY_FILE).exists());
         let mut store = Store {
             root,
             uri,
@@ -260,7 +266,7 @@ impl Store {
             options,
             known: HashMap::new(),
             files_version: 0,
-            needs_repair: meta.get("dirty").is_some_and(|d| d == "1"),
+            needs_repair,
             facts_stale: meta.get(FACTS_KEY) != Some(&FACTS_VERSION.to_string()),
             check_pending: true,
             rebuilt,
@@ -537,7 +543,12 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
     entries
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".lance") && n != ".gitignore" && n != crate::lock::LOCK_FILE)
+        .filter(|n| {
+            !n.ends_with(".lance")
+                && n != ".gitignore"
+                && n != crate::lock::LOCK_FILE
+                && n != crate::lock::DIRTY_FILE
+        })
         .collect()
 }
 

@@ -3,11 +3,12 @@
 //! inside the `dirty` mark that makes a killed sync repairable.
 
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 use codectx_files::SourceFile;
 
 use crate::Embedder;
-use crate::lock::{LOCK_FILE, WriteLock};
+use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
 use crate::process::{off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::{FileRecord, FileStatus};
@@ -25,6 +26,7 @@ impl Store {
         embedder: Option<&dyn Embedder>,
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, StoreError> {
+        let started = Instant::now();
         let _lock = self.lock_writer().await?;
         // Another process may have synced since we last looked: what it changed counts as
         // changed by this sync for whoever holds a view of the index (an engine's project).
@@ -34,15 +36,20 @@ impl Store {
         if self.needs_repair || self.meta_dirty().await? {
             self.repair(&mut stats).await?;
         }
+        stats.timings.look = started.elapsed();
         self.sync_structure(observer, &mut stats).await?;
         if !changed_elsewhere.is_empty() {
             stats.changed_paths.extend(changed_elsewhere);
             stats.changed_paths.sort();
             stats.changed_paths.dedup();
         }
+        let started = Instant::now();
         self.sync_history(&mut stats).await?;
+        stats.timings.history = started.elapsed();
         if stats.history_rows > 0 {
+            let started = Instant::now();
             self.maintain(&mut stats).await?;
+            stats.timings.maintain += started.elapsed();
         }
         if let Some(embedder) = embedder {
             self.embed_pending_locked(embedder, observer, &mut stats)
@@ -75,6 +82,7 @@ impl Store {
         observer: &dyn SyncObserver,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
+        let started = Instant::now();
         let disk = {
             let root = self.root.clone();
             let selection = self.options.files.clone();
@@ -83,6 +91,7 @@ impl Store {
                 .expect("the walk does not panic")
         };
         stats.files_seen = disk.len();
+        stats.timings.walk = started.elapsed();
 
         // mtime (and size) is the trigger; only files that moved are read. Facts of another
         // extractor version make every file move once (vectors are carried over).
@@ -121,6 +130,7 @@ impl Store {
             );
         }
 
+        let started = Instant::now();
         let processed = {
             let moved: Vec<SourceFile> = moved.into_iter().cloned().collect();
             let known: HashMap<String, String> = moved
@@ -135,6 +145,7 @@ impl Store {
             let max_bytes = self.options.files.max_file_bytes;
             off_the_runtime(|| process_files(&moved, &known, max_bytes, observer))
         };
+        stats.timings.parse = started.elapsed();
         let mut touched = Vec::new();
         let mut changed = Vec::new();
         for item in processed {
@@ -170,14 +181,19 @@ impl Store {
             .map(|r| r.path.clone())
             .collect();
         if !rewritten.is_empty() {
+            let started = Instant::now();
             self.set_dirty(true, stats).await?;
+            stats.timings.marks += started.elapsed();
             observer.event(SyncEvent::MarkedDirty);
         }
         if !rewritten.is_empty() || !touched_paths.is_empty() {
+            let started = Instant::now();
             self.write_chunks(&changed, &touched, &rewritten, stats)
                 .await?;
+            stats.timings.chunk_rows = started.elapsed();
             observer.event(SyncEvent::ChunksWritten);
         }
+        let started = Instant::now();
         let mut file_rows: Vec<FileRecord> = changed.into_iter().map(|p| p.record).collect();
         file_rows.extend(self.moved_file_rows(&touched).await?);
         self.write_files(&file_rows, &removed, stats).await?;
@@ -186,10 +202,15 @@ impl Store {
                 .await?;
             self.facts_stale = false;
         }
+        stats.timings.file_rows = started.elapsed();
         observer.event(SyncEvent::FilesWritten);
         if !rewritten.is_empty() {
+            let started = Instant::now();
             self.set_dirty(false, stats).await?;
+            stats.timings.marks += started.elapsed();
+            let started = Instant::now();
             self.maintain(stats).await?;
+            stats.timings.maintain += started.elapsed();
         }
         observer.event(SyncEvent::Structural);
         Ok(())
@@ -251,12 +272,20 @@ impl Store {
             );
         }
         self.set_dirty(false, stats).await?;
+        if self.local_dir.is_some() {
+            // Indexes written before the mark became a file kept it in the meta table.
+            self.set_meta("dirty", "0").await?;
+        }
         self.needs_repair = false;
         self.check_pending = true;
         Ok(())
     }
 
+    /// Whether a sync was interrupted between its dirty mark and the mark's clearing.
     pub(crate) async fn meta_dirty(&self) -> Result<bool, StoreError> {
+        if let Some(dir) = &self.local_dir {
+            return Ok(dir.join(DIRTY_FILE).exists());
+        }
         self.meta
             .checkout_latest()
             .await
@@ -267,14 +296,32 @@ impl Store {
             > 0)
     }
 
+    /// Sets or clears the dirty mark: a file beside the write lock in a local index (a
+    /// LanceDB commit costs a few milliseconds, twice per sync), the meta table's `dirty`
+    /// row on object storage. Both survive a killed process, which is all they guard.
     pub(crate) async fn set_dirty(
         &mut self,
         dirty: bool,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
-        self.set_meta("dirty", if dirty { "1" } else { "0" })
-            .await?;
-        stats.commits += 1;
-        Ok(())
+        let Some(dir) = &self.local_dir else {
+            self.set_meta("dirty", if dirty { "1" } else { "0" })
+                .await?;
+            stats.commits += 1;
+            return Ok(());
+        };
+        let path = dir.join(DIRTY_FILE);
+        let done = if dirty {
+            std::fs::write(&path, b"a sync is writing, or was killed while it wrote\n")
+        } else {
+            std::fs::remove_file(&path).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            })
+        };
+        done.map_err(|e| StoreError::Io {
+            path,
+            message: e.to_string(),
+        })
     }
 }

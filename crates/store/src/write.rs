@@ -117,30 +117,46 @@ impl Store {
                 }
             }
         }
-        if rows.is_empty() {
-            let deleted = self.count(&in_rewritten).await?;
-            self.chunks
-                .delete(in_rewritten.as_str())
-                .await
-                .map_err(self.lance("deleting chunks"))?;
-            stats.chunks_deleted += deleted as u64;
-        } else {
+        // Every row written replaces whatever the index holds for its file (or, for a
+        // cascaded row of another file, its id): delete those, then append. Two commits
+        // inside the dirty mark; a merge on `id` that also deletes unmatched rows joins
+        // against the whole table and costs more than both on a one-file edit.
+        let written_paths: HashSet<&str> = rewritten
+            .iter()
+            .chain(&touched_paths)
+            .map(String::as_str)
+            .collect();
+        let other_ids: Vec<String> = rows
+            .iter()
+            .filter(|r| !written_paths.contains(r.chunk.relative_path.as_str()))
+            .map(|r| r.chunk.id.clone())
+            .collect();
+        let written_paths: Vec<String> = written_paths.into_iter().map(str::to_owned).collect();
+        let mut doomed = vec![in_list("relativePath", &written_paths)];
+        if !other_ids.is_empty() {
+            doomed.push(in_list("id", &other_ids));
+        }
+        let doomed = doomed.join(" OR ");
+        self.chunks
+            .delete(doomed.as_str())
+            .await
+            .map_err(self.lance("deleting chunks"))?;
+        stats.commits += 1;
+        if !rows.is_empty() {
             let batch = self.chunk_batch(&rows).await?;
-            let mut merge = self.chunks.merge_insert(&["id"]);
-            merge
-                .when_matched_update_all(None)
-                .when_not_matched_insert_all();
-            if !rewritten.is_empty() {
-                merge.when_not_matched_by_source_delete(Some(in_rewritten));
-            }
-            let result = merge
-                .execute(reader(batch))
+            self.chunks
+                .add(reader(batch))
+                .execute()
                 .await
                 .map_err(self.lance("writing chunks"))?;
-            stats.chunks_written += result.num_inserted_rows + result.num_updated_rows;
-            stats.chunks_deleted += result.num_deleted_rows;
+            stats.commits += 1;
         }
-        stats.commits += 1;
+        stats.chunks_written += rows.len() as u64;
+        let kept: HashSet<&str> = rows.iter().map(|r| r.chunk.id.as_str()).collect();
+        stats.chunks_deleted += old
+            .iter()
+            .filter(|r| !kept.contains(r.chunk.id.as_str()))
+            .count() as u64;
         self.check_pending |= with_vectors;
         Ok(())
     }

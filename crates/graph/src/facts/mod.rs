@@ -342,6 +342,42 @@ impl FileFacts {
     }
 }
 
+impl FileFacts {
+    /// Whether `self` and `other` show other files the same thing: the same declarations,
+    /// exports and requests, wherever they sit in the file. Linking reads nothing else of
+    /// a file from elsewhere (call and reference sites are the file's own), so an edit that
+    /// keeps this re-links only the edited file.
+    pub fn same_outward_facts(&self, other: &FileFacts) -> bool {
+        let decl = |d: &Decl| Decl {
+            start_line: 0,
+            end_line: 0,
+            span: (0, 0),
+            ..d.clone()
+        };
+        self.path == other.path
+            && self.star_exports == other.star_exports
+            && self.contexts == other.contexts
+            && self.decls.len() == other.decls.len()
+            && self
+                .decls
+                .iter()
+                .zip(&other.decls)
+                .all(|(a, b)| decl(a) == decl(b))
+            && self.exports.len() == other.exports.len()
+            && self
+                .exports
+                .iter()
+                .zip(&other.exports)
+                .all(|(a, b)| a.name == b.name && a.target == b.target)
+            && self.requests.len() == other.requests.len()
+            && self
+                .requests
+                .iter()
+                .zip(&other.requests)
+                .all(|(a, b)| a.specifier == b.specifier && a.kind == b.kind && a.names == b.names)
+    }
+}
+
 /// Version of what [`extract_facts`] finds: caches of facts written by another version
 /// are stale even when the file did not change. 4: taken from the parser's one parse
 /// (`syntax_errors` counts its first attempt's diagnostics).
