@@ -51,6 +51,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
     let mut cold = Vec::new();
     let mut first: Option<SyncStats> = None;
     let mut cold_parses = 0;
+    let mut cold_steps = Vec::new();
     for n in 0..runs {
         let start = Instant::now();
         let parses = codectx_parser::parse_count();
@@ -58,6 +59,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         let stats = store.sync(None, &()).await?;
         cold.push(start.elapsed().as_secs_f64() * 1e3);
         cold_parses = codectx_parser::parse_count() - parses;
+        cold_steps.push(stats.timings);
         first.get_or_insert(stats);
     }
     let rss_after_cold = crate::bench::peak_rss_mb();
@@ -71,6 +73,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         first.chunks_written
     );
     report("cold structural index", &mut cold, "ms");
+    report_steps(&cold_steps);
     println!(
         "index size on disk: {:.1} MB",
         dir_size(&index_parent.path().join("index-0")) as f64 / 1e6

@@ -4,7 +4,6 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -132,14 +131,9 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     let started = Instant::now();
     let embedder = if embed { embedder(config).await } else { None };
     let parse_bar = bar("parsing   {bar:40} {pos}/{len} files {elapsed}");
-    // Files whose content changed and were parsed now (the others kept their rows).
-    let parsed = AtomicUsize::new(0);
     let observer = |event: SyncEvent| match event {
         SyncEvent::Enumerated { to_parse, .. } => parse_bar.set_length(to_parse as u64),
-        SyncEvent::Parsed { done, .. } => {
-            parsed.fetch_max(done, Ordering::Relaxed);
-            parse_bar.set_position(done as u64)
-        }
+        SyncEvent::Parsed { done, .. } => parse_bar.set_position(done as u64),
         _ => {}
     };
     let mut options = config.engine_options(embedder.clone(), None);
@@ -148,7 +142,9 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     }
     // Indexing links no project: on a large repository that is most of a no-change run.
     let mut index = Indexer::open(root, &options).await?;
-    index.sync(&observer).await?;
+    // Files whose content changed and were parsed now (the others kept their rows; skipped
+    // files were read but not parsed).
+    let parsed = index.sync(&observer).await?.files_parsed;
     parse_bar.finish_and_clear();
     let structural = started.elapsed();
     let embedded = if embedder.is_some() {
@@ -171,7 +167,7 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
         "{}: {} files ({} parsed now), {} chunks ({} with vectors; {embedded} embedded now), {skipped} skipped; structure {:.1} s, total {:.1} s",
         root.display(),
         summary.files - skipped,
-        parsed.load(Ordering::Relaxed),
+        parsed,
         summary.chunks,
         summary.embedded_chunks,
         structural.as_secs_f64(),
