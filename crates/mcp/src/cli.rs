@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 use codectx_embed::Embedder;
 use codectx_retrieval::{
-    ChunkFilter, Engine, IndexSummary, Indexer, Project, SearchOptions, SyncEvent, symbol_metadata,
+    ChunkFilter, CodeChunk, Engine, IndexSummary, Indexer, Project, SyncEvent, symbol_metadata,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rmcp::ServiceExt;
@@ -335,7 +335,8 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
                     n + 1
                 )
             })?;
-            let results = json_results(&engine, &q.query, &options, args.limit).await?;
+            let selected = engine.select(&q.query, &options).await?;
+            let results = json_results(selected, args.limit);
             serde_json::to_writer(
                 &mut out,
                 &serde_json::json!({ "id": q.id, "results": results }),
@@ -347,7 +348,9 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
     let query = args.query.as_deref().unwrap_or_default();
     let outcome = engine.search(query, &options, depth).await?;
     if args.json {
-        let results = json_results(&engine, query, &options, args.limit).await?;
+        // The outcome's ranking: the query is not ranked a second time.
+        let selected = engine.select_ranked(query, &outcome.ranking, &options)?;
+        let results = json_results(selected, args.limit);
         let answer = &outcome.answer;
         let value = serde_json::json!({
             "query": query,
@@ -370,17 +373,10 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
     Ok(())
 }
 
-/// The selected results of `query` (a lookup's matches, or the gated, budgeted ranking),
-/// at most `limit`.
-async fn json_results(
-    engine: &Engine,
-    query: &str,
-    options: &SearchOptions,
-    limit: usize,
-) -> anyhow::Result<Vec<JsonResult>> {
-    Ok(engine
-        .select(query, options)
-        .await?
+/// The first `limit` of the selected chunks of a query (a lookup's matches, or the gated,
+/// budgeted ranking), as JSON results.
+fn json_results(selected: Vec<(&CodeChunk, f32)>, limit: usize) -> Vec<JsonResult> {
+    selected
         .into_iter()
         .take(limit)
         .map(|(chunk, score)| JsonResult {
@@ -392,7 +388,7 @@ async fn json_results(
             end_line: chunk.end_line,
             score,
         })
-        .collect())
+        .collect()
 }
 
 pub async fn lookup(

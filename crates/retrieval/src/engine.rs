@@ -146,16 +146,33 @@ impl Engine {
         query: &str,
         options: &SearchOptions,
     ) -> Result<Vec<(&CodeChunk, f32)>, RetrievalError> {
+        let ranking = match SymbolQuery::parse(query) {
+            // A lookup ranks nothing.
+            Some(_) => Ranking {
+                scored: Vec::new(),
+                mode: SearchMode::Lexical,
+            },
+            None => self.rank(query, options).await?,
+        };
+        self.select_ranked(query, &ranking, options)
+    }
+
+    /// [`Engine::select`] from a ranking already made for `query` (a
+    /// [`SearchOutcome`]'s), so a caller that shows both the answer and its chunks ranks
+    /// once. A lookup ignores `ranking`.
+    pub fn select_ranked<'e>(
+        &'e self,
+        query: &str,
+        ranking: &Ranking,
+        options: &SearchOptions,
+    ) -> Result<Vec<(&'e CodeChunk, f32)>, RetrievalError> {
         Ok(match SymbolQuery::parse(query) {
             Some(parsed) => lookup(&self.project, &parsed?)
                 .matches
                 .into_iter()
                 .map(|chunk| (chunk, 1.0))
                 .collect(),
-            None => {
-                let ranking = self.rank(query, options).await?;
-                select_chunks(&self.project, &ranking, options)
-            }
+            None => select_chunks(&self.project, ranking, options),
         })
     }
 
