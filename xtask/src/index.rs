@@ -165,16 +165,18 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
         let before = codectx_parser::parse_count();
         // `Engine::search` is these two calls; timed apart to say where the time goes.
         let start = Instant::now();
-        let outcome = engine.refresh(&()).await;
-        let refresh = start.elapsed();
-        let outcome = match outcome {
-            Ok(stats) => engine.answer(&query, &search, 1).await.map(|_| stats),
-            Err(e) => Err(e),
-        };
+        let outcome = async {
+            let stats = engine.refresh(&()).await?;
+            let refresh = start.elapsed();
+            engine.answer(&query, &search, 1).await?;
+            anyhow::Ok((stats, refresh))
+        }
+        .await;
         let elapsed = start.elapsed();
         parses.push(codectx_parser::parse_count() - before);
+        // Undone before `?`, so a failure leaves the tree as it was.
         std::fs::write(&path, &original)?;
-        let stats = outcome?;
+        let (stats, refresh) = outcome?;
         let sync: std::time::Duration = stats.timings.steps().iter().map(|(_, t)| *t).sum();
         answer.push(elapsed.as_secs_f64() * 1e3);
         refreshed.push(sync.as_secs_f64() * 1e3);

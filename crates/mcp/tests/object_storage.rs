@@ -123,6 +123,10 @@ fn parsed_now(out: &Output) -> usize {
     rest.split_once(" parsed now)").unwrap().0.parse().unwrap()
 }
 
+fn index(server: &S3Server, home: &Path, root: &Path) -> Output {
+    mcp_server(server, home, &["index", "--root", root.to_str().unwrap()])
+}
+
 fn search(server: &S3Server, home: &Path, root: &Path, query: &str) -> String {
     let out = mcp_server(
         server,
@@ -146,11 +150,7 @@ fn network_an_index_on_s3_serves_two_checkouts() {
     let (_second_dir, second) = checkout();
 
     // The first checkout builds the index in the bucket and answers from it.
-    let built = mcp_server(
-        &server,
-        home.path(),
-        &["index", "--root", first.to_str().unwrap()],
-    );
+    let built = index(&server, home.path(), &first);
     assert!(parsed_now(&built) >= 7, "{built:?}");
     assert!(
         !first.join(".codectx").exists(),
@@ -164,11 +164,7 @@ fn network_an_index_on_s3_serves_two_checkouts() {
 
     // The second checkout, at another path and with other mtimes, reads the same index:
     // nothing is parsed, and the answer comes from the index.
-    let synced = mcp_server(
-        &server,
-        home.path(),
-        &["index", "--root", second.to_str().unwrap()],
-    );
+    let synced = index(&server, home.path(), &second);
     assert_eq!(parsed_now(&synced), 0, "{synced:?}");
     let answer = search(&server, home.path(), &second, "validate a token");
     assert!(
@@ -182,11 +178,7 @@ fn network_an_index_on_s3_serves_two_checkouts() {
         "export function revokeRefreshToken(token: string): void {\n  console.log('revoked', token);\n}\n",
     )
     .unwrap();
-    let edited = mcp_server(
-        &server,
-        home.path(),
-        &["index", "--root", second.to_str().unwrap()],
-    );
+    let edited = index(&server, home.path(), &second);
     assert_eq!(parsed_now(&edited), 1, "{edited:?}");
     let answer = search(&server, home.path(), &second, "revoke a refresh token");
     assert!(answer.contains("revokeRefreshToken"), "{answer}");

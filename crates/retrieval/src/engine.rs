@@ -10,7 +10,7 @@ use codectx_snapshot::SkeletonCache;
 use codectx_store::{EmbedProgress, Store, StoreOptions, SyncObserver, SyncStats, VectorCounts};
 
 use crate::scoring::SearchOptions;
-use crate::search::{Ranking, SearchMode, rank, select_chunks};
+use crate::search::{Ranking, rank, select_chunks};
 use crate::status::IndexSummary;
 use crate::{
     Answer, AnswerOptions, CodeContext, Project, RetrievalError, Strategy, SymbolQuery, assemble,
@@ -147,11 +147,7 @@ impl Engine {
         options: &SearchOptions,
     ) -> Result<Vec<(&CodeChunk, f32)>, RetrievalError> {
         let ranking = match SymbolQuery::parse(query) {
-            // A lookup ranks nothing.
-            Some(_) => Ranking {
-                scored: Vec::new(),
-                mode: SearchMode::Lexical,
-            },
+            Some(_) => Ranking::of_lookup(),
             None => self.rank(query, options).await?,
         };
         self.select_ranked(query, &ranking, options)
@@ -223,10 +219,7 @@ impl Engine {
             call_depth,
         };
         if let Some(answer) = search_symbol(&self.project, query, &answer_options) {
-            let ranking = Ranking {
-                scored: Vec::new(),
-                mode: SearchMode::Lexical,
-            };
+            let ranking = Ranking::of_lookup();
             return Ok((answer?, ranking));
         }
         let ranking = self.rank(query, options).await?;

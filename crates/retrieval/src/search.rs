@@ -71,6 +71,16 @@ pub struct Ranking {
     pub mode: SearchMode,
 }
 
+impl Ranking {
+    /// What a `symbol = …` lookup ranks: nothing.
+    pub fn of_lookup() -> Self {
+        Ranking {
+            scored: Vec::new(),
+            mode: SearchMode::Lexical,
+        }
+    }
+}
+
 /// Dual-constraint selection over `scored` (best first): the relevance gate (when
 /// `options.gate`), then the token budget over each result's `cost`. A result that does not
 /// fit is skipped and smaller ones after it may still fit.

@@ -29,38 +29,47 @@ impl Store {
             .count_rows(None)
             .await
             .map_err(self.lance("counting"))?;
-        for column in FULL_TEXT_COLUMNS {
-            if rows > 0 && !has(column) {
-                self.chunks
-                    .create_index(&[column], Index::FTS(lexical_tokens()))
-                    .execute()
-                    .await
-                    .map_err(self.lance("building the full-text index"))?;
-                stats.commits += 1;
+        if rows > 0 {
+            for column in FULL_TEXT_COLUMNS {
+                if !has(column) {
+                    self.build_index(
+                        &self.chunks,
+                        column,
+                        Index::FTS(lexical_tokens()),
+                        "building the full-text index",
+                        stats,
+                    )
+                    .await?;
+                }
             }
-        }
-        // A sync reads and replaces the rows of a few files by path; without these it
-        // scans every file's facts (20 ms on vite for one file, against 1.5 ms).
-        if rows > 0 && !has("relativePath") {
-            self.chunks
-                .create_index(&["relativePath"], Index::BTree(Default::default()))
-                .execute()
+            // A sync reads and replaces the rows of a few files by path: a lookup with
+            // these, a scan of the whole table without (one file's facts on vite: 1.5 ms
+            // against 20 ms).
+            if !has("relativePath") {
+                self.build_index(
+                    &self.chunks,
+                    "relativePath",
+                    Index::BTree(Default::default()),
+                    "indexing chunk paths",
+                    stats,
+                )
+                .await?;
+            }
+            let file_indices = self
+                .files
+                .list_indices()
                 .await
-                .map_err(self.lance("indexing chunk paths"))?;
-            stats.commits += 1;
-        }
-        let file_indices = self
-            .files
-            .list_indices()
-            .await
-            .map_err(self.lance("listing indices"))?;
-        if file_indices.is_empty() && !self.known.is_empty() {
-            self.files
-                .create_index(&["path"], Index::BTree(Default::default()))
-                .execute()
-                .await
-                .map_err(self.lance("indexing file paths"))?;
-            stats.commits += 1;
+                .map_err(self.lance("listing indices"))?;
+            if !file_indices.iter().any(|i| i.columns == ["path"]) {
+                self.build_index(
+                    &self.files,
+                    "path",
+                    Index::BTree(Default::default()),
+                    "indexing file paths",
+                    stats,
+                )
+                .await?;
+            }
         }
         // Rewritten rows (an edit, a vector written by the background embedder) leave the
         // full-text indexes and are searched flat — tokenized at every query — until the
@@ -92,12 +101,14 @@ impl Store {
             && !has("vector")
             && self.count("vector IS NOT NULL").await? >= self.options.vector_index_min_rows
         {
-            self.chunks
-                .create_index(&["vector"], Index::Auto)
-                .execute()
-                .await
-                .map_err(self.lance("building the vector index"))?;
-            stats.commits += 1;
+            self.build_index(
+                &self.chunks,
+                "vector",
+                Index::Auto,
+                "building the vector index",
+                stats,
+            )
+            .await?;
         }
         let version = self
             .chunks
@@ -126,6 +137,24 @@ impl Store {
             self.set_meta("compacted", &version.to_string()).await?;
             stats.commits += 3;
         }
+        Ok(())
+    }
+
+    /// Builds `index` on `column` of `table` (`action` names it in errors): one commit.
+    async fn build_index(
+        &self,
+        table: &lancedb::Table,
+        column: &str,
+        index: Index,
+        action: &'static str,
+        stats: &mut SyncStats,
+    ) -> Result<(), StoreError> {
+        table
+            .create_index(&[column], index)
+            .execute()
+            .await
+            .map_err(self.lance(action))?;
+        stats.commits += 1;
         Ok(())
     }
 }
