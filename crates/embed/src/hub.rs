@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::provider::EmbedError;
+use crate::registry::{PackageIndex, RegistryCopy};
 
 /// The default local model, as the Hugging Face hub names it.
 pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -29,7 +30,7 @@ pub const HUB_ENDPOINT_ENV: &str = "HF_ENDPOINT";
 pub(crate) const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
 /// Files fetched when the hub has them (sentence-transformers' `max_seq_length`).
-const OPTIONAL_FILES: [&str; 1] = ["sentence_bert_config.json"];
+pub(crate) const OPTIONAL_FILES: [&str; 1] = ["sentence_bert_config.json"];
 
 /// An error naming every file of `files` that `dir` lacks (`what`: the kind of directory).
 pub(crate) fn require_files(dir: &Path, files: &[&str], what: &str) -> Result<(), EmbedError> {
@@ -135,59 +136,109 @@ impl ModelHub {
         let local =
             |e: &dyn std::fmt::Display| EmbedError::Config(format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(dir).map_err(|e| local(&e))?;
-        let client = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(10))
-            .build()
-            .map_err(|e| EmbedError::Unavailable(e.to_string()))?;
+        let client = download_client()?;
         for file in MODEL_FILES.iter().chain(&OPTIONAL_FILES) {
             let target = dir.join(file);
             if target.is_file() {
                 continue;
             }
             let url = format!("{}/{hub_model}/resolve/main/{file}", self.endpoint);
-            let unavailable = |e: &dyn std::fmt::Display| {
-                EmbedError::Unavailable(format!("downloading {url}: {e}"))
-            };
-            let mut response = client.get(&url).send().await.map_err(|e| unavailable(&e))?;
+            let response = client
+                .get(&url)
+                .send()
+                .await
+                .map_err(|e| EmbedError::Unavailable(format!("{url}: {e}")))?;
             if !response.status().is_success() {
                 if OPTIONAL_FILES.contains(file) {
                     continue;
                 }
-                return Err(unavailable(&response.status()));
-            }
-            let total = response.content_length();
-            let partial = dir.join(format!("{file}.partial"));
-            let mut out = std::fs::File::create(&partial).map_err(|e| local(&e))?;
-            let mut done = 0u64;
-            while let Some(bytes) = response.chunk().await.map_err(|e| unavailable(&e))? {
-                out.write_all(&bytes).map_err(|e| local(&e))?;
-                done += bytes.len() as u64;
-                progress(DownloadProgress { file, done, total });
-            }
-            if total.is_some_and(|t| t != done) {
-                return Err(unavailable(&format!(
-                    "the connection closed after {done} of {} bytes",
-                    total.unwrap_or_default()
+                return Err(EmbedError::Unavailable(format!(
+                    "{url}: {}",
+                    response.status()
                 )));
             }
-            out.sync_all()
-                .and_then(|()| std::fs::rename(&partial, &target))
-                .map_err(|e| local(&e))?;
+            let partial = dir.join(format!("{file}.partial"));
+            stream_to_file(response, file, &partial, progress).await?;
+            std::fs::rename(&partial, &target).map_err(|e| local(&e))?;
         }
         require_files(dir, &MODEL_FILES, "model")?;
         Ok(dir.to_path_buf())
     }
 }
 
-/// Downloads `hub_model` from [`ModelHub::from_env`] into [`cached_model_dir`], where
-/// [`locate_model`] finds it, and returns that directory.
+/// The HTTP client downloads use: no overall timeout (a model is tens of megabytes), a
+/// bounded wait to connect.
+pub(crate) fn download_client() -> Result<reqwest::Client, EmbedError> {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .build()
+        .map_err(|e| EmbedError::Unavailable(e.to_string()))
+}
+
+/// Streams `response`'s body into the file `partial` (memory stays flat), reporting progress
+/// under the name `file`; fails when the connection closes early. Returns the body's SHA-256,
+/// lowercase hex.
+pub(crate) async fn stream_to_file(
+    mut response: reqwest::Response,
+    file: &str,
+    partial: &Path,
+    progress: &mut (dyn FnMut(DownloadProgress<'_>) + Send),
+) -> Result<String, EmbedError> {
+    use sha2::Digest;
+    let url = response.url().to_string();
+    let local =
+        |e: &dyn std::fmt::Display| EmbedError::Config(format!("{}: {e}", partial.display()));
+    let unavailable = |e: &dyn std::fmt::Display| EmbedError::Unavailable(format!("{url}: {e}"));
+    let total = response.content_length();
+    let mut out = std::fs::File::create(partial).map_err(|e| local(&e))?;
+    let mut hasher = sha2::Sha256::new();
+    let mut done = 0u64;
+    while let Some(bytes) = response.chunk().await.map_err(|e| unavailable(&e))? {
+        out.write_all(&bytes).map_err(|e| local(&e))?;
+        hasher.update(&bytes);
+        done += bytes.len() as u64;
+        progress(DownloadProgress { file, done, total });
+    }
+    if let Some(total) = total.filter(|&t| t != done) {
+        return Err(unavailable(&format!(
+            "the connection closed after {done} of {total} bytes"
+        )));
+    }
+    out.sync_all().map_err(|e| local(&e))?;
+    Ok(crate::registry::hex(&hasher.finalize()))
+}
+
+/// Fetches `hub_model` into [`cached_model_dir`], where [`locate_model`] finds it, and
+/// returns that directory. The hub ([`ModelHub::from_env`]) is tried first; when it fails and
+/// the model has a [`RegistryCopy`], the package index ([`PackageIndex::from_env`]) is tried
+/// next. The error names what each source said.
 pub async fn download_model(
     hub_model: &str,
     progress: &mut (dyn FnMut(DownloadProgress<'_>) + Send),
 ) -> Result<PathBuf, EmbedError> {
     let dir = cached_model_dir(hub_model)
         .ok_or_else(|| EmbedError::Config("HOME is not set: no cache directory".into()))?;
-    ModelHub::from_env()
+    let from_hub = ModelHub::from_env()
         .download(hub_model, &dir, progress)
+        .await;
+    let (hub_error, copy) = match (from_hub, RegistryCopy::known(hub_model)) {
+        (Ok(dir), _) => return Ok(dir),
+        (Err(e), None) => return Err(e),
+        (Err(e), Some(copy)) => (e, copy),
+    };
+    tracing::info!(
+        "{hub_model}: the hub failed ({}); trying the package index",
+        hub_error.detail()
+    );
+    PackageIndex::from_env()
+        .download(&copy, &dir, progress)
         .await
+        .map_err(|e| {
+            EmbedError::Unavailable(format!(
+                "{hub_model} from the hub: {}; from the package index ({}): {}",
+                hub_error.detail(),
+                copy.package,
+                e.detail()
+            ))
+        })
 }

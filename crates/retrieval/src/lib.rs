@@ -43,8 +43,9 @@ pub use answer::{
 /// The index types this crate's API takes and returns, so that a front end needs no
 /// direct dependency on the store.
 pub use codectx_store::{
-    ChunkFilter, CodeChunk, EmbedProgress, FileStatus, HistoryOptions, SkipReason, StoreError,
-    StoreOptions, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts,
+    ChunkFilter, CodeChunk, EmbedProgress, FileStatus, HistoryCatchUp, HistoryOptions,
+    HistoryStatus, SkipReason, StoreError, StoreOptions, SyncEvent, SyncObserver, SyncStats,
+    SyncTimings, VectorCounts,
 };
 pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
 pub use engine::{Engine, EngineOptions, Indexer, SearchOutcome, VectorFiller};

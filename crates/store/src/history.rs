@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use codectx_history::{HistoryRead, SymbolNote, probe, read_history};
+use codectx_history::{HistoryOff, HistoryRead, SymbolNote, probe, read_history};
 use lancedb::query::{QueryBase, Select};
 
 use crate::report::SyncStats;
@@ -46,18 +46,51 @@ impl Store {
     }
 
     pub(crate) async fn sync_history(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
-        let recorded = self
+        if matches!(self.history, HistoryStatus::Pending) {
+            // A catch-up on another handle may have recorded the head since.
+            self.meta
+                .checkout_latest()
+                .await
+                .map_err(self.lance("refreshing the meta table"))?;
+        }
+        let recorded = self.recorded_head().await?;
+        if recorded.is_none()
+            && self.options.defer_history
+            && probe(&self.root, &self.options.history).is_ok()
+        {
+            self.history_searched = false;
+            self.history = HistoryStatus::Pending;
+            return Ok(());
+        }
+        let read = self.read_history(recorded.clone()).await;
+        self.apply_history(recorded, read, stats).await
+    }
+
+    /// The history head the index recorded, if any.
+    async fn recorded_head(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
             .meta_value(HISTORY_HEAD_KEY)
             .await?
-            .filter(|h| !h.is_empty());
-        let read = {
-            let root = self.root.clone();
-            let options = self.options.history.clone();
-            let since = recorded.clone();
-            tokio::task::spawn_blocking(move || read_history(&root, since.as_deref(), &options))
-                .await
-                .expect("the history walk does not panic")
-        };
+            .filter(|h| !h.is_empty()))
+    }
+
+    /// Reads the commits after `since` (all of them without), off the async threads: a git
+    /// walk and the parses of past file versions. Needs no lock.
+    async fn read_history(&self, since: Option<String>) -> Result<HistoryRead, HistoryOff> {
+        let root = self.root.clone();
+        let options = self.options.history.clone();
+        tokio::task::spawn_blocking(move || read_history(&root, since.as_deref(), &options))
+            .await
+            .expect("the history walk does not panic")
+    }
+
+    /// Writes what [`Store::read_history`] read after `recorded` (under the write lock).
+    async fn apply_history(
+        &mut self,
+        recorded: Option<String>,
+        read: Result<HistoryRead, HistoryOff>,
+        stats: &mut SyncStats,
+    ) -> Result<(), StoreError> {
         let read = match read {
             Ok(read) => read,
             Err(off) => {
@@ -93,6 +126,22 @@ impl Store {
             symbols,
         };
         Ok(())
+    }
+
+    /// A handle that does the first history read a sync left
+    /// ([`StoreOptions::defer_history`](crate::StoreOptions::defer_history)), on a second
+    /// handle of this index; `None` when no read is pending.
+    pub async fn history_catch_up(&self) -> Result<Option<HistoryCatchUp>, StoreError> {
+        if !matches!(self.history, HistoryStatus::Pending) {
+            return Ok(None);
+        }
+        let options = crate::StoreOptions {
+            defer_history: false,
+            ..self.options.clone()
+        };
+        Ok(Some(HistoryCatchUp {
+            store: Store::open(&self.root, options).await?,
+        }))
     }
 
     /// Writes `read`'s notes into the rows of the symbols they name (replacing every row's
@@ -172,4 +221,41 @@ fn render(new: &[&SymbolNote], had: Option<&str>) -> String {
         .take(MAX_NOTES_PER_SYMBOL)
         .collect::<Vec<_>>()
         .join(HISTORY_SEPARATOR)
+}
+
+/// The first history read of an index whose sync deferred it, done apart from the syncs that
+/// keep answers fresh: the commits are read without the write lock (seconds on a large
+/// repository), then written under it (a moment), so a sync before a query waits at most for
+/// the write. The syncs of other handles pick up the notes and search them from then on.
+pub struct HistoryCatchUp {
+    store: Store,
+}
+
+impl HistoryCatchUp {
+    /// Reads the history and writes it, unless another handle recorded it meanwhile.
+    /// Returns what it wrote (`history_commits`, `history_rows`, `commits`, timings).
+    pub async fn run(mut self) -> Result<SyncStats, StoreError> {
+        let mut stats = SyncStats::default();
+        let started = std::time::Instant::now();
+        let read = self.store.read_history(None).await;
+        let _lock = self.store.lock_writer().await?;
+        self.store.reload_known().await?;
+        self.store.refresh_chunks().await?;
+        self.store
+            .meta
+            .checkout_latest()
+            .await
+            .map_err(self.store.lance("refreshing the meta table"))?;
+        if self.store.recorded_head().await?.is_some() {
+            return Ok(stats);
+        }
+        self.store.apply_history(None, read, &mut stats).await?;
+        stats.timings.history = started.elapsed();
+        if stats.history_rows > 0 {
+            let started = std::time::Instant::now();
+            self.store.maintain(&mut stats).await?;
+            stats.timings.maintain = started.elapsed();
+        }
+        Ok(stats)
+    }
 }

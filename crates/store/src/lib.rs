@@ -55,7 +55,7 @@ pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use codectx_files::FileSelection;
 pub use codectx_history::{HistoryOff, HistoryOptions};
 pub use error::StoreError;
-pub use history::MAX_NOTES_PER_SYMBOL;
+pub use history::{HistoryCatchUp, MAX_NOTES_PER_SYMBOL};
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit};

@@ -60,6 +60,11 @@ pub struct StoreOptions {
     pub fts_catch_up_rows: usize,
     /// How much of the repository's history becomes evidence (`max_commits = 0`: none).
     pub history: HistoryOptions,
+    /// Leave the first history read (every commit up to `history.max_commits`, seconds on a
+    /// large repository) to a [`HistoryCatchUp`](crate::HistoryCatchUp) instead of the
+    /// sync, so a new index answers from its code first. Later syncs read new commits as
+    /// usual.
+    pub defer_history: bool,
 }
 
 impl Default for StoreOptions {
@@ -75,6 +80,7 @@ impl Default for StoreOptions {
             vector_index_min_rows: 50_000,
             fts_catch_up_rows: 512,
             history: HistoryOptions::default(),
+            defer_history: false,
         }
     }
 }
@@ -749,6 +755,9 @@ impl Store {
 pub enum HistoryStatus {
     /// No sync has run yet in this process.
     NotRead,
+    /// The first read is left to a [`HistoryCatchUp`](crate::HistoryCatchUp)
+    /// ([`StoreOptions::defer_history`]); until it lands, answers use no history.
+    Pending,
     /// History is off; the index is exactly what it is without it.
     Off(HistoryOff),
     /// Read up to `head`.
@@ -763,6 +772,7 @@ impl std::fmt::Display for HistoryStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HistoryStatus::NotRead => f.write_str("not read yet"),
+            HistoryStatus::Pending => f.write_str("being read in the background"),
             HistoryStatus::Off(why) => write!(f, "off: {why}"),
             HistoryStatus::On { head, symbols } => write!(
                 f,

@@ -189,3 +189,97 @@ async fn history_off_leaves_no_trace_and_says_why() {
         HistoryStatus::Off(HistoryOff::NotARepository)
     );
 }
+
+#[tokio::test]
+async fn a_deferred_first_read_lands_from_a_catch_up_and_the_next_sync_searches_it() {
+    let mut repo = Repo::new();
+    repo.commit("src/cache.ts", CACHE, "feat: add the cache");
+    repo.commit(
+        "src/cache.ts",
+        &CACHE.replace(
+            "map.delete(key);",
+            "map.delete(key);\n  stats.removed += 1;",
+        ),
+        "fix: count expired entries when purging stale sessions",
+    );
+    let index = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        uri: Some(index.path().to_string_lossy().into_owned()),
+        defer_history: true,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(repo.root(), options).await.unwrap();
+
+    // The first sync indexes the code and leaves the history: no commit read, none searched.
+    let stats = sync(&mut store).await;
+    assert_eq!((stats.files_parsed, stats.history_commits), (1, 0));
+    assert_eq!(store.history(), &HistoryStatus::Pending);
+    assert!(notes(&store).await.is_empty());
+    assert_eq!(top_hit(&store, "purging stale sessions").await, None);
+    // Syncs before the catch-up lands stay pending and cheap.
+    let stats = sync(&mut store).await;
+    assert_eq!((stats.history_commits, stats.commits), (0, 0));
+
+    let catch_up = store
+        .history_catch_up()
+        .await
+        .unwrap()
+        .expect("a read is pending");
+    let stats = catch_up.run().await.unwrap();
+    assert_eq!((stats.history_commits, stats.history_rows), (2, 2));
+
+    // The engine's handle picks it up on its next sync, reading no commit again.
+    let stats = sync(&mut store).await;
+    assert_eq!((stats.history_commits, stats.history_rows), (0, 0));
+    assert!(matches!(
+        store.history(),
+        HistoryStatus::On { symbols: 2, .. }
+    ));
+    assert!(store.history_catch_up().await.unwrap().is_none());
+    insta::assert_snapshot!(notes(&store).await.join("\n"), @r"
+    src/cache.ts > evict: fix: count expired entries when purging stale sessions | feat: add the cache
+    src/cache.ts > store: feat: add the cache
+    ");
+    assert_eq!(
+        top_hit(&store, "purging stale sessions").await.as_deref(),
+        Some("evict")
+    );
+
+    // The same index without deferral: what a sync that read the history itself gives.
+    let (mut eager, _eager_index) = open(repo.root(), HistoryOptions::default()).await;
+    sync(&mut eager).await;
+    assert_eq!(notes(&eager).await, notes(&store).await);
+}
+
+#[tokio::test]
+async fn a_catch_up_that_finds_the_history_recorded_writes_nothing() {
+    let mut repo = Repo::new();
+    repo.commit("src/cache.ts", CACHE, "feat: add the cache");
+    let index = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        uri: Some(index.path().to_string_lossy().into_owned()),
+        defer_history: true,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(repo.root(), options.clone()).await.unwrap();
+    sync(&mut store).await;
+    let late = store.history_catch_up().await.unwrap().unwrap();
+    // Another handle reads the history first (a CLI `index`).
+    let mut other = Store::open(
+        repo.root(),
+        StoreOptions {
+            defer_history: false,
+            ..options
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(sync(&mut other).await.history_commits, 1);
+    let stats = late.run().await.unwrap();
+    assert_eq!((stats.history_rows, stats.commits), (0, 0));
+    sync(&mut store).await;
+    assert!(matches!(
+        store.history(),
+        HistoryStatus::On { symbols: 2, .. }
+    ));
+}

@@ -11,6 +11,8 @@ pub struct Session {
     stdin: std::process::ChildStdin,
     stdout: std::io::BufReader<std::process::ChildStdout>,
     next_id: u64,
+    /// Notifications the server sent, in order, while the session waited for responses.
+    pub notifications: Vec<serde_json::Value>,
 }
 
 impl Session {
@@ -36,6 +38,7 @@ impl Session {
             stdin,
             stdout,
             next_id: 1,
+            notifications: Vec::new(),
         };
         session.request(
             "initialize",
@@ -77,7 +80,7 @@ impl Session {
         self.response(id)
     }
 
-    /// The next message with this id, skipping notifications and other responses.
+    /// The next message with this id, keeping notifications and skipping other responses.
     pub fn response(&mut self, id: u64) -> serde_json::Value {
         use std::io::BufRead;
         loop {
@@ -89,6 +92,9 @@ impl Session {
             let message: serde_json::Value = serde_json::from_str(&line).unwrap();
             if message["id"] == id {
                 return message;
+            }
+            if message.get("id").is_none() {
+                self.notifications.push(message);
             }
         }
     }
