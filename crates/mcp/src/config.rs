@@ -247,6 +247,15 @@ impl Config {
         Some(self.embedding.model.as_deref().unwrap_or(default))
     }
 
+    /// The hub name of the configured in-process model when it is simply not on this machine
+    /// (not when it is there but broken): the case a download fixes.
+    pub fn missing_model(&self) -> Option<String> {
+        let hub = self.hub_model()?;
+        locate_model(self.embedding.model_dir.as_deref(), hub)
+            .is_err()
+            .then(|| hub.to_string())
+    }
+
     /// Builds the embedder. Loading the local model takes a moment (run it off the async
     /// threads); a missing model or key is an error whose text says how to fix it.
     pub fn embedder(&self) -> anyhow::Result<Option<Arc<dyn Embedder>>> {

@@ -152,7 +152,7 @@ impl Service {
         let (embedder, reranker) = match models.await {
             Ok((embedder, reranker)) => {
                 let embedder = embedder.unwrap_or_else(|e| {
-                    match self.missing_model() {
+                    match self.config.missing_model() {
                         Some(hub) => {
                             tracing::info!(
                                 "{hub} is not on this machine: fetching it in the background; answers are lexical until it lands"
@@ -309,15 +309,6 @@ impl Service {
                 s.embedded_chunks = c.embedded;
             }
         });
-    }
-
-    /// The hub name of the configured in-process model when it is simply not on this machine
-    /// (not when it is there but broken): the case a download fixes.
-    fn missing_model(&self) -> Option<String> {
-        let hub = self.config.hub_model()?;
-        codectx_embed::locate_model(self.config.embedding.model_dir.as_deref(), hub)
-            .is_err()
-            .then(|| hub.to_string())
     }
 
     /// Downloads the model into the user cache, then reopens the engine with it and starts

@@ -69,10 +69,19 @@ async fn fetch_model_puts_a_static_model_where_index_finds_it() {
     let (home, repo) = (tempfile::tempdir().unwrap(), static_repo());
     let root = repo.path().to_str().unwrap();
 
-    // Before the fetch, the index says how to get the model.
-    let before = mcp_server(home.path(), &hub.uri(), &["index", "--root", root]);
+    // Without a reachable hub, the index is structural and says how to get the model later.
+    let before = mcp_server(
+        home.path(),
+        "http://127.0.0.1:9",
+        &["index", "--root", root],
+    );
     let stderr = String::from_utf8_lossy(&before.stderr);
+    assert!(before.status.success(), "{before:?}");
     assert!(stderr.contains("mcp-server fetch-model"), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&before.stdout).contains("1 chunks (0 with vectors"),
+        "{before:?}"
+    );
 
     let fetched = mcp_server(home.path(), &hub.uri(), &["fetch-model", "--root", root]);
     assert!(fetched.status.success(), "{fetched:?}");
@@ -100,6 +109,23 @@ async fn fetch_model_puts_a_static_model_where_index_finds_it() {
     let stdout = String::from_utf8_lossy(&index.stdout);
     assert!(index.status.success(), "{index:?}");
     assert!(stdout.contains("1 chunks (1 with vectors"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn index_fetches_a_missing_model_then_embeds_with_it() {
+    let hub = hub_serving_tiny_model().await;
+    let (home, repo) = (tempfile::tempdir().unwrap(), static_repo());
+    let root = repo.path().to_str().unwrap();
+    let index = mcp_server(home.path(), &hub.uri(), &["index", "--root", root]);
+    assert!(index.status.success(), "{index:?}");
+    let stdout = String::from_utf8_lossy(&index.stdout);
+    assert!(stdout.contains("1 chunks (1 with vectors"), "{stdout}");
+    assert!(
+        String::from_utf8_lossy(&index.stderr).contains("someone/tiny-static is in"),
+        "{index:?}"
+    );
+    let cache = home.path().join(".cache/codectx/models/tiny-static");
+    assert!(cache.join("model.safetensors").is_file());
 }
 
 /// A hub stand-in on loopback serving the tiny model as `someone/tiny-static`.

@@ -30,18 +30,23 @@ impl Store {
             .await
             .map_err(self.lance("counting"))?;
         if rows > 0 {
-            for column in FULL_TEXT_COLUMNS {
-                if !has(column) {
-                    self.build_index(
-                        &self.chunks,
-                        column,
-                        Index::FTS(lexical_tokens()),
-                        "building the full-text index",
-                        stats,
-                    )
-                    .await?;
+            // The full-text indexes are built side by side: each build is mostly one thread
+            // tokenizing (on vite, 120 and 380 ms one after the other).
+            let this = &*self;
+            let missing = FULL_TEXT_COLUMNS.into_iter().filter(|c| !has(c));
+            let builds = missing.map(|column| {
+                let started = std::time::Instant::now();
+                async move {
+                    this.chunks
+                        .create_index(&[column], Index::FTS(lexical_tokens()))
+                        .execute()
+                        .await
+                        .map_err(this.lance("building the full-text index"))?;
+                    tracing::debug!("full-text index on {column}: {:?}", started.elapsed());
+                    Ok::<_, StoreError>(())
                 }
-            }
+            });
+            stats.commits += futures::future::try_join_all(builds).await?.len();
             // A sync reads and replaces the rows of a few files by path: a lookup with
             // these, a scan of the whole table without (one file's facts on vite: 1.5 ms
             // against 20 ms).
@@ -149,11 +154,13 @@ impl Store {
         action: &'static str,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
         table
             .create_index(&[column], index)
             .execute()
             .await
             .map_err(self.lance(action))?;
+        tracing::debug!("{action} on {column}: {:?}", started.elapsed());
         stats.commits += 1;
         Ok(())
     }
