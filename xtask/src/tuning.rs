@@ -236,7 +236,7 @@ pub fn qualified(symbols: &[ParsedSymbol]) -> Vec<(&ParsedSymbol, String)> {
         out: &mut Vec<(&'s ParsedSymbol, String)>,
     ) {
         for s in symbols {
-            let named = !s.kind.is_root_item() && !codectx_parser::is_unnamed_function(&s.name);
+            let named = !s.kind.is_root_item() && !s.naming.is_made_up();
             let qname = if !named {
                 prefix.to_string()
             } else if prefix.is_empty() {

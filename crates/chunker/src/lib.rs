@@ -27,7 +27,7 @@ mod view;
 
 pub use view::{natural_language_view, words};
 
-use codectx_parser::{ByteSpan, LineIndex, ParsedFile, ParsedSymbol, SymbolKind};
+use codectx_parser::{ByteSpan, LineIndex, Naming, ParsedFile, ParsedSymbol, SymbolKind};
 use serde::{Deserialize, Serialize};
 
 /// The blueprint's `CodeChunk` without the fields the store adds (`vector`, `contentHash`,
@@ -44,6 +44,10 @@ pub struct CodeChunk {
     /// The blueprint's `nodeKind` (serialised as `function`, `method`, `class`, `import`…).
     pub node_kind: SymbolKind,
     pub name: String,
+    /// Whether `name` is written in the source or made up by the parser (a callback's
+    /// `items.forEach callback`).
+    #[serde(default, skip_serializing_if = "Naming::is_source")]
+    pub naming: Naming,
     pub parent_name: Option<String>,
     pub parent_chunk_id: Option<String>,
     pub child_chunk_ids: Vec<String>,
@@ -204,6 +208,7 @@ impl<'p> Context<'p, '_> {
             relative_path: self.parsed.path.clone(),
             node_kind: sym.kind,
             name: sym.name.clone(),
+            naming: sym.naming,
             parent_name: parent.map(|i| out[i].0.name.clone()),
             parent_chunk_id: parent_id,
             child_chunk_ids: Vec::new(),

@@ -14,9 +14,14 @@ fn render(chunks: &[codectx_chunker::CodeChunk]) -> String {
         } else {
             "collapsed"
         };
+        let naming = if c.naming.is_made_up() {
+            format!(" <made up: {}>", c.naming.as_str())
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "{}[{}] {} L{}-{} {shape}",
+            "{}[{}] {}{naming} L{}-{} {shape}",
             "  ".repeat(c.depth as usize),
             c.node_kind,
             c.breadcrumb,

@@ -18,7 +18,7 @@ use oxc_syntax::scope::ScopeFlags;
 use crate::comments::Comments;
 use crate::commonjs;
 use crate::lines::LineIndex;
-use crate::symbol::{ByteSpan, ImportInfo, LineRange, Modifier, ParsedSymbol, SymbolKind};
+use crate::symbol::{ByteSpan, ImportInfo, LineRange, Modifier, Naming, ParsedSymbol, SymbolKind};
 
 /// Longest name or signature kept before it is cut with `…`.
 const MAX_NAME: usize = 80;
@@ -87,6 +87,7 @@ pub(crate) fn unparsed_item(src: &str, lines: &LineIndex) -> Vec<ParsedSymbol> {
 fn leaf_item(name: String, kind: SymbolKind, range: LineRange, span: ByteSpan) -> ParsedSymbol {
     ParsedSymbol {
         name,
+        naming: Naming::Source,
         kind,
         depth: 0,
         parent_name: None,
@@ -178,6 +179,7 @@ struct Wrapper {
 /// What the visitor knows when it opens a symbol.
 struct Open {
     name: String,
+    naming: Naming,
     kind: SymbolKind,
     /// The node's own extent (decorators included).
     node: Span,
@@ -194,7 +196,8 @@ struct Extractor<'s> {
     scoping: &'s Scoping,
     stack: Vec<Frame>,
     claimed: HashSet<u32>,
-    hints: HashMap<u32, String>,
+    /// Names for functions and classes the context names, by start: `(name, naming)`.
+    hints: HashMap<u32, (String, Naming)>,
     wrapper: Option<Wrapper>,
     /// Index into `imports` of each import binding, by symbol (oxc numbers symbols from 0:
     /// every identifier reference is looked up here).
@@ -262,6 +265,7 @@ impl<'s> Extractor<'s> {
         let exported = modifiers.contains(&Modifier::Exported);
         let sym = ParsedSymbol {
             name: o.name,
+            naming: o.naming,
             kind: o.kind,
             depth: 0,
             parent_name: None,
@@ -415,6 +419,7 @@ impl<'s> Extractor<'s> {
         self.scoped(
             Open {
                 name: format!("import:{source}"),
+                naming: Naming::Source,
                 kind: SymbolKind::Import,
                 node: span,
                 sig: (span.start, span.end),
@@ -499,6 +504,7 @@ impl<'s> Extractor<'s> {
     fn item(&self, kind: SymbolKind, name: String, span: Span, modifiers: Vec<Modifier>) -> Open {
         Open {
             name,
+            naming: Naming::Source,
             kind,
             node: span,
             sig: (span.start, span.end),
@@ -648,6 +654,7 @@ impl<'s> Extractor<'s> {
         modifiers.dedup();
         Some(Open {
             name,
+            naming: Naming::Source,
             kind,
             node,
             sig: (sig_start, body.start),
@@ -748,13 +755,15 @@ impl<'s> Extractor<'s> {
         if self.wrapper.is_none() && !self.is_multiline(span) {
             return walk(self);
         }
-        let name = id
-            .map(str::to_string)
-            .or(hint)
-            .unwrap_or_else(|| crate::ANONYMOUS.into());
+        let (name, naming) = match (id, hint) {
+            (Some(id), _) => (id.to_string(), Naming::Source),
+            (None, Some(hint)) => hint,
+            (None, None) => (crate::ANONYMOUS.to_string(), Naming::Anonymous),
+        };
         let sig_end = body.map_or(span.end, |b| b.start);
         let o = Open {
             name,
+            naming,
             kind: SymbolKind::Function,
             node: span,
             sig: (span.start, sig_end),
@@ -777,7 +786,7 @@ impl<'s> Extractor<'s> {
                     callee_name(self.src, callee),
                     crate::CALLBACK_SUFFIX
                 );
-                self.hints.insert(e.span().start, name);
+                self.hints.insert(e.span().start, (name, Naming::Callback));
             }
         }
     }
@@ -813,6 +822,7 @@ impl<'s> Extractor<'s> {
                     self.head_or_all(sig_start, d.init.as_ref().map(|i| i.span().start), end);
                 Open {
                     name,
+                    naming: Naming::Source,
                     kind,
                     node,
                     sig: (sig_start, sig_end),
@@ -847,6 +857,7 @@ impl<'s> Extractor<'s> {
         let sig_start = after_decorators(self.src, node.start, decorators);
         Open {
             name,
+            naming: Naming::Source,
             kind,
             node,
             sig: (sig_start, sig_end),
@@ -935,6 +946,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             }
             self.open(Open {
                 name: truncate(names.join(", "), MAX_NAME),
+                naming: Naming::Source,
                 kind,
                 node,
                 sig: (decl.span.start, sig_end),
@@ -979,6 +991,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
                         .map_or_else(|| "default".to_string(), |id| id.name.to_string());
                 let o = Open {
                     name,
+                    naming: Naming::Source,
                     kind: SymbolKind::Function,
                     node: f.span,
                     sig: (f.span.start, body.map_or(f.span.end, |b| b.start)),
@@ -1027,17 +1040,13 @@ impl<'a> Visit<'a> for Extractor<'_> {
             return walk::walk_class(self, c);
         }
         let hint = self.hints.remove(&c.span.start);
-        let name =
-            c.id.as_ref()
-                .map(|id| id.name.to_string())
-                .or(hint)
-                .unwrap_or_else(|| {
-                    if self.wrapper.is_some() {
-                        "default".into()
-                    } else {
-                        "anonymous class".into()
-                    }
-                });
+        let (name, naming) = match (&c.id, hint) {
+            (Some(id), _) => (id.name.to_string(), Naming::Source),
+            (None, Some(hint)) => hint,
+            // `export default class {}` is imported as `default`.
+            (None, None) if self.wrapper.is_some() => ("default".into(), Naming::Source),
+            (None, None) => ("anonymous class".into(), Naming::Anonymous),
+        };
         let kind = if extends_react_component(c) {
             SymbolKind::Component
         } else {
@@ -1051,15 +1060,18 @@ impl<'a> Visit<'a> for Extractor<'_> {
             modifiers.push(Modifier::Declare);
         }
         let node = decorated_span(c.span, &c.decorators);
-        let o = self.member_open(
-            name,
-            kind,
-            node,
-            &c.decorators,
-            c.body.span.start,
-            Some(c.body.span),
-            modifiers,
-        );
+        let o = Open {
+            naming,
+            ..self.member_open(
+                name,
+                kind,
+                node,
+                &c.decorators,
+                c.body.span.start,
+                Some(c.body.span),
+                modifiers,
+            )
+        };
         self.scoped(o, |s| walk::walk_class(s, c));
     }
 
@@ -1146,6 +1158,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
                 );
                 Open {
                     name,
+                    naming: Naming::Source,
                     kind: SymbolKind::Property,
                     node,
                     sig: (sig_start, sig_end),
@@ -1171,6 +1184,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         );
         let o = Open {
             name,
+            naming: Naming::Source,
             kind: SymbolKind::Property,
             node,
             sig: (sig_start, sig_end),
@@ -1188,6 +1202,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let body = Span::new(brace, b.span.end);
         let o = Open {
             name: "static".into(),
+            naming: Naming::Source,
             kind: SymbolKind::StaticBlock,
             node: b.span,
             sig: (b.span.start, brace),
@@ -1221,6 +1236,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         );
         let o = Open {
             name,
+            naming: Naming::Source,
             kind: SymbolKind::IndexSignature,
             node: it.span,
             sig: (it.span.start, it.span.end),
@@ -1244,6 +1260,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let name = property_key_name(self.src, &it.key);
         let o = Open {
             name,
+            naming: Naming::Source,
             kind: SymbolKind::Property,
             node: it.span,
             sig: (it.span.start, it.span.end),
@@ -1268,6 +1285,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let name = property_key_name(self.src, &it.key);
         let o = Open {
             name,
+            naming: Naming::Source,
             kind,
             node: it.span,
             sig: (it.span.start, it.span.end),
@@ -1314,6 +1332,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         };
         let o = Open {
             name: it.id.name.to_string(),
+            naming: Naming::Source,
             kind: SymbolKind::Interface,
             node: it.span,
             sig: (it.span.start, it.body.span.start),
@@ -1336,6 +1355,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         );
         let o = Open {
             name: it.id.name.to_string(),
+            naming: Naming::Source,
             kind: SymbolKind::Type,
             node: it.span,
             sig: (it.span.start, sig_end),
@@ -1355,6 +1375,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         }
         let o = Open {
             name: it.id.name.to_string(),
+            naming: Naming::Source,
             kind: SymbolKind::Enum,
             node: it.span,
             sig: (it.span.start, it.body.span.start),
@@ -1373,6 +1394,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let body = it.body.span();
         let o = Open {
             name: it.id.name.to_string(),
+            naming: Naming::Source,
             kind: SymbolKind::Namespace,
             node: it.span,
             sig: (it.span.start, body.start),
@@ -1391,6 +1413,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let body = it.body.as_ref().map(|b| b.span);
         let o = Open {
             name: it.id.value.to_string(),
+            naming: Naming::Source,
             kind: SymbolKind::Module,
             node: it.span,
             sig: (it.span.start, body.map_or(it.span.end, |b| b.start)),
@@ -1408,6 +1431,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         };
         let o = Open {
             name: "global".into(),
+            naming: Naming::Source,
             kind: SymbolKind::Module,
             node: it.span,
             sig: (it.span.start, it.body.span.start),
@@ -1455,8 +1479,10 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let right = unwrap_expr(&it.right);
         if is_function_like(right) || matches!(right, Expression::ClassExpression(_)) {
             let left = self.signature(it.left.span().start, it.left.span().end);
-            self.hints
-                .insert(right.span().start, truncate(left, MAX_NAME));
+            self.hints.insert(
+                right.span().start,
+                (truncate(left, MAX_NAME), Naming::Source),
+            );
         }
         walk::walk_assignment_expression(self, it);
     }
@@ -1466,7 +1492,8 @@ impl<'a> Visit<'a> for Extractor<'_> {
             && let Some(e) = c.expression.as_expression()
         {
             let name = self.text(it.name.span()).to_string();
-            self.hints.insert(unwrap_expr(e).span().start, name);
+            self.hints
+                .insert(unwrap_expr(e).span().start, (name, Naming::Source));
         }
         walk::walk_jsx_attribute(self, it);
     }

@@ -41,24 +41,17 @@ use serde::{Deserialize, Serialize};
 pub use comments::clean_jsdoc;
 pub use lines::LineIndex;
 pub use symbol::{
-    ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, ParseStatus, ParsedFile, ParsedSymbol,
-    SymbolKind,
+    ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, Naming, ParseStatus, ParsedFile,
+    ParsedSymbol, SymbolKind,
 };
 
 /// The name of a function nothing names: neither a declaration, a variable, a property nor
-/// its own `function id`.
+/// its own `function id` ([`Naming::Anonymous`]).
 pub const ANONYMOUS: &str = "anonymous";
 
-/// What ends the name of a function passed as an argument: `items.forEach callback`,
-/// `new Promise callback`.
+/// What ends the name of a function passed as an argument ([`Naming::Callback`]):
+/// `items.forEach callback`, `new Promise callback`.
 pub const CALLBACK_SUFFIX: &str = " callback";
-
-/// Whether a function's name was made up by the parser ([`ANONYMOUS`], or a callback named
-/// after its callee) rather than written in the source. Such a function is a detail of the
-/// named declaration around it.
-pub fn is_unnamed_function(name: &str) -> bool {
-    name == ANONYMOUS || name.ends_with(CALLBACK_SUFFIX)
-}
 
 /// File extensions the parser accepts.
 pub const EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs"];

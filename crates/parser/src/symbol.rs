@@ -34,6 +34,59 @@ impl LineRange {
     }
 }
 
+/// Where a symbol's name comes from: the source, or the parser when nothing in the source
+/// names it. A made-up name is a detail of the named declaration around it (retrieval
+/// counts a hit on a callback for its enclosing function).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Naming {
+    /// Written in the source: a declaration, a variable, a property, an assignment target,
+    /// `function id`.
+    #[default]
+    Source,
+    /// A function passed as an argument, named after its callee: `items.forEach callback`,
+    /// `new Promise callback`.
+    Callback,
+    /// Nothing names it: `anonymous`, `anonymous class`.
+    Anonymous,
+}
+
+impl Naming {
+    /// Every naming, in declaration order.
+    pub const ALL: [Naming; 3] = [Naming::Source, Naming::Callback, Naming::Anonymous];
+
+    /// How indexes store it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Naming::Source => "source",
+            Naming::Callback => "callback",
+            Naming::Anonymous => "anonymous",
+        }
+    }
+
+    /// Whether the parser made the name up.
+    pub fn is_made_up(self) -> bool {
+        self != Naming::Source
+    }
+
+    /// For serde's `skip_serializing_if`: a name from the source is not worth a field.
+    pub fn is_source(&self) -> bool {
+        *self == Naming::Source
+    }
+}
+
+impl std::str::FromStr for Naming {
+    type Err = String;
+
+    /// The naming [`Naming::as_str`] spells `s`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Naming::ALL
+            .into_iter()
+            .find(|n| n.as_str() == s)
+            .ok_or_else(|| format!("unknown naming {s:?}"))
+    }
+}
+
 /// What a symbol or root item is. The names are the blueprint's `nodeKind` values, extended
 /// with the member kinds a TypeScript file needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -222,6 +275,9 @@ impl Modifier {
 #[serde(rename_all = "camelCase")]
 pub struct ParsedSymbol {
     pub name: String,
+    /// Whether `name` is written in the source or made up by the parser.
+    #[serde(default, skip_serializing_if = "Naming::is_source")]
+    pub naming: Naming,
     pub kind: SymbolKind,
     /// 0 for root items, 1 for their members, and so on.
     pub depth: u32,

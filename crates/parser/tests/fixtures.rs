@@ -47,6 +47,9 @@ fn render_symbol(out: &mut String, sym: &ParsedSymbol) {
         sym.range.start, sym.range.end, sym.kind, sym.name
     )
     .unwrap();
+    if sym.naming.is_made_up() {
+        write!(out, " <made up: {}>", sym.naming.as_str()).unwrap();
+    }
     if !mods.is_empty() {
         write!(out, " [{}]", mods.join(", ")).unwrap();
     }

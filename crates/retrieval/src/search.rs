@@ -382,9 +382,7 @@ async fn rerank(
 fn result_unit<'p>(project: &'p Project, path: &str, id: &'p str) -> &'p str {
     let mut current = project.chunk(path, id);
     while let Some(chunk) = current {
-        if !(chunk.node_kind == SymbolKind::Function
-            && codectx_parser::is_unnamed_function(&chunk.name))
-        {
+        if !(chunk.node_kind == SymbolKind::Function && chunk.naming.is_made_up()) {
             return &chunk.id;
         }
         current = chunk

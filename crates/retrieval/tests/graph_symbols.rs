@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use codectx_parser::{SymbolKind, is_unnamed_function};
+use codectx_parser::SymbolKind;
 use codectx_retrieval::Project;
 
 /// The kinds of chunk that declare a name the graph can know.
@@ -50,7 +50,7 @@ fn joins(fixture: &str) -> (String, Vec<String>) {
             chunk.breadcrumb, chunk.node_kind
         )
         .unwrap();
-        if decl.is_none() && declares(chunk.node_kind) && !is_unnamed_function(&chunk.name) {
+        if decl.is_none() && declares(chunk.node_kind) && !chunk.naming.is_made_up() {
             missing.push(chunk.breadcrumb.clone());
         }
     }

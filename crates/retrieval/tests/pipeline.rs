@@ -538,3 +538,51 @@ async fn network_the_same_query_on_two_fresh_indexes_ranks_identically() {
         assert_eq!(rankings[0], rankings[1]);
     }
 }
+
+/// A hit on a function the parser named (a callback, an anonymous function) counts for the
+/// named declaration around it; a function the source names counts for itself, even when
+/// the source names it `anonymous`.
+#[tokio::test]
+async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join("src")).unwrap();
+    std::fs::write(
+        repo.path().join("src/rows.js"),
+        "export function outer(rows) {
+  function anonymous(row) {
+    return reticulateSplines(row, row.splines);
+  }
+  rows.forEach((row) => {
+    frobnicateWidgets(row.widgets);
+    frobnicateWidgets(row.next);
+  });
+  return rows.map(anonymous);
+}
+",
+    )
+    .unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let options = EngineOptions {
+        store: StoreOptions {
+            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
+            ..Default::default()
+        },
+        embedder: None,
+        reranker: None,
+    };
+    let engine = Engine::open(repo.path(), options).await.unwrap();
+    let top = |query: &'static str| {
+        let engine = &engine;
+        async move {
+            let ranking = engine.rank(query, &SearchOptions::default()).await.unwrap();
+            let best = &ranking.scored[0];
+            let chunk = engine
+                .project()
+                .chunk(&best.relative_path, &best.chunk_id)
+                .unwrap();
+            chunk.dotted_name()
+        }
+    };
+    assert_eq!(top("reticulate splines").await, "outer.anonymous");
+    assert_eq!(top("frobnicate widgets").await, "outer");
+}

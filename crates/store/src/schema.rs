@@ -152,6 +152,7 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("relativePath", DataType::Utf8, false),
         Field::new("nodeKind", DataType::Utf8, false),
         Field::new("name", DataType::Utf8, false),
+        Field::new("naming", DataType::Utf8, false),
         Field::new("parentName", DataType::Utf8, true),
         Field::new("parentChunkId", DataType::Utf8, true),
         Field::new("childChunkIds", list(), false),
@@ -275,6 +276,7 @@ pub(crate) fn chunks_to_batch(
         text(&|r| &r.chunk.relative_path),
         text(&|r| r.chunk.node_kind.as_str()),
         text(&|r| &r.chunk.name),
+        text(&|r| r.chunk.naming.as_str()),
         optional(&|r| r.chunk.parent_name.as_deref()),
         optional(&|r| r.chunk.parent_chunk_id.as_deref()),
         list(&|r| &r.chunk.child_chunk_ids),
@@ -355,11 +357,12 @@ pub(crate) fn batch_to_chunks(
     let opt = |array: &StringArray, i: usize| -> Option<String> {
         array.is_valid(i).then(|| array.value(i).to_string())
     };
-    let (id, relative_path, node_kind, name) = (
+    let (id, relative_path, node_kind, name, naming) = (
         text("id")?,
         text("relativePath")?,
         text("nodeKind")?,
         text("name")?,
+        text("naming")?,
     );
     let (parent_name, parent_chunk_id, child_chunk_ids) = (
         text("parentName")?,
@@ -408,6 +411,7 @@ pub(crate) fn batch_to_chunks(
                 relative_path: relative_path.value(i).into(),
                 node_kind: node_kind.value(i).parse()?,
                 name: name.value(i).into(),
+                naming: naming.value(i).parse()?,
                 parent_name: opt(parent_name, i),
                 parent_chunk_id: opt(parent_chunk_id, i),
                 child_chunk_ids: strings(child_chunk_ids, i),

@@ -26,7 +26,9 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// 3: the `history` column (commit descriptions per symbol) and its full-text index.
 /// 4: chunk ids hash the repository-relative path (portable between checkouts).
 /// 5: a skipped file's status names its reason (`skipped minified: …`).
-pub(crate) const FORMAT: &str = "codectx-index/6";
+/// 6: the `startByte` and `endByte` columns (chunks meet graph declarations by span).
+/// 7: the `naming` column (whether the parser made a chunk's name up).
+pub(crate) const FORMAT: &str = "codectx-index/7";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
