@@ -44,11 +44,7 @@ pub fn run(workspace: &Path, targets: &[String], minutes: f64) -> anyhow::Result
         let output = Command::new("cargo")
             .current_dir(workspace)
             .args(["+nightly", "fuzz", "run", "--fuzz-dir", FUZZ_DIR])
-            .args(
-                codectx_fuzz::ANSWER_TARGETS
-                    .contains(&target.as_str())
-                    .then_some("--features=answers"),
-            )
+            .args(codectx_fuzz::feature(target).map(|f| format!("--features={f}")))
             .arg(target)
             .arg(&work)
             .arg(&seeds)

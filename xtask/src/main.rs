@@ -150,8 +150,8 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         min_symbols: u32,
     },
-    /// Fuzz the parser, chunker, graph facts, answers and the `symbol =` query language
-    /// (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
+    /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
+    /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
     Fuzz {
         /// Minutes per target.
         #[arg(long, default_value_t = 10.0)]

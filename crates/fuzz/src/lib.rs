@@ -8,16 +8,26 @@
 
 #[cfg(feature = "answers")]
 mod answers;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod seeds;
 #[cfg(feature = "answers")]
 pub use answers::{project, symbol_query};
+#[cfg(feature = "mcp")]
+pub use mcp::mcp_request;
 pub use seeds::{Seed, seeds};
 
 /// The fuzz targets, by name: the seed and artifact directories are named after them.
-pub const TARGETS: [&str; 4] = ["chunks", "facts", "project", "symbol_query"];
+pub const TARGETS: [&str; 5] = ["chunks", "facts", "project", "symbol_query", "mcp_request"];
 
-/// The targets that need the `answers` feature.
-pub const ANSWER_TARGETS: [&str; 2] = ["project", "symbol_query"];
+/// The cargo feature each target needs beyond the parser, chunker and graph, if any.
+pub fn feature(target: &str) -> Option<&'static str> {
+    match target {
+        "project" | "symbol_query" => Some("answers"),
+        "mcp_request" => Some("mcp"),
+        _ => None,
+    }
+}
 
 /// Runs target `name` on `data`; `false` for an unknown target or one this build lacks.
 pub fn run(name: &str, data: &[u8]) -> bool {
@@ -28,6 +38,8 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "project" => project(data),
         #[cfg(feature = "answers")]
         "symbol_query" => symbol_query(data),
+        #[cfg(feature = "mcp")]
+        "mcp_request" => mcp_request(data),
         _ => return false,
     }
     true

@@ -29,8 +29,46 @@ const QUERIES: [&str; 10] = [
     "",
 ];
 
+/// `mcp_request` seeds: a tool (its index in the target's list) and the call's arguments.
+/// Well-formed calls on the auth fixture's names, then hostile ones: escapes from the root,
+/// budgets of zero and below, wrong types, a long query, and a line that is not JSON.
+const CALLS: [(u8, &str); 16] = [
+    (0, r#"{"query": "where are JWT tokens validated"}"#),
+    (
+        0,
+        r#"{"query": "symbol = TokenService > validateToken", "path": ["src/auth"]}"#,
+    ),
+    (
+        1,
+        r#"{"symbol_name": "TokenService", "direction": "descendants"}"#,
+    ),
+    (
+        2,
+        r#"{"symbol_name": "validateToken", "scope": "file", "limit": 3}"#,
+    ),
+    (
+        3,
+        r#"{"query": "token validation", "max_tokens": 400, "strategy": "depth"}"#,
+    ),
+    (4, r#"{"path": "src/auth/tokenService.ts"}"#),
+    (5, r#"{"path": "src/auth/tokenService.ts"}"#),
+    (5, r#"{"path": "../../../../etc/passwd"}"#),
+    (4, r#"{"path": "/etc/passwd"}"#),
+    (
+        0,
+        r#"{"query": "symbol = ../../etc/passwd > x", "path": ["/etc"]}"#,
+    ),
+    (3, r#"{"query": "token", "max_tokens": 0}"#),
+    (3, r#"{"query": "token", "max_tokens": -1}"#),
+    (1, r#"{"symbol_name": 42, "direction": "sideways"}"#),
+    (6, r#"{"query": "an unknown tool"}"#),
+    (0, r#"[1, 2, 3]"#),
+    (0, "this is not json {"),
+];
+
 /// Every fixture source file for `chunks` and `facts`; the first two files of each fixture
-/// directory, NUL-separated, for `project`; [`QUERIES`] for `symbol_query`.
+/// directory, NUL-separated, for `project`; [`QUERIES`] for `symbol_query`; [`CALLS`] and
+/// one 64 kB query for `mcp_request`.
 pub fn seeds(fixtures: &Path) -> std::io::Result<Vec<Seed>> {
     let mut out = Vec::new();
     let mut by_dir: BTreeMap<PathBuf, Vec<(u8, Vec<u8>)>> = BTreeMap::new();
@@ -70,6 +108,18 @@ pub fn seeds(fixtures: &Path) -> std::io::Result<Vec<Seed>> {
             data: query.as_bytes().to_vec(),
         });
     }
+    for (i, (tool, arguments)) in CALLS.iter().enumerate() {
+        out.push(Seed {
+            target: "mcp_request",
+            name: format!("call-{i:02}"),
+            data: [&[*tool][..], arguments.as_bytes()].concat(),
+        });
+    }
+    out.push(Seed {
+        target: "mcp_request",
+        name: "call-long-query".into(),
+        data: [&[0][..], br#"{"query": ""#, &[b'a'; 65_536], br#""}"#].concat(),
+    });
     Ok(out)
 }
 

@@ -12,11 +12,9 @@ use codectx_retrieval::{
     ChunkFilter, CodeChunk, Engine, IndexSummary, Indexer, Project, SyncEvent, symbol_metadata,
 };
 use indicatif::{ProgressBar, ProgressStyle};
-use rmcp::ServiceExt;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, Provider};
-use crate::server::CodeContextServer;
 use crate::service::{self, Service};
 use crate::setup::{Agent, Outcome, SERVER_NAME};
 
@@ -70,13 +68,10 @@ pub async fn serve(root: PathBuf, config: Config, watch: bool) -> anyhow::Result
     } else {
         None
     };
-    let server = CodeContextServer::new(Arc::clone(&service))
-        .serve(rmcp::transport::stdio())
-        .await
-        .context("starting the MCP session")?;
-    let served = server.waiting().await.context("serving MCP");
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let served = crate::server::serve(Arc::clone(&service), stdin, stdout).await;
     service.shutdown().await;
-    served.map(|_| ())
+    served
 }
 
 /// The configured embedder, or (with a warning saying why) none: a missing model must not

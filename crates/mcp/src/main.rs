@@ -2,17 +2,13 @@
 //! on the command line.
 //!
 //! With no subcommand (or `serve`) it speaks MCP on stdin/stdout; logs go to stderr.
-//! `index`, `status`, `search` and `lookup` are for people and scripts.
-
-mod cli;
-mod config;
-mod server;
-mod service;
-mod setup;
+//! `index`, `status`, `search` and `lookup` are for people and scripts. The work is in the
+//! `codectx_mcp` library; this file parses the arguments.
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use codectx_mcp::{cli, config, setup};
 
 // The pipeline makes many small owned strings per symbol, where glibc malloc is slower.
 #[global_allocator]

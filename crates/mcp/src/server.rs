@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use anyhow::Context;
 use codectx_retrieval::{Answer, CodeContext, Engine, NavigationError, RetrievalError, SearchMode};
 use codectx_retrieval::{ChunkFilter, StoreError};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -12,7 +13,7 @@ use rmcp::model::{
     Annotations, CallToolResult, ContentBlock, ProgressNotificationParam, RequestMetaObject, Role,
     TextContent,
 };
-use rmcp::{ErrorData, Peer, RoleServer, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, Peer, RoleServer, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -135,13 +136,31 @@ pub struct FileParams {
 }
 
 /// The server: the tools over one [`Service`].
+/// The MCP tools over one [`Service`]: an rmcp server handler.
 #[derive(Clone)]
 pub struct CodeContextServer {
     service: Arc<Service>,
     tool_router: ToolRouter<Self>,
 }
 
+/// Serves the tools over a pair of byte streams (stdin and stdout for the binary; a socket or
+/// an in-memory pipe for a library user), one JSON-RPC message per line, until the client
+/// closes its side. A malformed line gets a JSON-RPC error and the session goes on.
+pub async fn serve<R, W>(service: Arc<Service>, reader: R, writer: W) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let session = CodeContextServer::new(service)
+        .serve((reader, writer))
+        .await
+        .context("starting the MCP session")?;
+    session.waiting().await.context("serving MCP")?;
+    Ok(())
+}
+
 impl CodeContextServer {
+    /// The tools, answering from `service`'s engine.
     pub fn new(service: Arc<Service>) -> Self {
         Self {
             service,
