@@ -94,6 +94,22 @@ enum Command {
     },
 }
 
+/// Turns transparent huge pages off for this process. mimalloc asks for them, and the kernel
+/// then zeroes 2 MB at the first touch of each: a search on babel (17,500 files) spent a
+/// quarter of its time zeroing pages and held 190 MB more than with ordinary pages
+/// (750 → 560 MB peak).
+#[cfg(target_os = "linux")]
+fn without_transparent_huge_pages() {
+    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process's memory map.
+    let status = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    if status != 0 {
+        tracing::debug!(
+            "transparent huge pages stay on: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -105,6 +121,8 @@ fn main() -> std::process::ExitCode {
         )
         .with_ansi(false)
         .init();
+    #[cfg(target_os = "linux")]
+    without_transparent_huge_pages();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -142,11 +142,11 @@ impl Project {
             .filter(|f| f.chunk_count > 0)
             .map(|f| (f.path.clone(), Vec::new()))
             .collect();
-        for row in store.chunks(None).await? {
+        for chunk in store.code_chunks(None).await? {
             by_file
-                .entry(row.chunk.relative_path.clone())
+                .entry(chunk.relative_path.clone())
                 .or_default()
-                .push(row.chunk);
+                .push(chunk);
         }
         let files = by_file
             .into_iter()
@@ -175,9 +175,9 @@ impl Project {
             store.load_facts_of(changed).await?.into_iter().collect();
         let mut chunks: std::collections::HashMap<String, Vec<CodeChunk>> =
             changed.iter().map(|p| (p.clone(), Vec::new())).collect();
-        for row in store.chunks_of_files(changed).await? {
-            if let Some(file) = chunks.get_mut(&row.chunk.relative_path) {
-                file.push(row.chunk);
+        for chunk in store.code_chunks_of_files(changed).await? {
+            if let Some(file) = chunks.get_mut(&chunk.relative_path) {
+                file.push(chunk);
             }
         }
         self.graph.update_facts(

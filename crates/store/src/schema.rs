@@ -323,18 +323,80 @@ pub(crate) fn chunks_to_batch(
     RecordBatch::try_new(schema.clone(), columns)
 }
 
-/// The chunk rows of `batch`. `filePath` is `root` joined with `relativePath`, whatever the
-/// row says: an index built in another checkout (ids are relative) names this one's files.
+/// The columns a [`CodeChunk`] is read from: everything but the vector, the history notes,
+/// the search names and the file stamps (and `filePath`, which the root gives).
+pub(crate) const CODE_CHUNK_COLUMNS: [&str; 19] = [
+    "id",
+    "relativePath",
+    "nodeKind",
+    "name",
+    "naming",
+    "parentName",
+    "parentChunkId",
+    "childChunkIds",
+    "depth",
+    "signature",
+    "fullSource",
+    "startLine",
+    "endLine",
+    "startByte",
+    "endByte",
+    "jsdoc",
+    "relevantImports",
+    "embeddingText",
+    "breadcrumb",
+];
+
+/// The text column `name` of `batch`.
+fn text_of<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b StringArray, String> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| format!("column {name} is missing or not text"))
+}
+
+/// The chunk rows of `batch`, with their stamps, vectors and history.
 pub(crate) fn batch_to_chunks(
     batch: &RecordBatch,
     root: &Path,
 ) -> Result<Vec<StoredChunk>, String> {
-    let text = |name: &str| -> Result<&StringArray, String> {
-        batch
-            .column_by_name(name)
-            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-            .ok_or_else(|| format!("column {name} is missing or not text"))
-    };
+    let chunks = batch_to_code_chunks(batch, root)?;
+    let content_hash = text_of(batch, "contentHash")?;
+    let last_modified = batch
+        .column_by_name("lastModified")
+        .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+        .ok_or("column lastModified is missing or not i64")?;
+    let vector = batch
+        .column_by_name("vector")
+        .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>());
+    let history = text_of(batch, "history")?;
+    Ok(chunks
+        .into_iter()
+        .enumerate()
+        .map(|(i, chunk)| StoredChunk {
+            chunk,
+            content_hash: content_hash.value(i).into(),
+            last_modified: last_modified.value(i),
+            vector: vector.filter(|v| v.is_valid(i)).and_then(|v| {
+                let values = v.value(i);
+                values
+                    .as_any()
+                    .downcast_ref::<Float32Array>()
+                    .map(|f| f.values().to_vec())
+            }),
+            history: history.value(i).into(),
+        })
+        .collect())
+}
+
+/// The chunks of `batch`, which needs only [`CODE_CHUNK_COLUMNS`]. `filePath` is `root`
+/// joined with `relativePath`, whatever the row says: an index built in another checkout
+/// (ids are relative) names this one's files.
+pub(crate) fn batch_to_code_chunks(
+    batch: &RecordBatch,
+    root: &Path,
+) -> Result<Vec<CodeChunk>, String> {
+    let text = |name: &str| text_of(batch, name);
     let number = |name: &str| -> Result<&UInt32Array, String> {
         batch
             .column_by_name(name)
@@ -377,59 +439,37 @@ pub(crate) fn batch_to_chunks(
         number("endLine")?,
     );
     let (start_byte, end_byte) = (number("startByte")?, number("endByte")?);
-    let (jsdoc, relevant_imports, embedding_text, breadcrumb, content_hash) = (
+    let (jsdoc, relevant_imports, embedding_text, breadcrumb) = (
         text("jsdoc")?,
         list("relevantImports")?,
         text("embeddingText")?,
         text("breadcrumb")?,
-        text("contentHash")?,
     );
-    let last_modified = batch
-        .column_by_name("lastModified")
-        .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
-        .ok_or("column lastModified is missing or not i64")?;
-    let vector = batch
-        .column_by_name("vector")
-        .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>());
-    let history = text("history")?;
     let mut out = Vec::with_capacity(batch.num_rows());
     for i in 0..batch.num_rows() {
-        let vector = vector.filter(|v| v.is_valid(i)).and_then(|v| {
-            let values = v.value(i);
-            values
-                .as_any()
-                .downcast_ref::<Float32Array>()
-                .map(|f| f.values().to_vec())
-        });
-        out.push(StoredChunk {
-            chunk: CodeChunk {
-                id: id.value(i).into(),
-                file_path: root
-                    .join(relative_path.value(i))
-                    .to_string_lossy()
-                    .into_owned(),
-                relative_path: relative_path.value(i).into(),
-                node_kind: node_kind.value(i).parse()?,
-                name: name.value(i).into(),
-                naming: naming.value(i).parse()?,
-                parent_name: opt(parent_name, i),
-                parent_chunk_id: opt(parent_chunk_id, i),
-                child_chunk_ids: strings(child_chunk_ids, i),
-                depth: depth.value(i),
-                signature: signature.value(i).into(),
-                full_source: full_source.value(i).into(),
-                start_line: start_line.value(i),
-                end_line: end_line.value(i),
-                span: ByteSpan::new(start_byte.value(i), end_byte.value(i)),
-                jsdoc: opt(jsdoc, i),
-                relevant_imports: strings(relevant_imports, i),
-                embedding_text: embedding_text.value(i).into(),
-                breadcrumb: breadcrumb.value(i).into(),
-            },
-            content_hash: content_hash.value(i).into(),
-            last_modified: last_modified.value(i),
-            vector,
-            history: history.value(i).into(),
+        out.push(CodeChunk {
+            id: id.value(i).into(),
+            file_path: root
+                .join(relative_path.value(i))
+                .to_string_lossy()
+                .into_owned(),
+            relative_path: relative_path.value(i).into(),
+            node_kind: node_kind.value(i).parse()?,
+            name: name.value(i).into(),
+            naming: naming.value(i).parse()?,
+            parent_name: opt(parent_name, i),
+            parent_chunk_id: opt(parent_chunk_id, i),
+            child_chunk_ids: strings(child_chunk_ids, i),
+            depth: depth.value(i),
+            signature: signature.value(i).into(),
+            full_source: full_source.value(i).into(),
+            start_line: start_line.value(i),
+            end_line: end_line.value(i),
+            span: ByteSpan::new(start_byte.value(i), end_byte.value(i)),
+            jsdoc: opt(jsdoc, i),
+            relevant_imports: strings(relevant_imports, i),
+            embedding_text: embedding_text.value(i).into(),
+            breadcrumb: breadcrumb.value(i).into(),
         });
     }
     Ok(out)

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use codectx_chunker::CodeChunk;
 use codectx_files::FileSelection;
 use codectx_graph::facts::{FACTS_VERSION, FileFacts};
 use futures::TryStreamExt;
@@ -404,35 +405,80 @@ impl Store {
         self.chunks(Some(&in_list("relativePath", paths))).await
     }
 
+    /// The chunks matching `filter` (every chunk with `None`), without what a search does
+    /// not hold in memory: vectors, history notes, stamps. Read batch by batch, so the
+    /// decoded columns of one batch are freed before the next.
+    pub async fn code_chunks(&self, filter: Option<&str>) -> Result<Vec<CodeChunk>, StoreError> {
+        let mut query = self
+            .chunks
+            .query()
+            .select(Select::columns(&crate::schema::CODE_CHUNK_COLUMNS));
+        if let Some(filter) = filter {
+            query = query.only_if(filter);
+        }
+        let mut out = Vec::new();
+        query
+            .each_batch(self, "querying chunks", |batch| {
+                out.extend(
+                    crate::schema::batch_to_code_chunks(batch, &self.root)
+                        .map_err(|reason| self.corrupt(reason))?,
+                );
+                Ok(())
+            })
+            .await?;
+        Ok(out)
+    }
+
+    /// [`Store::code_chunks`] of the files `paths`.
+    pub async fn code_chunks_of_files(
+        &self,
+        paths: &[String],
+    ) -> Result<Vec<CodeChunk>, StoreError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.code_chunks(Some(&in_list("relativePath", paths)))
+            .await
+    }
+
     async fn query_facts(&self, filter: String) -> Result<Vec<(String, FileFacts)>, StoreError> {
-        let batches: Vec<_> = self
+        let mut out = Vec::new();
+        let query = self
             .files
             .query()
             .only_if(filter)
-            .select(Select::columns(&["path", "facts"]))
-            .batches(self, "querying facts")
+            .select(Select::columns(&["path", "facts"]));
+        query
+            .each_batch(self, "querying facts", |batch| {
+                self.facts_of_batch(batch, &mut out)
+            })
             .await?;
-        let mut out = Vec::new();
-        for batch in &batches {
-            let paths = text_column(batch, "path").map_err(|r| self.corrupt(r))?;
-            let facts = batch
-                .column_by_name("facts")
-                .and_then(|c| {
-                    c.as_any()
-                        .downcast_ref::<lancedb::arrow::arrow_array::LargeStringArray>()
-                })
-                .ok_or_else(|| self.corrupt("files column facts is mistyped".into()))?;
-            for i in 0..batch.num_rows() {
-                let parsed: FileFacts = serde_json::from_str(facts.value(i))
-                    .map_err(|e| self.corrupt(format!("facts of {}: {e}", paths.value(i))))?;
-                out.push((paths.value(i).to_string(), parsed));
-            }
-        }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 
-    /// Re-reads the files table if another process committed to it.
+    /// Appends the parsed facts of a `path`, `facts` batch to `out`.
+    fn facts_of_batch(
+        &self,
+        batch: &RecordBatch,
+        out: &mut Vec<(String, FileFacts)>,
+    ) -> Result<(), StoreError> {
+        let paths = text_column(batch, "path").map_err(|r| self.corrupt(r))?;
+        let facts = batch
+            .column_by_name("facts")
+            .and_then(|c| {
+                c.as_any()
+                    .downcast_ref::<lancedb::arrow::arrow_array::LargeStringArray>()
+            })
+            .ok_or_else(|| self.corrupt("files column facts is mistyped".into()))?;
+        for i in 0..batch.num_rows() {
+            let parsed: FileFacts = serde_json::from_str(facts.value(i))
+                .map_err(|e| self.corrupt(format!("facts of {}: {e}", paths.value(i))))?;
+            out.push((paths.value(i).to_string(), parsed));
+        }
+        Ok(())
+    }
+
     /// Re-reads the files table if another process committed to it, and returns the paths
     /// whose content, status or chunks that process changed (added and removed ones too):
     /// this handle's caller must see those edits as its own.
@@ -518,6 +564,21 @@ pub(crate) trait CollectBatches: ExecutableQuery {
             .try_collect()
             .await
             .map_err(store.lance(action))
+    }
+
+    /// Runs a LanceDB query and hands `f` each record batch as it arrives, so no more than
+    /// one decoded batch is held at a time.
+    async fn each_batch(
+        &self,
+        store: &Store,
+        action: &'static str,
+        mut f: impl FnMut(&RecordBatch) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut stream = self.execute().await.map_err(store.lance(action))?;
+        while let Some(batch) = stream.try_next().await.map_err(store.lance(action))? {
+            f(&batch)?;
+        }
+        Ok(())
     }
 }
 

@@ -37,7 +37,8 @@ async fn sync(store: &mut Store, embedder: &TokenHashEmbedder) -> SyncStats {
         .unwrap()
 }
 
-/// Rows sorted by file and line, without the temporary directory in `filePath`.
+/// Rows sorted by file and line. Every call also checks that the projected read a search
+/// loads its project with (`code_chunks`) gives the same chunks.
 async fn rows(store: &Store) -> Vec<StoredChunk> {
     let mut rows = store.chunks(None).await.unwrap();
     rows.sort_by(|a, b| {
@@ -47,6 +48,14 @@ async fn rows(store: &Store) -> Vec<StoredChunk> {
             &b.chunk.id,
         ))
     });
+    let mut code = store.code_chunks(None).await.unwrap();
+    code.sort_by(|a, b| {
+        (&a.relative_path, a.start_line, &a.id).cmp(&(&b.relative_path, b.start_line, &b.id))
+    });
+    assert!(
+        code.iter().eq(rows.iter().map(|r| &r.chunk)),
+        "the projected chunks differ from the full rows"
+    );
     rows
 }
 
