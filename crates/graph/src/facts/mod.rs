@@ -71,7 +71,7 @@ impl DeclKind {
 
 /// A name as written in one file, resolved as far as that file allows.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "to")]
+#[serde(rename_all = "camelCase")]
 pub enum Target {
     /// A declaration of this file (index into [`FileFacts::decls`]).
     Local { decl: u32 },
@@ -85,7 +85,7 @@ pub enum Target {
 
 /// The object a member is looked up on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "on")]
+#[serde(rename_all = "camelCase")]
 pub enum Receiver {
     /// `this` inside the class declaration `class`.
     This { class: u32 },
@@ -116,7 +116,7 @@ pub enum Receiver {
 
 /// Where a function expression written without parameter types takes them from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "from")]
+#[serde(rename_all = "camelCase")]
 pub enum Contextual {
     /// The function initializes a declaration annotated with the (function) type `target`
     /// (`const h: Handler = (c) => …`), or is returned by a function whose declared return
@@ -129,7 +129,7 @@ pub enum Contextual {
 
 /// What a call site or reference points at.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "via")]
+#[serde(rename_all = "camelCase")]
 pub enum Callee {
     /// A plain name: `f()`, `new C()`, `<Comp />`.
     Name { target: Target },
@@ -276,7 +276,7 @@ pub struct ModuleRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(rename_all = "camelCase")]
 pub enum ExportTarget {
     Local {
         decl: u32,
@@ -378,7 +378,9 @@ impl FileFacts {
     }
 }
 
-/// Version of what [`extract_facts`] finds: caches of facts written by another version
-/// are stale even when the file did not change. 4: taken from the parser's one parse
-/// (`syntax_errors` counts its first attempt's diagnostics).
-pub const FACTS_VERSION: u32 = 5;
+/// Version of what [`extract_facts`] finds and how it is stored: caches of facts written by
+/// another version are stale even when the file did not change. 4: taken from the parser's
+/// one parse (`syntax_errors` counts its first attempt's diagnostics). 6: enums are
+/// externally tagged (`{"local": {"decl": 0}}`), which serde reads in one pass (an
+/// internally tagged enum is buffered whole before its tag is looked at).
+pub const FACTS_VERSION: u32 = 6;
