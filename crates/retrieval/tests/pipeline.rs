@@ -64,12 +64,7 @@ async fn ranking(engine: &Engine, query: &str, options: &SearchOptions, top: usi
             "  {:.2}  {}  {}  vec {} lex {} name {}\n",
             s.final_score,
             s.relative_path,
-            chunk
-                .breadcrumb
-                .split(" > ")
-                .skip(1)
-                .collect::<Vec<_>>()
-                .join("."),
+            chunk.dotted_name(),
             rank(s.vector_rank),
             rank(s.lexical_rank),
             rank(s.name_rank),
