@@ -569,44 +569,12 @@ mod faults {
         }
     }
 
-    /// The tree the fifty kills sync: the fixture workspace, or a copy of the tree
-    /// `$CODECTX_KILL_TREE` names (without its `.git` and index), for a run at a real
-    /// repository's size: `CODECTX_KILL_TREE=path/to/babel cargo test --release
-    /// --workspace --test index fifty_syncs`.
-    fn kill_tree() -> tempfile::TempDir {
-        fn copy(from: &Path, to: &Path) {
-            std::fs::create_dir_all(to).unwrap();
-            for entry in std::fs::read_dir(from).unwrap() {
-                let entry = entry.unwrap();
-                let name = entry.file_name();
-                if name == ".git" || name == ".codectx" {
-                    continue;
-                }
-                let kind = entry.file_type().unwrap();
-                if kind.is_dir() {
-                    copy(&entry.path(), &to.join(&name));
-                } else if kind.is_file() {
-                    std::fs::copy(entry.path(), to.join(&name)).unwrap();
-                }
-            }
-        }
-        match std::env::var_os("CODECTX_KILL_TREE") {
-            Some(tree) => {
-                let dir = tempfile::tempdir().unwrap();
-                copy(Path::new(&tree), dir.path());
-                dir
-            }
-            None => workspace(),
-        }
-    }
-
     /// Fifty SIGKILLs at random moments of cold and incremental syncs of a few hundred
-    /// files (or of the tree `$CODECTX_KILL_TREE` names); after each, one sync gives exactly
-    /// what a clean build of the files gives.
+    /// files; after each, one sync gives exactly what a clean build of the files gives.
     #[cfg(unix)]
     #[tokio::test]
     async fn fifty_syncs_killed_at_random_moments_are_each_repaired() {
-        let root = kill_tree();
+        let root = workspace();
         let index = root.path().join(".codectx");
         write_version(root.path(), false);
         let clean_a = clean_build(root.path()).await;
