@@ -65,12 +65,17 @@ impl Engine {
     /// [`Engine::open`], reporting the first sync's progress to `observer`.
     pub async fn open_with(
         root: &Path,
-        options: EngineOptions,
+        mut options: EngineOptions,
         observer: &dyn SyncObserver,
     ) -> Result<Self, RetrievalError> {
+        options.store.keep_first_build = true;
         let mut index = Indexer::open(root, &options).await?;
         index.sync(observer).await?;
-        let project = Project::from_index(&index.store).await?;
+        // A new index: link what the sync parsed instead of reading it back.
+        let project = match index.store.take_first_build() {
+            Some(build) => Project::from_first_build(&index.store, build)?,
+            None => Project::from_index(&index.store).await?,
+        };
         Ok(Self {
             index,
             project,

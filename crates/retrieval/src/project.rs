@@ -129,8 +129,27 @@ impl Project {
     /// Links the facts and chunks `store` holds (as of its last sync) without parsing:
     /// the start-up path of a long-lived server.
     pub async fn from_index(store: &Store) -> Result<Self, RetrievalError> {
-        let root = canonical_root(store.root())?;
         let facts = store.load_facts().await?;
+        let chunks = store.code_chunks(None).await?;
+        Self::from_rows(store, facts, chunks)
+    }
+
+    /// Links what the first build of `store`'s index parsed
+    /// ([`Store::take_first_build`]), which is what [`Project::from_index`] would read back
+    /// right after it.
+    pub fn from_first_build(
+        store: &Store,
+        build: codectx_store::FirstBuild,
+    ) -> Result<Self, RetrievalError> {
+        Self::from_rows(store, build.facts, build.chunks)
+    }
+
+    fn from_rows(
+        store: &Store,
+        facts: Vec<(String, codectx_graph::FileFacts)>,
+        chunks: Vec<CodeChunk>,
+    ) -> Result<Self, RetrievalError> {
+        let root = canonical_root(store.root())?;
         let graph = ProjectGraph::from_facts(
             &root,
             facts
@@ -142,7 +161,7 @@ impl Project {
             .filter(|f| f.chunk_count > 0)
             .map(|f| (f.path.clone(), Vec::new()))
             .collect();
-        for chunk in store.code_chunks(None).await? {
+        for chunk in chunks {
             by_file
                 .entry(chunk.relative_path.clone())
                 .or_default()

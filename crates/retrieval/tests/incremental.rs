@@ -108,3 +108,50 @@ async fn a_patched_project_equals_a_fresh_load() {
     let fresh = render(&Project::from_index(engine.store()).await.unwrap());
     assert_eq!(patched, fresh);
 }
+
+/// The engine's first project on a new index is linked from what the sync parsed; it must
+/// be the project that reading the index back gives: the same chunks, field for field, the
+/// same facts and edges.
+#[tokio::test]
+async fn a_project_from_the_first_build_equals_one_read_back() {
+    let root = tempfile::tempdir().unwrap();
+    codectx_corpus::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/search"),
+        root.path(),
+    );
+    let mut store = codectx_store::Store::open(
+        root.path(),
+        StoreOptions {
+            keep_first_build: true,
+            history: codectx_store::HistoryOptions {
+                max_commits: 0,
+                ..Default::default()
+            },
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    store.sync(None, &()).await.unwrap();
+    let build = store
+        .take_first_build()
+        .expect("a new index keeps its first build");
+    assert!(store.take_first_build().is_none(), "handed out once");
+    let first = Project::from_first_build(&store, build).unwrap();
+    let read_back = Project::from_index(&store).await.unwrap();
+    assert!(first.chunks().count() > 20);
+    assert!(
+        first.chunks().eq(read_back.chunks()),
+        "the first build's chunks differ from the index's"
+    );
+    assert_eq!(render(&first), render(&read_back));
+
+    // A later sync, even one that parses, keeps nothing.
+    std::fs::write(
+        root.path().join("src/auth/logout.ts"),
+        "export function logout() {}\n",
+    )
+    .unwrap();
+    store.sync(None, &()).await.unwrap();
+    assert!(store.take_first_build().is_none());
+}

@@ -6,16 +6,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use codectx_chunker::CodeChunk;
 use codectx_files::{SourceFile, looks_minified};
+use codectx_graph::facts::FileFacts;
 use codectx_parser::ParseStatus;
 use sha2::{Digest, Sha256};
 
 use crate::report::{SyncEvent, SyncObserver};
 use crate::schema::{FileRecord, FileStatus, SkipReason};
 
-/// A file read and cut in this sync: its record and its chunks.
+/// A file read and cut in this sync: its record, its chunks and its graph facts.
 pub(crate) struct Processed {
     pub record: FileRecord,
     pub chunks: Vec<CodeChunk>,
+    /// What `record.facts` holds as JSON (`None` for a skipped file).
+    pub facts: Option<FileFacts>,
 }
 
 /// Runs CPU-bound `f` (parsing every changed file) without stalling the async runtime: on a
@@ -91,6 +94,7 @@ pub(crate) fn process_file(
         Err(Processed {
             record,
             chunks: Vec::new(),
+            facts: None,
         })
     };
     if file.size > max_bytes {
@@ -145,7 +149,11 @@ pub(crate) fn process_file(
     let chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
     record.facts = serde_json::to_string(&facts).ok();
     record.chunk_count = chunks.len() as u32;
-    Err(Processed { record, chunks })
+    Err(Processed {
+        record,
+        chunks,
+        facts: Some(facts),
+    })
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {

@@ -68,6 +68,18 @@ pub struct StoreOptions {
     /// sync, so a new index answers from its code first. Later syncs read new commits as
     /// usual.
     pub defer_history: bool,
+    /// Keep what the first build of a new index parsed (its chunks and facts) for
+    /// [`Store::take_first_build`], so the caller can link a project without reading back
+    /// what it just wrote.
+    pub keep_first_build: bool,
+}
+
+/// What the first build of a new index parsed: every chunk, and every parsed file's graph
+/// facts by repository-relative path, exactly as they were written.
+#[derive(Debug, Default)]
+pub struct FirstBuild {
+    pub chunks: Vec<CodeChunk>,
+    pub facts: Vec<(String, FileFacts)>,
 }
 
 impl Default for StoreOptions {
@@ -84,6 +96,7 @@ impl Default for StoreOptions {
             fts_catch_up_rows: 512,
             history: HistoryOptions::default(),
             defer_history: false,
+            keep_first_build: false,
         }
     }
 }
@@ -112,6 +125,8 @@ pub struct Store {
     pub(crate) history: HistoryStatus,
     /// Some row carries commit notes: the lexical channel searches the `history` field.
     pub(crate) history_searched: bool,
+    /// See [`StoreOptions::keep_first_build`].
+    pub(crate) first_build: Option<FirstBuild>,
 }
 
 impl StoreOptions {
@@ -281,6 +296,7 @@ impl Store {
             rebuilt,
             history: HistoryStatus::NotRead,
             history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),
+            first_build: None,
         };
         let _ = store.reload_known().await?;
         Ok(store)
@@ -439,6 +455,12 @@ impl Store {
         }
         self.code_chunks(Some(&in_list("relativePath", paths)))
             .await
+    }
+
+    /// What the first build of this index parsed, once, when
+    /// [`StoreOptions::keep_first_build`] asked for it; `None` after any other sync.
+    pub fn take_first_build(&mut self) -> Option<FirstBuild> {
+        self.first_build.take()
     }
 
     async fn query_facts(&self, filter: String) -> Result<Vec<(String, FileFacts)>, StoreError> {

@@ -11,10 +11,10 @@ use crate::Embedder;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
 use crate::process::{off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
-use crate::schema::{FileRecord, FileStatus};
+use crate::schema::FileStatus;
 use crate::sql::{in_list, text_column};
 use crate::store::{CollectBatches, FACTS_KEY};
-use crate::{Store, StoreError};
+use crate::{FirstBuild, Store, StoreError};
 use lancedb::arrow::arrow_array::RecordBatch;
 use lancedb::query::{QueryBase, Select};
 
@@ -83,6 +83,9 @@ impl Store {
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
         let started = Instant::now();
+        // Only this sync's own parse may be handed out.
+        self.first_build = None;
+        let first_build = self.options.keep_first_build && self.known.is_empty();
         let disk = {
             let root = self.root.clone();
             let selection = self.options.files.clone();
@@ -194,9 +197,23 @@ impl Store {
             observer.event(SyncEvent::ChunksWritten);
         }
         let started = Instant::now();
-        let mut file_rows: Vec<FileRecord> = changed.into_iter().map(|p| p.record).collect();
+        let mut kept = FirstBuild::default();
+        let mut file_rows = Vec::with_capacity(changed.len());
+        for p in changed {
+            if first_build {
+                kept.chunks.extend(p.chunks);
+                kept.facts
+                    .extend(p.facts.map(|f| (p.record.path.clone(), f)));
+            }
+            file_rows.push(p.record);
+        }
+
         file_rows.extend(self.moved_file_rows(&touched).await?);
         self.write_files(&file_rows, &removed, stats).await?;
+        if first_build {
+            kept.facts.sort_by(|a, b| a.0.cmp(&b.0));
+            self.first_build = Some(kept);
+        }
         if facts_stale {
             self.set_meta(FACTS_KEY, &codectx_graph::facts::FACTS_VERSION.to_string())
                 .await?;
