@@ -3,6 +3,9 @@
 //! - `cargo xtask validate parser [--corpus PATH]…` prints the blueprint's Parser Validation
 //!   Summary for `fixtures/parser/` (or the given files/directories) and fails on any
 //!   violation of the ten global rules.
+//! - `cargo xtask validate kills --root DIR [--kills 50]` SIGKILLs `mcp-server index` runs on
+//!   a copy of DIR at random moments and checks that each next run leaves the index equal to
+//!   a clean build.
 //! - `cargo xtask bench parse --corpus PATH…` prints throughput and peak RSS of oxc parsing
 //!   alone, parse + semantic, and our parser + chunker. Build with `--release` for figures.
 //! - `cargo xtask query --root DIR "symbol = …"`, `cargo xtask context --root DIR …` and
@@ -20,6 +23,7 @@ mod eval_corpus;
 mod fuzz;
 mod graph;
 mod index;
+mod kills;
 mod query;
 mod tuning;
 mod validate;
@@ -174,6 +178,18 @@ enum Phase {
         /// Files or directories to validate instead of fixtures/parser/ (repeatable).
         #[arg(long)]
         corpus: Vec<PathBuf>,
+    },
+    /// SIGKILLs at random moments of `mcp-server index` runs on a copy of a repository;
+    /// after each, the next run must leave the index equal to a clean build.
+    Kills {
+        #[arg(long)]
+        root: PathBuf,
+        /// Runs to kill while they are still going.
+        #[arg(long, default_value_t = 50)]
+        kills: usize,
+        /// The `mcp-server` binary (default: the one beside this xtask).
+        #[arg(long)]
+        binary: Option<PathBuf>,
     },
 }
 
@@ -426,6 +442,18 @@ fn main() -> anyhow::Result<()> {
                     binary,
                 },
         } => bench_cli::bench(&root, runs, &query, binary),
+        Command::Validate {
+            phase:
+                Phase::Kills {
+                    root,
+                    kills,
+                    binary,
+                },
+        } => kills::run(kills::KillRun {
+            root: &root,
+            kills,
+            binary,
+        }),
         Command::Validate {
             phase: Phase::Parser { corpus },
         } => {

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use codectx_chunker::CodeChunk;
 use codectx_embed::{Embedder, Reranker};
@@ -69,8 +70,11 @@ impl Engine {
         observer: &dyn SyncObserver,
     ) -> Result<Self, RetrievalError> {
         options.store.keep_first_build = true;
+        let started = Instant::now();
         let mut index = Indexer::open(root, &options).await?;
-        index.sync(observer).await?;
+        let opened = started.elapsed();
+        let sync = index.sync(observer).await?;
+        tracing::debug!(?opened, steps = ?sync.timings, "index opened and synced");
         // A new index: link what the sync parsed instead of reading it back.
         let project = match index.store.take_first_build() {
             Some(build) => Project::from_first_build(&index.store, build)?,
@@ -242,7 +246,9 @@ impl Engine {
             let ranking = Ranking::of_lookup();
             return Ok((answer?, ranking));
         }
+        let started = Instant::now();
         let ranking = self.rank(query, options).await?;
+        tracing::debug!(elapsed = ?started.elapsed(), "ranked");
         let selected = select_chunks(&self.project, &ranking, options);
         if selected.is_empty() && options.gate && ranking.scored.iter().any(|s| s.final_score > 0.0)
         {
@@ -266,7 +272,9 @@ impl Engine {
             answer.message = Some(self.why_empty(&ranking, options));
             return Ok((answer, ranking));
         }
+        let started = Instant::now();
         let mut answer = assemble(&self.project, query, &selected, &answer_options);
+        tracing::debug!(elapsed = ?started.elapsed(), "answer assembled");
         if selected.is_empty() {
             answer.message = Some(self.why_empty(&ranking, options));
         }

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use codectx_chunker::CodeChunk;
 use codectx_files::FileSelection;
@@ -129,9 +130,19 @@ impl Project {
     /// Links the facts and chunks `store` holds (as of its last sync) without parsing:
     /// the start-up path of a long-lived server.
     pub async fn from_index(store: &Store) -> Result<Self, RetrievalError> {
+        let started = Instant::now();
         let facts = store.load_facts().await?;
+        let facts_read = started.elapsed();
         let chunks = store.code_chunks(None).await?;
-        Self::from_rows(store, facts, chunks)
+        let chunks_read = started.elapsed() - facts_read;
+        let project = Self::from_rows(store, facts, chunks);
+        tracing::debug!(
+            ?facts_read,
+            ?chunks_read,
+            linked = ?(started.elapsed() - facts_read - chunks_read),
+            "project loaded from the index"
+        );
+        project
     }
 
     /// Links what the first build of `store`'s index parsed
