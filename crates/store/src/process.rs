@@ -17,7 +17,7 @@ use crate::schema::{FileRecord, FileStatus, SkipReason};
 pub(crate) struct Processed {
     pub record: FileRecord,
     pub chunks: Vec<CodeChunk>,
-    /// What `record.facts` holds as JSON (`None` for a skipped file).
+    /// What `record.facts` holds, encoded (`None` for a skipped file).
     pub facts: Option<FileFacts>,
 }
 
@@ -147,7 +147,7 @@ pub(crate) fn process_file(
         record.status = FileStatus::Recovered;
     }
     let chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
-    record.facts = serde_json::to_string(&facts).ok();
+    record.facts = Some(facts.encode());
     record.chunk_count = chunks.len() as u32;
     Err(Processed {
         record,

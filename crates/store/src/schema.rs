@@ -13,7 +13,7 @@ use lancedb::arrow::arrow_array::builder::{
     FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder,
 };
 use lancedb::arrow::arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, Float32Array, Int64Array, LargeStringArray, ListArray,
+    Array, ArrayRef, FixedSizeListArray, Float32Array, Int64Array, LargeBinaryArray, ListArray,
     RecordBatch, StringArray, UInt32Array, UInt64Array,
 };
 use lancedb::arrow::arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
@@ -139,9 +139,9 @@ pub struct FileRecord {
     pub content_hash: String,
     pub status: FileStatus,
     pub chunk_count: u32,
-    /// The graph's per-file facts (JSON of `codectx_graph::facts::FileFacts`), so a restart
+    /// The graph's per-file facts (`codectx_graph::facts::FileFacts::encode`), so a restart
     /// links the graph without parsing unchanged files.
-    pub facts: Option<String>,
+    pub facts: Option<Vec<u8>>,
 }
 
 pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
@@ -225,7 +225,7 @@ pub(crate) fn files_schema() -> SchemaRef {
         Field::new("contentHash", DataType::Utf8, false),
         Field::new("status", DataType::Utf8, false),
         Field::new("chunkCount", DataType::UInt32, false),
-        Field::new("facts", DataType::LargeUtf8, true),
+        Field::new("facts", DataType::LargeBinary, true),
     ]))
 }
 
@@ -498,7 +498,7 @@ pub(crate) fn files_to_batch(rows: &[FileRecord]) -> Result<RecordBatch, ArrowEr
             Arc::new(
                 rows.iter()
                     .map(|r| r.facts.as_deref())
-                    .collect::<LargeStringArray>(),
+                    .collect::<LargeBinaryArray>(),
             ),
         ],
     )
@@ -520,7 +520,7 @@ pub(crate) fn batch_to_files(batch: &RecordBatch) -> Result<Vec<FileRecord>, Str
     // Callers that only need the sync state do not select the facts column.
     let facts = batch
         .column_by_name("facts")
-        .and_then(|c| c.as_any().downcast_ref::<LargeStringArray>());
+        .and_then(|c| c.as_any().downcast_ref::<LargeBinaryArray>());
     (0..batch.num_rows())
         .map(|i| {
             Ok(FileRecord {

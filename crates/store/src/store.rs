@@ -29,7 +29,8 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// 5: a skipped file's status names its reason (`skipped minified: …`).
 /// 6: the `startByte` and `endByte` columns (chunks meet graph declarations by span).
 /// 7: the `naming` column (whether the parser made a chunk's name up).
-pub(crate) const FORMAT: &str = "codectx-index/7";
+/// 8: the files table keeps facts as binary (`FileFacts::encode`), not JSON.
+pub(crate) const FORMAT: &str = "codectx-index/8";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
@@ -490,11 +491,11 @@ impl Store {
             .column_by_name("facts")
             .and_then(|c| {
                 c.as_any()
-                    .downcast_ref::<lancedb::arrow::arrow_array::LargeStringArray>()
+                    .downcast_ref::<lancedb::arrow::arrow_array::LargeBinaryArray>()
             })
             .ok_or_else(|| self.corrupt("files column facts is mistyped".into()))?;
         for i in 0..batch.num_rows() {
-            let parsed: FileFacts = serde_json::from_str(facts.value(i))
+            let parsed = FileFacts::decode(facts.value(i))
                 .map_err(|e| self.corrupt(format!("facts of {}: {e}", paths.value(i))))?;
             out.push((paths.value(i).to_string(), parsed));
         }

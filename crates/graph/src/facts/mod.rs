@@ -162,7 +162,6 @@ pub struct CallSite {
     /// caller: TypeScript's call hierarchy makes that expression a node of its own, so the
     /// call is not an outgoing call of the declaration around it, which is still reported
     /// as the caller.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_named_expression: bool,
 }
 
@@ -227,13 +226,10 @@ pub struct Decl {
     pub members: Vec<u32>,
     /// Parameter slots of an interface's call signatures (`(path: string, h: H): R`), in
     /// source order: what a callback passed to a value of the interface is typed by.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub call_signatures: Vec<Vec<TypedSlot>>,
     /// The named members of a type alias of a union (`type H = Handler | Middleware`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alternatives: Vec<Target>,
     /// Declaration keyword, type and short initializer of a variable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constant: Option<ConstantInfo>,
 }
 
@@ -244,10 +240,8 @@ pub struct ConstantInfo {
     /// `const`, `let`, `var`, `using`…
     pub keyword: String,
     /// The annotation as written, else the type of a literal initializer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_text: Option<String>,
     /// The initializer as written, when it is at most [`MAX_CONSTANT_VALUE`] bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
 
@@ -314,16 +308,30 @@ pub struct FileFacts {
     pub calls: Vec<CallSite>,
     pub refs: Vec<RefSite>,
     /// Contexts of callback parameters ([`Receiver::Parameter`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contexts: Vec<Contextual>,
-    /// [`FACTS_VERSION`] of the extractor that wrote these facts (0: before versions).
-    #[serde(default)]
+    /// [`FACTS_VERSION`] of the extractor that wrote these facts.
     pub version: u32,
     /// oxc diagnostics; facts of a file with errors are what oxc recovered.
     pub syntax_errors: u32,
 }
 
 impl FileFacts {
+    /// The stored form: compact binary (postcard), which [`FileFacts::decode`] reads back.
+    /// Every field is always written (no field is skipped when empty), since a binary
+    /// format has no names to tell a missing field by. Loading a large project is mostly
+    /// reading facts: on babel (17,500 files) this form is read in a fraction of the time
+    /// JSON took.
+    pub fn encode(&self) -> Vec<u8> {
+        // Writing owned data into a `Vec` fails only on allocation failure.
+        postcard::to_stdvec(self).expect("facts serialise")
+    }
+
+    /// Reads what [`FileFacts::encode`] wrote; an error (damaged bytes, or facts of another
+    /// [`FACTS_VERSION`]) says why.
+    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+        postcard::from_bytes(bytes).map_err(|e| e.to_string())
+    }
+
     /// Facts with nothing found yet (also what a file oxc cannot parse at all gives).
     pub(crate) fn empty(path: &str, line_count: u32, syntax_errors: u32) -> Self {
         FileFacts {
@@ -382,5 +390,6 @@ impl FileFacts {
 /// another version are stale even when the file did not change. 4: taken from the parser's
 /// one parse (`syntax_errors` counts its first attempt's diagnostics). 6: enums are
 /// externally tagged (`{"local": {"decl": 0}}`), which serde reads in one pass (an
-/// internally tagged enum is buffered whole before its tag is looked at).
-pub const FACTS_VERSION: u32 = 6;
+/// internally tagged enum is buffered whole before its tag is looked at). 7: stored as
+/// postcard ([`FileFacts::encode`]) instead of JSON.
+pub const FACTS_VERSION: u32 = 7;
