@@ -17,7 +17,8 @@ use crate::schema::{FileRecord, FileStatus, SkipReason};
 pub(crate) struct Processed {
     pub record: FileRecord,
     pub chunks: Vec<CodeChunk>,
-    /// What `record.facts` holds, encoded (`None` for a skipped file).
+    /// What `record.facts` holds encoded, when the sync keeps its first build (`None`
+    /// otherwise, and for a skipped file): a whole repository's facts are not held twice.
     pub facts: Option<FileFacts>,
 }
 
@@ -32,11 +33,13 @@ pub(crate) fn off_the_runtime<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Reads, hashes and (when the content changed) parses the moved files on all cores.
-/// `Ok` is a touched file (same content, new mtime); `Err` carries a changed one.
+/// `Ok` is a touched file (same content, new mtime); `Err` carries a changed one, with its
+/// decoded facts only when `keep_facts`.
 pub(crate) fn process_files(
     files: &[SourceFile],
     known_hashes: &HashMap<String, String>,
     max_bytes: u64,
+    keep_facts: bool,
     observer: &dyn SyncObserver,
 ) -> Vec<Result<FileRecord, Processed>> {
     let next = AtomicUsize::new(0);
@@ -53,7 +56,8 @@ pub(crate) fn process_files(
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(file) = files.get(i) else { break };
-                        let item = process_file(file, known_hashes.get(&file.path), max_bytes);
+                        let item =
+                            process_file(file, known_hashes.get(&file.path), max_bytes, keep_facts);
                         if item.is_err() {
                             observer.event(SyncEvent::Parsed {
                                 done: done.fetch_add(1, Ordering::Relaxed) + 1,
@@ -79,6 +83,7 @@ pub(crate) fn process_file(
     file: &SourceFile,
     known_hash: Option<&String>,
     max_bytes: u64,
+    keep_facts: bool,
 ) -> Result<FileRecord, Processed> {
     let mut record = FileRecord {
         path: file.path.clone(),
@@ -152,7 +157,7 @@ pub(crate) fn process_file(
     Err(Processed {
         record,
         chunks,
-        facts: Some(facts),
+        facts: keep_facts.then_some(facts),
     })
 }
 

@@ -146,7 +146,7 @@ impl Store {
                 })
                 .collect();
             let max_bytes = self.options.files.max_file_bytes;
-            off_the_runtime(|| process_files(&moved, &known, max_bytes, observer))
+            off_the_runtime(|| process_files(&moved, &known, max_bytes, first_build, observer))
         };
         stats.timings.parse = started.elapsed();
         let mut touched = Vec::new();
@@ -189,22 +189,22 @@ impl Store {
             stats.timings.marks += started.elapsed();
             observer.event(SyncEvent::MarkedDirty);
         }
+        let mut kept = FirstBuild::default();
+        if first_build {
+            kept.chunks = changed.iter().flat_map(|p| p.chunks.clone()).collect();
+        }
         if !rewritten.is_empty() || !touched_paths.is_empty() {
             let started = Instant::now();
-            self.write_chunks(&changed, &touched, &rewritten, stats)
+            self.write_chunks(&mut changed, &touched, &rewritten, stats)
                 .await?;
             stats.timings.chunk_rows = started.elapsed();
             observer.event(SyncEvent::ChunksWritten);
         }
         let started = Instant::now();
-        let mut kept = FirstBuild::default();
         let mut file_rows = Vec::with_capacity(changed.len());
         for p in changed {
-            if first_build {
-                kept.chunks.extend(p.chunks);
-                kept.facts
-                    .extend(p.facts.map(|f| (p.record.path.clone(), f)));
-            }
+            kept.facts
+                .extend(p.facts.map(|f| (p.record.path.clone(), f)));
             file_rows.push(p.record);
         }
 
