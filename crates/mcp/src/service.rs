@@ -463,18 +463,47 @@ pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher
     Ok(watcher)
 }
 
+/// The waits before each new attempt of a failed background history read. The usual cause
+/// is another writer holding the index past the lock timeout (a long CLI `index`), which
+/// ends.
+const HISTORY_RETRY_WAITS: [Duration; 3] = [
+    Duration::from_secs(10),
+    Duration::from_secs(60),
+    Duration::from_secs(300),
+];
+
 /// Reads the history a new index left for later, apart from the queries: answers search the
-/// commit notes from the sync after it lands.
-async fn read_history_in_background(catch_up: HistoryCatchUp) {
-    match catch_up.run().await {
-        Ok(stats) => tracing::info!(
-            "history read in the background: {} commits, {} symbols annotated, {:.1} s",
-            stats.history_commits,
-            stats.history_rows,
-            (stats.timings.history + stats.timings.maintain).as_secs_f64()
-        ),
-        Err(e) => tracing::warn!(
-            "reading the history failed ({e}); answers go on without it until the server restarts"
-        ),
+/// commit notes from the sync after it lands. A failed read is tried again after each of
+/// [`HISTORY_RETRY_WAITS`].
+async fn read_history_in_background(mut catch_up: HistoryCatchUp) {
+    let mut waits = HISTORY_RETRY_WAITS.iter();
+    loop {
+        match catch_up.run().await {
+            Ok(stats) => {
+                tracing::info!(
+                    "history read in the background: {} commits, {} symbols annotated, {:.1} s",
+                    stats.history_commits,
+                    stats.history_rows,
+                    (stats.timings.history + stats.timings.maintain).as_secs_f64()
+                );
+                return;
+            }
+            Err(e) => match waits.next() {
+                Some(wait) => {
+                    tracing::warn!(
+                        "reading the history failed ({e}); trying again in {} s",
+                        wait.as_secs()
+                    );
+                    tokio::time::sleep(*wait).await;
+                }
+                None => {
+                    tracing::warn!(
+                        "reading the history failed ({e}); answers go on without it until the \
+                         server restarts"
+                    );
+                    return;
+                }
+            },
+        }
     }
 }

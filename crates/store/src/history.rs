@@ -233,8 +233,10 @@ pub struct HistoryCatchUp {
 
 impl HistoryCatchUp {
     /// Reads the history and writes it, unless another handle recorded it meanwhile.
-    /// Returns what it wrote (`history_commits`, `history_rows`, `commits`, timings).
-    pub async fn run(mut self) -> Result<SyncStats, StoreError> {
+    /// Returns what it wrote (`history_commits`, `history_rows`, `commits`, timings). A run
+    /// that failed (another writer held the index past the lock timeout, an I/O error) can
+    /// be run again: nothing counts as recorded until the whole read is written.
+    pub async fn run(&mut self) -> Result<SyncStats, StoreError> {
         let mut stats = SyncStats::default();
         let started = std::time::Instant::now();
         let read = self.store.read_history(None).await;

@@ -217,7 +217,7 @@ async fn a_deferred_first_read_lands_from_a_catch_up_and_the_next_sync_searches_
     let stats = sync(&mut store).await;
     assert_eq!((stats.history_commits, stats.commits), (0, 0));
 
-    let catch_up = store
+    let mut catch_up = store
         .history_catch_up()
         .await
         .unwrap()
@@ -248,6 +248,45 @@ async fn a_deferred_first_read_lands_from_a_catch_up_and_the_next_sync_searches_
     assert_eq!(notes(&eager).await, notes(&store).await);
 }
 
+/// A background read that lost the lock to another writer (a long CLI `index`) is run again
+/// once the writer is done, and lands in full.
+#[tokio::test]
+async fn a_catch_up_that_timed_out_on_the_lock_runs_again() {
+    let repo = cache_with_a_fix();
+    let index = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        uri: Some(index.path().to_string_lossy().into_owned()),
+        defer_history: true,
+        lock_timeout: std::time::Duration::from_millis(200),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(repo.root(), options).await.unwrap();
+    sync(&mut store).await;
+    let mut catch_up = store.history_catch_up().await.unwrap().unwrap();
+
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(index.path().join("write.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let err = catch_up.run().await.unwrap_err();
+    assert!(
+        matches!(err, codectx_store::StoreError::Locked { .. }),
+        "{err}"
+    );
+    drop(lock);
+
+    let stats = catch_up.run().await.unwrap();
+    assert_eq!((stats.history_commits, stats.history_rows), (2, 2));
+    sync(&mut store).await;
+    assert!(matches!(
+        store.history(),
+        HistoryStatus::On { symbols: 2, .. }
+    ));
+}
+
 #[tokio::test]
 async fn a_catch_up_that_finds_the_history_recorded_writes_nothing() {
     let mut repo = Repo::new();
@@ -260,7 +299,7 @@ async fn a_catch_up_that_finds_the_history_recorded_writes_nothing() {
     };
     let mut store = Store::open(repo.root(), options.clone()).await.unwrap();
     sync(&mut store).await;
-    let late = store.history_catch_up().await.unwrap().unwrap();
+    let mut late = store.history_catch_up().await.unwrap().unwrap();
     // Another handle reads the history first (a CLI `index`).
     let mut other = Store::open(
         repo.root(),
