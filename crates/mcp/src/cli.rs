@@ -144,9 +144,12 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     let options = config.engine_options(embedder.clone(), None);
     // Indexing links no project: on a large repository that is most of a no-change run.
     let mut index = Indexer::open(root, &options).await?;
+    let opened = started.elapsed();
     // Files whose content changed and were parsed now (the others kept their rows; skipped
     // files were read but not parsed).
-    let parsed = index.sync(&observer).await?.files_parsed;
+    let sync = index.sync(&observer).await?;
+    tracing::debug!(?opened, steps = ?sync.timings, "index opened and synced");
+    let parsed = sync.files_parsed;
     parse_bar.finish_and_clear();
     let structural = started.elapsed();
     let embedded = if embedder.is_some() {
@@ -163,7 +166,9 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     } else {
         0
     };
+    let summarising = Instant::now();
     let summary = index.summary().await?;
+    tracing::debug!(elapsed = ?summarising.elapsed(), "summary read");
     let skipped: usize = summary.skipped_files.values().sum();
     println!(
         "{}: {} files ({} parsed now), {} chunks ({} with vectors; {embedded} embedded now), {skipped} skipped; structure {:.1} s, total {:.1} s",
