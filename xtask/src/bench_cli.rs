@@ -19,15 +19,7 @@ pub fn bench(root: &Path, runs: usize, query: &str, binary: Option<PathBuf>) -> 
     if cfg!(debug_assertions) {
         println!("warning: debug build; run `cargo xtask-release bench cli …` for real figures");
     }
-    let binary = match binary {
-        Some(b) => b,
-        None => std::env::current_exe()?.with_file_name("mcp-server"),
-    };
-    anyhow::ensure!(
-        binary.is_file(),
-        "{} is missing: build it with `cargo build [--release] -p codectx-mcp`",
-        binary.display()
-    );
+    let binary = crate::mcp_server_binary(binary)?;
     let root = root.canonicalize()?;
     let work = tempfile::tempdir()?;
     let config = work.path().join("config.toml");

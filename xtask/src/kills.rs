@@ -29,15 +29,7 @@ pub fn run(run: KillRun<'_>) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         println!("warning: debug build; `cargo xtask-release validate kills …` runs at real speed");
     }
-    let binary = match run.binary {
-        Some(b) => b,
-        None => std::env::current_exe()?.with_file_name("mcp-server"),
-    };
-    anyhow::ensure!(
-        binary.is_file(),
-        "{} is missing: build it with `cargo build [--release] -p codectx-mcp`",
-        binary.display()
-    );
+    let binary = crate::mcp_server_binary(run.binary)?;
     let work = tempfile::tempdir()?;
     let tree = work.path().join("tree");
     let started = Instant::now();

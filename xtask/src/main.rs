@@ -470,6 +470,21 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
+/// The `mcp-server` binary commands that time or kill whole processes run: `binary`, or the
+/// one built beside this xtask (same profile).
+pub(crate) fn mcp_server_binary(binary: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let binary = match binary {
+        Some(b) => b,
+        None => std::env::current_exe()?.with_file_name("mcp-server"),
+    };
+    anyhow::ensure!(
+        binary.is_file(),
+        "{} is missing: build it with `cargo build [--release] -p codectx-mcp`",
+        binary.display()
+    );
+    Ok(binary)
+}
+
 pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
