@@ -46,7 +46,7 @@ pub fn run(run: KillRun<'_>) -> anyhow::Result<()> {
 
     let runtime = tokio::runtime::Runtime::new()?;
     let index = work.path().join("index");
-    let indexer = Indexer {
+    let runs = IndexRuns {
         binary: &binary,
         tree: &tree,
         work: work.path(),
@@ -54,7 +54,7 @@ pub fn run(run: KillRun<'_>) -> anyhow::Result<()> {
     let clean = |version: Version| -> anyhow::Result<String> {
         versions.write(version)?;
         let dir = work.path().join(format!("clean-{version:?}"));
-        indexer.run(&dir)?;
+        runs.run(&dir)?;
         runtime.block_on(digest(&tree, &dir))
     };
     let clean_a = clean(Version::A)?;
@@ -67,7 +67,7 @@ pub fn run(run: KillRun<'_>) -> anyhow::Result<()> {
     let timed = |version: Version| -> anyhow::Result<Duration> {
         versions.write(version)?;
         let started = Instant::now();
-        indexer.run(&index)?;
+        runs.run(&index)?;
         Ok(started.elapsed())
     };
     let cold = timed(Version::B)?;
@@ -78,15 +78,9 @@ pub fn run(run: KillRun<'_>) -> anyhow::Result<()> {
         incremental.as_secs_f64()
     );
 
-    // A fixed xorshift sequence: a failure names its kill, and a rerun kills at the same
-    // moments (as far as the machine's speed allows).
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut uniform = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    // A fixed seed: a failure names its kill, and a rerun kills at the same moments (as far
+    // as the machine's speed allows).
+    let mut moments = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
     let (mut kills, mut attempts, mut version) = (0, 0, Version::A);
     let started = Instant::now();
     while kills < run.kills {
@@ -101,12 +95,12 @@ pub fn run(run: KillRun<'_>) -> anyhow::Result<()> {
             std::fs::remove_dir_all(&index)?;
         }
         let span = if from_scratch { cold } else { incremental };
-        let delay = span.mul_f64(uniform());
-        if indexer.kill_after(&index, delay)? {
+        let delay = span.mul_f64(moments.f64());
+        if runs.kill_after(&index, delay)? {
             kills += 1;
         }
         let repaired = Instant::now();
-        indexer.run(&index)?;
+        runs.run(&index)?;
         let repaired = repaired.elapsed();
         let expected = match version {
             Version::A => &clean_a,
@@ -137,14 +131,14 @@ pub fn run(run: KillRun<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `mcp-server index --no-embed` on the copy, with the index where each call says.
-struct Indexer<'a> {
+/// Runs of `mcp-server index --no-embed` on the copy, with the index where each call says.
+struct IndexRuns<'a> {
     binary: &'a Path,
     tree: &'a Path,
     work: &'a Path,
 }
 
-impl Indexer<'_> {
+impl IndexRuns<'_> {
     fn command(&self, index: &Path) -> anyhow::Result<Command> {
         let config = self.work.join(format!(
             "{}.toml",

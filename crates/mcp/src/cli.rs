@@ -143,8 +143,9 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     };
     let options = config.engine_options(embedder.clone(), None);
     // Indexing links no project: on a large repository that is most of a no-change run.
+    let opening = Instant::now();
     let mut index = Indexer::open(root, &options).await?;
-    let opened = started.elapsed();
+    let opened = opening.elapsed();
     // Files whose content changed and were parsed now (the others kept their rows; skipped
     // files were read but not parsed).
     let sync = index.sync(&observer).await?;
