@@ -70,7 +70,7 @@ pub fn chunks(data: &[u8]) {
 }
 
 /// Source → graph facts: every index inside the facts points at something, every line is in
-/// the file, and the facts survive the JSON round trip the store keeps them in.
+/// the file, and the facts survive the encoding the store keeps them in.
 pub fn facts(data: &[u8]) {
     let Some((path, source)) = source_file(data) else {
         return;
