@@ -23,9 +23,37 @@ use crate::bm25::Bm25;
 use crate::eval::{Hit, hit, metrics};
 use crate::tuning::{self, Question, Split};
 
-/// What `eval --corpus` runs.
+/// The kinds of questions the corpora ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QuestionKind {
+    /// A doc comment's first sentence → the symbol it documents (`--corpus`).
+    Doc,
+    /// A commit's subject → the functions it changed (`--changes`).
+    Change,
+    /// A pull request's title and description → the functions it changed (`--changes`).
+    Long,
+}
+
+impl QuestionKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            QuestionKind::Doc => "doc",
+            QuestionKind::Change => "change",
+            QuestionKind::Long => "long",
+        }
+    }
+}
+
+/// What `eval --corpus` / `eval --changes` runs.
 pub struct CorpusEval<'a> {
-    pub pins: &'a Path,
+    /// The doc-comment corpus's pin list.
+    pub pins: Option<PathBuf>,
+    /// The change corpus's pin list.
+    pub changes: Option<PathBuf>,
+    /// Where the change corpus's git directories are found.
+    pub mirrors: Option<PathBuf>,
+    /// Kinds to score (all the pin lists give when empty).
+    pub kinds: Vec<QuestionKind>,
     pub cap: usize,
     /// Only this half (both when `None`).
     pub split: Option<Split>,
@@ -56,6 +84,7 @@ fn set_option(options: &mut SearchOptions, assignment: &str) -> anyhow::Result<(
     let field = match name {
         "file_evidence_weight" => &mut options.file_evidence_weight,
         "fusion_k" => &mut options.fusion_k,
+        "answer_knee" => &mut options.answer_knee,
         "test_file_weight" => &mut options.test_file_weight,
         "aside_weight" => &mut options.aside_weight,
         "type_declaration_weight" => &mut options.type_declaration_weight,
@@ -99,12 +128,17 @@ struct Row {
     empty: f64,
     low_confidence: f64,
     tokens: f64,
+    /// Median answer size of the package (a macro row: the mean of the medians).
+    median_tokens: f64,
+    /// Share of an answer's results that are targets or structurally adjacent to one,
+    /// over answers with results.
+    precision: f64,
     bm25_acc10: f64,
     bm25_mrr: f64,
 }
 
 impl Row {
-    const FIELDS: usize = 10;
+    const FIELDS: usize = 12;
 
     fn values(&self) -> [f64; Self::FIELDS] {
         [
@@ -116,6 +150,8 @@ impl Row {
             self.empty,
             self.low_confidence,
             self.tokens,
+            self.median_tokens,
+            self.precision,
             self.bm25_acc10,
             self.bm25_mrr,
         ]
@@ -131,8 +167,10 @@ impl Row {
             empty: v[5],
             low_confidence: v[6],
             tokens: v[7],
-            bm25_acc10: v[8],
-            bm25_mrr: v[9],
+            median_tokens: v[8],
+            precision: v[9],
+            bm25_acc10: v[10],
+            bm25_mrr: v[11],
         }
     }
 
@@ -148,11 +186,11 @@ impl Row {
     }
 }
 
-const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10   MRR | deliv empty  lowc tokens | bm25 A@10  MRR";
+const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10   MRR | deliv empty  lowc tokens median  prec | bm25 A@10  MRR";
 
 fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
     println!(
-        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} |     {:.3} {:.3}",
+        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} {:>6.0} {:.3} |     {:.3} {:.3}",
         r.acc1,
         r.acc5,
         r.acc10,
@@ -161,17 +199,23 @@ fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
         r.empty,
         r.low_confidence,
         r.tokens,
+        r.median_tokens,
+        r.precision,
         r.bm25_acc10,
         r.bm25_mrr
     );
 }
 
 pub fn run(config: CorpusEval) -> anyhow::Result<()> {
-    let pins: Vec<_> = tuning::read_pins(config.pins)?
-        .into_iter()
-        .filter(|p| config.split.is_none_or(|s| s == p.split))
-        .filter(|p| config.only.is_empty() || config.only.contains(&p.name))
-        .collect();
+    let wants = |kind| config.kinds.is_empty() || config.kinds.contains(&kind);
+    let pins: Vec<_> = match &config.pins {
+        Some(pins) if wants(QuestionKind::Doc) => tuning::read_pins(pins)?
+            .into_iter()
+            .filter(|p| config.split.is_none_or(|s| s == p.split))
+            .filter(|p| config.only.is_empty() || config.only.contains(&p.name))
+            .collect(),
+        _ => Vec::new(),
+    };
     let started = Instant::now();
     let packages = tuning::build(&pins, config.cap)?;
     eprintln!(
@@ -217,6 +261,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
         );
         rows.push(Scored {
             name: package.pin.name.clone(),
+            kind: QuestionKind::Doc,
             split: Some(package.pin.split),
             language: Language::of(&package.questions),
             n: package.questions.len(),
@@ -224,10 +269,65 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             row,
         });
     }
-    for split in [Split::Tune, Split::Test] {
-        print_macro(&rows, split, None);
-        for language in [Language::TypeScript, Language::JavaScript] {
-            print_macro(&rows, split, Some(language));
+    if let Some(changes) = &config.changes {
+        let repos: Vec<_> = crate::changes::read_pins(changes)?
+            .into_iter()
+            .filter(|p| config.split.is_none_or(|s| s == p.split))
+            .filter(|p| config.only.is_empty() || config.only.contains(&p.name))
+            .collect();
+        let repos = crate::changes::build(&repos, config.mirrors.as_deref(), config.cap)?;
+        eprintln!(
+            "change corpus: {} repositories, {} change and {} long questions",
+            repos.len(),
+            repos.iter().map(|r| r.change.len()).sum::<usize>(),
+            repos.iter().map(|r| r.long.len()).sum::<usize>(),
+        );
+        for kind in [QuestionKind::Change, QuestionKind::Long] {
+            if !wants(kind) {
+                continue;
+            }
+            println!("{} questions", kind.as_str());
+            for repo in &repos {
+                let questions = if kind == QuestionKind::Change {
+                    &repo.change
+                } else {
+                    &repo.long
+                };
+                if questions.is_empty() {
+                    continue;
+                }
+                let flat = repo.pin.name.replace('/', "+");
+                let row = runtime.block_on(score(
+                    &repo.source,
+                    &repo.work,
+                    questions,
+                    &config.out.join(format!("run-{}-{flat}.jsonl", kind.as_str())),
+                    &options,
+                    config.embedder.clone(),
+                    config.history,
+                ))?;
+                let leaky = share(questions, |q| q.leaky);
+                print_row(&repo.pin.name, repo.pin.split.as_str(), questions.len(), leaky, &row);
+                rows.push(Scored {
+                    name: repo.pin.name.clone(),
+                    kind,
+                    split: Some(repo.pin.split),
+                    language: Language::of(questions),
+                    n: questions.len(),
+                    leaky,
+                    row,
+                });
+            }
+        }
+    }
+    for kind in [QuestionKind::Doc, QuestionKind::Change, QuestionKind::Long] {
+        for split in [Split::Tune, Split::Test] {
+            print_macro(&rows, kind, split, None);
+            if kind == QuestionKind::Doc {
+                for language in [Language::TypeScript, Language::JavaScript] {
+                    print_macro(&rows, kind, split, Some(language));
+                }
+            }
         }
     }
     if let Some((set, root)) = config.commitloc {
@@ -254,6 +354,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
         );
         rows.push(Scored {
             name,
+            kind: QuestionKind::Change,
             split: None,
             language: Language::of(&questions),
             n: questions.len(),
@@ -263,13 +364,15 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
     }
     let summary: Vec<_> = rows
         .iter()
-        .map(|Scored { name, split, language, n, leaky, row: r }| {
+        .map(|Scored { name, kind, split, language, n, leaky, row: r }| {
             json!({
-                "package": name, "split": split.map(Split::as_str), "language": language.as_str(),
+                "package": name, "kind": kind.as_str(), "split": split.map(Split::as_str),
+                "language": language.as_str(),
                 "n": n, "leaky": leaky,
                 "acc1": r.acc1, "acc5": r.acc5, "acc10": r.acc10, "mrr": r.mrr,
                 "delivered": r.delivered, "empty": r.empty, "lowConfidence": r.low_confidence,
-                "tokens": r.tokens, "bm25Acc10": r.bm25_acc10, "bm25Mrr": r.bm25_mrr,
+                "tokens": r.tokens, "medianTokens": r.median_tokens, "precision": r.precision,
+                "bm25Acc10": r.bm25_acc10, "bm25Mrr": r.bm25_mrr,
             })
         })
         .collect();
@@ -286,6 +389,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
 /// One scored package (or CommitLoc set).
 struct Scored {
     name: String,
+    kind: QuestionKind,
     /// `None` for a CommitLoc set, which belongs to neither half.
     split: Option<Split>,
     language: Language,
@@ -333,17 +437,19 @@ impl Language {
 
 /// Prints the macro-average of one half (of one language group when given), if it has any
 /// package.
-fn print_macro(rows: &[Scored], split: Split, language: Option<Language>) {
+fn print_macro(rows: &[Scored], kind: QuestionKind, split: Split, language: Option<Language>) {
     let group: Vec<&Scored> = rows
         .iter()
-        .filter(|r| r.split == Some(split) && language.is_none_or(|l| l == r.language))
+        .filter(|r| {
+            r.kind == kind && r.split == Some(split) && language.is_none_or(|l| l == r.language)
+        })
         .collect();
     if group.is_empty() {
         return;
     }
     let label = match language {
-        None => format!("MACRO {}", split.as_str()),
-        Some(l) => format!("MACRO {} {}", split.as_str(), l.as_str()),
+        None => format!("MACRO {} {}", kind.as_str(), split.as_str()),
+        Some(l) => format!("MACRO {} {} {}", kind.as_str(), split.as_str(), l.as_str()),
     };
     print_row(
         &label,
@@ -387,6 +493,8 @@ async fn score(
     engine.embed_pending(&()).await?;
     let bm25 = Bm25::build(source)?;
     let mut sums = [0.0; Row::FIELDS];
+    let mut token_counts: Vec<usize> = Vec::new();
+    let (mut precision_sum, mut answered) = (0.0, 0usize);
     let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);
     for q in questions {
         let (answer, ranking) = engine.answer(&q.query, options, 1).await?;
@@ -410,6 +518,15 @@ async fn score(
             })
             .collect();
         let target_delivered = q.gold.iter().any(|g| delivered.iter().any(|r| hit(r, g)));
+        token_counts.push(answer.estimated_tokens);
+        if !delivered.is_empty() {
+            let on_topic = delivered
+                .iter()
+                .filter(|r| on_topic(engine.project(), r, &q.gold))
+                .count();
+            precision_sum += on_topic as f64 / delivered.len() as f64;
+            answered += 1;
+        }
         let low_confidence = answer.low_confidence && !answer.results.is_empty();
         let baseline: Vec<Hit> = bm25
             .search(&q.query, 10)
@@ -431,6 +548,8 @@ async fn score(
             empty: f64::from(u8::from(answer.results.is_empty())),
             low_confidence: f64::from(u8::from(low_confidence)),
             tokens: answer.estimated_tokens as f64,
+            median_tokens: 0.0,
+            precision: 0.0,
             bm25_acc10: b[2],
             bm25_mrr: b[4],
         };
@@ -456,5 +575,44 @@ async fn score(
     }
     runs.flush()?;
     let n = questions.len().max(1) as f64;
-    Ok(Row::from_values(sums.map(|s| s / n)))
+    let mut row = Row::from_values(sums.map(|s| s / n));
+    token_counts.sort_unstable();
+    row.median_tokens = token_counts
+        .get(token_counts.len() / 2)
+        .copied()
+        .unwrap_or(0) as f64;
+    row.precision = precision_sum / answered.max(1) as f64;
+    Ok(row)
+}
+
+/// Whether a delivered result is a target or structurally adjacent to one: it contains a
+/// target or lies in one (a class and its method), or calls or is called by one.
+fn on_topic(project: &codectx_retrieval::Project, result: &Hit, gold: &[crate::tuning::Gold]) -> bool {
+    let nests = |g: &crate::tuning::Gold| {
+        result.file == g.file
+            && ((result.start <= g.start && g.end <= result.end)
+                || (g.start <= result.start && result.end <= g.end))
+    };
+    if gold.iter().any(|g| hit(result, g) || nests(g)) {
+        return true;
+    }
+    let Some(chunk) = project.file(&result.file).and_then(|f| {
+        f.chunks
+            .iter()
+            .find(|c| c.start_line == result.start && c.end_line == result.end)
+    }) else {
+        return false;
+    };
+    let metadata = codectx_retrieval::symbol_metadata(project, chunk, 1);
+    metadata
+        .outgoing_calls
+        .iter()
+        .chain(&metadata.incoming_callers)
+        .any(|call| {
+            gold.iter().any(|g| {
+                call.symbol.file == g.file
+                    && call.symbol.start_line <= g.end
+                    && g.start <= call.symbol.end_line
+            })
+        })
 }

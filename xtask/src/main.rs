@@ -18,6 +18,7 @@ mod bench;
 mod bench_cli;
 mod bench_query;
 mod bm25;
+mod changes;
 mod eval;
 mod eval_corpus;
 mod fuzz;
@@ -134,6 +135,17 @@ enum Command {
         /// Index without the repository's history (to measure what it adds).
         #[arg(long)]
         no_history: bool,
+        /// Also the change corpus (`--changes` alone: xtask/changes-corpus.toml): change and
+        /// long questions from the repositories' git history.
+        #[arg(long, num_args = 0..=1, default_missing_value = "xtask/changes-corpus.toml")]
+        changes: Option<PathBuf>,
+        /// Change corpus: where bare git directories are found (`<dir>/<owner>+<name>/repo`);
+        /// the others are cloned into the user cache.
+        #[arg(long)]
+        mirrors: Option<PathBuf>,
+        /// Which kinds to score (repeatable; default: every kind the options select).
+        #[arg(long, value_enum)]
+        kind: Vec<eval_corpus::QuestionKind>,
     },
     /// Learn the code vocabulary (JSDoc words ↔ code tokens) from pinned npm packages and
     /// write it as a static (model2vec-format) embedding model.
@@ -333,7 +345,7 @@ fn main() -> anyhow::Result<()> {
             runs,
         }),
         Command::Eval {
-            corpus: Some(pins),
+            corpus,
             set,
             root,
             out,
@@ -346,18 +358,32 @@ fn main() -> anyhow::Result<()> {
             embedder,
             model_dir,
             no_history,
-        } => eval_corpus::run(eval_corpus::CorpusEval {
+            changes,
+            mirrors,
+            kind,
+        } if corpus.is_some() || changes.is_some() => eval_corpus::run(eval_corpus::CorpusEval {
+            changes: changes.map(|c| {
+                if c.is_relative() && !c.exists() {
+                    workspace_root().join(c)
+                } else {
+                    c
+                }
+            }),
+            mirrors,
+            kinds: kind,
             history: !no_history,
             embedder: eval::load_embedder(
                 embedder.unwrap_or(eval::EmbedderArg::None),
                 model_dir.as_deref(),
             )?,
             // The default pin list is the workspace's, wherever xtask runs from.
-            pins: &if pins.is_relative() && !pins.exists() {
-                workspace_root().join(&pins)
-            } else {
-                pins
-            },
+            pins: corpus.map(|pins| {
+                if pins.is_relative() && !pins.exists() {
+                    workspace_root().join(&pins)
+                } else {
+                    pins
+                }
+            }),
             overrides: &overrides,
             min_relevance,
             companion_share,
@@ -368,7 +394,6 @@ fn main() -> anyhow::Result<()> {
             out: &out,
         }),
         Command::Eval {
-            corpus: None,
             set,
             root,
             embedder,

@@ -415,14 +415,10 @@ pub async fn lookup(
     call_depth: i32,
     json: bool,
 ) -> anyhow::Result<()> {
-    let query = if query.trim_start().starts_with("symbol") {
-        query.to_string()
-    } else {
-        format!("{}{query}", codectx_retrieval::LOOKUP_PREFIX)
-    };
+    // A bare name (`symbolize`, `Router > match`) or a whole `symbol = …` query.
+    let parsed = codectx_retrieval::Query::lookup_of(query)?;
     let engine = open(root, config, false).await?;
     let project: &Project = engine.project();
-    let parsed = codectx_retrieval::SymbolQuery::parse(&query).expect("the prefix was added")?;
     let found = codectx_retrieval::lookup(project, &parsed);
     if found.matches.is_empty() {
         let hint = if found.closest.is_empty() {
@@ -430,7 +426,7 @@ pub async fn lookup(
         } else {
             format!(" Closest names: {}.", found.closest.join(", "))
         };
-        anyhow::bail!("symbol_not_found: no symbol matches {query:?}.{hint}");
+        anyhow::bail!("symbol_not_found: no symbol matches {:?}.{hint}", parsed.name);
     }
     let metadata: Vec<_> = found
         .matches
@@ -440,15 +436,16 @@ pub async fn lookup(
     if json {
         println!("{}", serde_json::to_string_pretty(&metadata)?);
     } else {
-        let answer = codectx_retrieval::search_symbol(
+        let ranked: Vec<_> = found.matches.iter().map(|&c| (c, 1.0)).collect();
+        let answer = codectx_retrieval::assemble(
             project,
-            &query,
+            query,
+            &ranked,
             &codectx_retrieval::AnswerOptions {
                 budget: config.search.max_tokens,
                 call_depth,
             },
-        )
-        .expect("a lookup query")?;
+        );
         for item in &answer.content {
             println!("{}\n", item.text);
         }

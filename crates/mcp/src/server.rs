@@ -398,13 +398,13 @@ impl CodeContextServer {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
-        let lookup = params.query.trim_start().starts_with("symbol");
+        let lookup = ranking.mode == SearchMode::Lookup;
         let completeness = if lookup && answer.omitted == 0 {
             "complete"
         } else {
             self.search_completeness(answer.omitted > 0)
         };
-        Ok(self.search_result(&answer, ranking.mode, lookup, &freshness, completeness))
+        Ok(self.search_result(&answer, ranking.mode, &freshness, completeness))
     }
 
     #[tool(
@@ -650,7 +650,6 @@ impl CodeContextServer {
         &self,
         answer: &Answer,
         mode: SearchMode,
-        lookup: bool,
         freshness: &Freshness,
         completeness: &str,
     ) -> CallToolResult {
@@ -670,13 +669,10 @@ impl CodeContextServer {
             let why = answer.message.as_deref().unwrap_or("No results.");
             content.push(assistant_text(format!("{why}\n{line}"), Some(1.0)));
         }
-        let mode = if lookup {
-            "lookup"
-        } else {
-            match mode {
-                SearchMode::Hybrid => "hybrid",
-                SearchMode::Lexical => "lexical",
-            }
+        let mode = match mode {
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Lexical => "lexical",
+            SearchMode::Lookup => "lookup",
         };
         let mut value = to_value(answer);
         if let Some(object) = value.as_object_mut() {

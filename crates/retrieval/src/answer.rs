@@ -188,11 +188,13 @@ pub fn low_confidence_answer(
     options: &AnswerOptions,
 ) -> Answer {
     let ranked = &ranked[..ranked.len().min(LOW_CONFIDENCE_CANDIDATES)];
+    let closest = match ranked.len() {
+        1 => "The closest candidate, as a declaration without its body".to_string(),
+        n => format!("The {n} closest candidates, as declarations without bodies"),
+    };
     let mut text = format!(
-        "Low confidence: no result reached the relevance threshold {threshold:.2}. The {} closest \
-         candidates, as declarations without bodies; look one up with `symbol = Name`, or ask \
-         again in other words.\n",
-        ranked.len()
+        "Low confidence: no result reached the relevance threshold {threshold:.2}. {closest}; \
+         look one up with `symbol = Name`, or ask again in other words.\n",
     );
     for (i, (chunk, score)) in ranked.iter().enumerate() {
         text.push_str(&format!(

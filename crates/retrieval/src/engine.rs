@@ -16,8 +16,8 @@ use crate::scoring::SearchOptions;
 use crate::search::{Ranking, rank, select_chunks};
 use crate::status::IndexSummary;
 use crate::{
-    Answer, AnswerOptions, CodeContext, Project, RetrievalError, Strategy, SymbolQuery, assemble,
-    code_context, lookup, low_confidence_answer, search_symbol,
+    Answer, AnswerOptions, CodeContext, Project, Query, RetrievalError, Strategy, TextQuery,
+    assemble, code_context, lookup, lookup_answer, low_confidence_answer,
 };
 
 /// Above this many changed files a sync re-reads the whole project from the index instead
@@ -170,10 +170,7 @@ impl Engine {
         query: &str,
         options: &SearchOptions,
     ) -> Result<Vec<(&CodeChunk, f32)>, RetrievalError> {
-        let ranking = match SymbolQuery::parse(query) {
-            Some(_) => Ranking::of_lookup(),
-            None => self.rank(query, options).await?,
-        };
+        let ranking = self.rank(query, options).await?;
         self.select_ranked(query, &ranking, options)
     }
 
@@ -186,20 +183,31 @@ impl Engine {
         ranking: &Ranking,
         options: &SearchOptions,
     ) -> Result<Vec<(&'e CodeChunk, f32)>, RetrievalError> {
-        Ok(match SymbolQuery::parse(query) {
-            Some(parsed) => lookup(&self.project, &parsed?)
+        Ok(match Query::parse(query)? {
+            Query::Lookup(parsed) => lookup(&self.project, &parsed)
                 .matches
                 .into_iter()
                 .map(|chunk| (chunk, 1.0))
                 .collect(),
-            None => select_chunks(&self.project, ranking, options),
+            Query::Text(_) => select_chunks(&self.project, ranking, options),
         })
     }
 
-    /// Ranks `query`'s candidates (no sync, no selection).
+    /// Ranks `query`'s candidates (no sync, no selection); a lookup ranks nothing.
     pub async fn rank(
         &self,
         query: &str,
+        options: &SearchOptions,
+    ) -> Result<Ranking, RetrievalError> {
+        match Query::parse(query)? {
+            Query::Lookup(_) => Ok(Ranking::of_lookup()),
+            Query::Text(question) => self.rank_question(&question, options).await,
+        }
+    }
+
+    async fn rank_question(
+        &self,
+        question: &TextQuery,
         options: &SearchOptions,
     ) -> Result<Ranking, RetrievalError> {
         rank(
@@ -207,7 +215,7 @@ impl Engine {
             &self.project,
             self.index.embedder.as_deref(),
             self.reranker.as_deref(),
-            query,
+            question,
             options,
         )
         .await
@@ -242,12 +250,15 @@ impl Engine {
             budget: options.max_token_budget,
             call_depth,
         };
-        if let Some(answer) = search_symbol(&self.project, query, &answer_options) {
-            let ranking = Ranking::of_lookup();
-            return Ok((answer?, ranking));
-        }
+        let question = match Query::parse(query)? {
+            Query::Lookup(symbol) => {
+                let answer = lookup_answer(&self.project, query, &symbol, &answer_options);
+                return Ok((answer, Ranking::of_lookup()));
+            }
+            Query::Text(question) => question,
+        };
         let started = Instant::now();
-        let ranking = self.rank(query, options).await?;
+        let ranking = self.rank_question(&question, options).await?;
         tracing::debug!(elapsed = ?started.elapsed(), "ranked");
         let selected = select_chunks(&self.project, &ranking, options);
         if selected.is_empty() && options.gate && ranking.scored.iter().any(|s| s.final_score > 0.0)
@@ -304,10 +315,10 @@ impl Engine {
         max_tokens: Option<usize>,
         strategy: Strategy,
     ) -> Result<CodeContext, RetrievalError> {
-        let chunks: Vec<&CodeChunk> = match SymbolQuery::parse(query) {
-            Some(parsed) => lookup(&self.project, &parsed?).matches,
-            None => {
-                let ranking = self.rank(query, options).await?;
+        let chunks: Vec<&CodeChunk> = match Query::parse(query)? {
+            Query::Lookup(parsed) => lookup(&self.project, &parsed).matches,
+            Query::Text(question) => {
+                let ranking = self.rank_question(&question, options).await?;
                 // The token budget is code_context's: no source budget here.
                 let unbudgeted = SearchOptions {
                     max_token_budget: usize::MAX,

@@ -30,6 +30,7 @@ mod engine;
 mod lookup;
 mod navigate;
 mod project;
+mod query;
 mod scoring;
 mod search;
 mod status;
@@ -56,6 +57,7 @@ pub use navigate::{
     resolve_symbol, symbol_hierarchy,
 };
 pub use project::{Project, ProjectFile};
+pub use query::{Query, StackFrame, TextQuery};
 pub use scoring::{
     SearchOptions, blend, calibrated_vector, code_words, fusion_relevance, is_test_file,
     query_terms, term_coverage,
@@ -87,11 +89,21 @@ pub fn search_symbol(
     query: &str,
     options: &AnswerOptions,
 ) -> Option<Result<Answer, RetrievalError>> {
-    let parsed = match SymbolQuery::parse(query)? {
-        Ok(q) => q,
-        Err(e) => return Some(Err(e)),
-    };
-    let found = lookup(project, &parsed);
+    match Query::parse(query) {
+        Ok(Query::Lookup(parsed)) => Some(Ok(lookup_answer(project, query, &parsed, options))),
+        Ok(Query::Text(_)) => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// The answer to a parsed lookup (`query` is its text, echoed in the answer).
+pub fn lookup_answer(
+    project: &Project,
+    query: &str,
+    parsed: &SymbolQuery,
+    options: &AnswerOptions,
+) -> Answer {
+    let found = lookup(project, parsed);
     let ranked: Vec<_> = found.matches.iter().map(|&c| (c, 1.0)).collect();
     let mut answer = assemble(project, query, &ranked, options);
     if found.matches.is_empty() {
@@ -109,5 +121,5 @@ pub fn search_symbol(
             )
         });
     }
-    Some(Ok(answer))
+    answer
 }

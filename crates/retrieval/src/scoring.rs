@@ -66,6 +66,10 @@ pub struct SearchOptions {
     /// Cosine similarity that means "says the same thing" (maps to 1). `None`: the
     /// model's own.
     pub vector_ceiling: Option<f32>,
+    /// An answer stops at the largest drop between neighbouring scores above the gate when
+    /// that drop is at least this share of the best score (1.0: never; every result above
+    /// the companions' floor is kept).
+    pub answer_knee: f32,
     /// Reciprocal-rank-fusion constant: larger flattens the difference between ranks.
     pub fusion_k: f32,
     /// Without a reranker, a chunk in a test file (`*.test.*`, `*.spec.*`, `__tests__/`,
@@ -118,6 +122,7 @@ impl Default for SearchOptions {
             vector_channel_weight: None,
             vector_floor: None,
             vector_ceiling: None,
+            answer_knee: 1.0,
             fusion_k: 20.0,
             test_file_weight: 0.5,
             aside_weight: 0.5,
@@ -353,21 +358,49 @@ pub fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// The share (0–1) of `terms` (from [`query_terms`]) found among the code-aware words of the
-/// chunk's path, name and embedding text: how much of the question the chunk speaks to,
-/// whatever its rank.
+/// A question's terms beyond this many do not lower its coverage: an issue's text has
+/// dozens of content words, and no chunk holds them all. Coverage is then the share of this
+/// many, so a long question clears the gate on the same evidence as a short one.
+pub const COVERED_TERMS: usize = 8;
+
+/// The share (0–1) of `terms` (from [`query_terms`]; at most [`COVERED_TERMS`] of them
+/// count) found among the code-aware words of the chunk's path, name and embedding text:
+/// how much of the question the chunk speaks to, whatever its rank.
 pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
     if terms.is_empty() {
         return 0.0;
     }
+    let found = found_terms(
+        terms,
+        &[
+            chunk.relative_path.as_str(),
+            chunk.name.as_str(),
+            chunk.embedding_text.as_str(),
+        ],
+    );
+    (found as f32 / terms.len().min(COVERED_TERMS) as f32).min(1.0)
+}
+
+/// Whether the chunk itself — its name, its code (callbacks and members included: a hit
+/// inside an unnamed callback counts for the function around it), its commit notes, not its
+/// file's path — holds one of the question's terms.
+pub(crate) fn own_evidence(terms: &[String], chunk: &CodeChunk, notes: Option<&str>) -> bool {
+    found_terms(
+        terms,
+        &[
+            chunk.name.as_str(),
+            chunk.full_source.as_str(),
+            notes.unwrap_or(""),
+        ],
+    ) > 0
+}
+
+/// How many of `terms` occur among the code-aware, stemmed words of `texts`.
+fn found_terms(terms: &[String], texts: &[&str]) -> usize {
     let stemmer = snowball();
     let mut found = vec![false; terms.len()];
     let mut left = terms.len();
-    for text in [
-        chunk.relative_path.as_str(),
-        chunk.name.as_str(),
-        chunk.embedding_text.as_str(),
-    ] {
+    for &text in texts {
         each_code_word(text, |word| {
             // Snowball rewrites endings only: a word can become a term only if it begins with
             // the term's first two letters. Most words are dismissed here, unstemmed.
@@ -390,5 +423,44 @@ pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
             break;
         }
     }
-    (terms.len() - left) as f32 / terms.len() as f32
+    terms.len() - left
+}
+
+/// Kinds a question must ask for before they can be answers: imports, directives
+/// (`'use strict'`) and standalone comments say what the code around them is about, so
+/// they match a question's words without being what it asks for.
+pub(crate) struct AskedKinds {
+    imports: bool,
+    comments: bool,
+    directives: bool,
+}
+
+impl AskedKinds {
+    /// What `question`'s words ask for.
+    pub fn of(question: &str) -> AskedKinds {
+        let words = code_words(question);
+        let has = |names: &[&str]| words.iter().any(|w| names.contains(&w.as_str()));
+        AskedKinds {
+            imports: has(&["import", "imports", "imported", "require", "requires"]),
+            comments: has(&["comment", "comments", "license", "licence", "header", "banner", "copyright"]),
+            directives: has(&["directive", "directives", "strict"]),
+        }
+    }
+
+    pub fn allows(&self, chunk: &CodeChunk) -> bool {
+        match chunk.node_kind {
+            SymbolKind::Import => self.imports,
+            SymbolKind::Comment => self.comments,
+            SymbolKind::Expression if is_directive(chunk) => self.directives,
+            _ => true,
+        }
+    }
+}
+
+/// A directive prologue entry (`'use strict'`, `"use client"`): an expression chunk that is
+/// one string literal.
+fn is_directive(chunk: &CodeChunk) -> bool {
+    let source = chunk.full_source.trim().trim_end_matches(';').trim_end();
+    let quoted = |q: char| source.len() >= 2 && source.starts_with(q) && source.ends_with(q);
+    chunk.start_line == chunk.end_line && (quoted('\'') || quoted('"'))
 }

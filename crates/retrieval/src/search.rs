@@ -30,9 +30,11 @@ use codectx_embed::{Embedder, Reranker, cosine};
 use codectx_store::{ChunkFilter, LexicalHit, Store};
 
 use crate::scoring::{
-    Evidence, STOPWORDS, SearchOptions, blend, calibrated_vector, code_words, fused_score,
-    fusion_relevance, prefer_members, prior, query_terms, term_coverage,
+    AskedKinds, COVERED_TERMS, Evidence, STOPWORDS, SearchOptions, blend, calibrated_vector, code_words,
+    fused_score, fusion_relevance, own_evidence, prefer_members, prior, query_terms,
+    term_coverage,
 };
+use crate::query::TextQuery;
 use crate::{Project, RetrievalError};
 
 /// Which candidate channels a search used.
@@ -43,6 +45,8 @@ pub enum SearchMode {
     Hybrid,
     /// No vectors to search (no model, or none embedded yet): lexical + names.
     Lexical,
+    /// A `symbol = …` lookup: exact names, nothing ranked.
+    Lookup,
 }
 
 /// One scored candidate, with the evidence its score came from.
@@ -60,6 +64,9 @@ pub struct Scored {
     pub lexical_rank: Option<usize>,
     /// 1-based rank in the name channel.
     pub name_rank: Option<usize>,
+    /// 1-based rank in the quoted channel: code holding a string the question quotes, or
+    /// named by a frame of a stack trace it quotes.
+    pub quoted_rank: Option<usize>,
     pub rerank_score: Option<f32>,
 }
 
@@ -76,7 +83,7 @@ impl Ranking {
     pub fn of_lookup() -> Self {
         Ranking {
             scored: Vec::new(),
-            mode: SearchMode::Lexical,
+            mode: SearchMode::Lookup,
         }
     }
 }
@@ -98,10 +105,21 @@ pub fn select<T>(
     } else {
         options.minimum_relevance_threshold
     };
+    // The answer stops where the scores fall away: after the largest drop between two
+    // neighbours above the floor, when it is at least `answer_knee` of the best score.
+    let cut = if options.gate {
+        let above: Vec<f32> = scored.iter().map(&score).filter(|s| *s >= floor).collect();
+        knee(&above, best * options.answer_knee)
+    } else {
+        None
+    };
     let mut used = 0;
     let mut out = Vec::new();
     for item in scored {
         if options.gate && score(&item) < floor {
+            continue;
+        }
+        if cut.is_some_and(|cut| score(&item) < cut) {
             continue;
         }
         let c = cost(&item);
@@ -114,16 +132,37 @@ pub fn select<T>(
     out
 }
 
-/// Stages 1 and 2 for `query`: candidates from every channel that can run, scored and
+/// The score below which an answer stops: the lower side of the largest drop between
+/// neighbours of `scores` (best first), if that drop is at least `min_drop`.
+fn knee(scores: &[f32], min_drop: f32) -> Option<f32> {
+    let (at, drop) = scores
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i, w[0] - w[1]))
+        .fold((0, 0.0_f32), |best, d| if d.1 > best.1 { d } else { best });
+    (drop > 0.0 && drop >= min_drop).then(|| scores[at])
+}
+
+/// Stages 1 and 2 for `question`: candidates from every channel that can run, scored and
 /// sorted best first (not yet gated or budgeted).
 pub async fn rank(
     store: &Store,
     project: &Project,
     embedder: Option<&dyn Embedder>,
     reranker: Option<&dyn Reranker>,
-    query: &str,
+    question: &TextQuery,
     options: &SearchOptions,
 ) -> Result<Ranking, RetrievalError> {
+    // The words that carry meaning: the prose without template text, and the functions a
+    // quoted stack trace names.
+    let mut words = question.prose.clone();
+    for frame in &question.frames {
+        if let Some(function) = &frame.function {
+            words.push('\n');
+            words.push_str(function);
+        }
+    }
+    let query = words.as_str();
     // Stage 1: the channels. The vector channel (the model embeds the query on a blocking
     // thread) and BM25 run concurrently.
     let vector_channel = async {
@@ -164,10 +203,18 @@ pub async fn rank(
     let lexical_hits = with_file_evidence(project, lexical_pool, &file_share, options);
     let name_hits = name_channel(
         project,
+        question,
         query,
         &options.filter,
         options.max_lexical_candidates,
     );
+    let quoted_hits = quoted_channel(project, question, &options.filter, options.max_lexical_candidates);
+    // Commit notes of the BM25 hits, by id: part of a chunk's own evidence.
+    let notes: HashMap<&str, &str> = lexical_hits
+        .iter()
+        .filter(|h| !h.history.is_empty())
+        .map(|h| (h.id.as_str(), h.history.as_str()))
+        .collect();
 
     let mode = if vector_hits.is_empty() {
         SearchMode::Lexical
@@ -189,6 +236,7 @@ pub async fn rank(
                 vector_rank: None,
                 lexical_rank: None,
                 name_rank: None,
+                quoted_rank: None,
                 rerank_score: None,
             });
             candidates.len() - 1
@@ -209,10 +257,28 @@ pub async fn rank(
         let i = slot(&hit.relative_path, &hit.id, &mut candidates);
         candidates[i].lexical_rank.get_or_insert(rank + 1);
     }
-    for (rank, chunk) in name_hits.iter().enumerate() {
+    // Whether a candidate was named: by its own name, or as the top level of a module the
+    // question names (not by one word of its path).
+    let mut named: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    for (rank, (level, chunk)) in name_hits.iter().enumerate() {
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
         candidates[i].name_rank.get_or_insert(rank + 1);
+        if *level >= NameLevel::FileName {
+            named.insert(i);
+        }
     }
+    for (rank, chunk) in quoted_hits.iter().enumerate() {
+        let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
+        candidates[i].quoted_rank.get_or_insert(rank + 1);
+    }
+    // A lexical hit's notes count for its result unit too.
+    let unit_notes: HashMap<String, &str> = notes
+        .iter()
+        .filter_map(|(id, note)| {
+            let hit = lexical_hits.iter().find(|h| h.id == *id)?;
+            Some((result_unit(project, &hit.relative_path, id).to_string(), *note))
+        })
+        .collect();
 
     // The blend weighs every candidate's similarity, not only the nearest few's: a chunk
     // the lexical or name channel found is scored on its own stored vector.
@@ -230,18 +296,30 @@ pub async fn rank(
         }
     }
 
-    // Each candidate's chunk, resolved once. Import statements are chunks (blueprint root
-    // items) but never an answer on their own: the code that uses the import is.
+    // Stage 2.
+    let query_terms = query_terms(query);
+    let asked = AskedKinds::of(query);
+
+    // Each candidate's chunk, resolved once. A candidate enters on its own evidence (see
+    // [`own_evidence`]), never because its file matched. Imports, directives and standalone
+    // comments are chunks (blueprint root items) but answers only when the question asks
+    // for them: the code around them is the answer.
     let (mut candidates, chunks): (Vec<Scored>, Vec<&CodeChunk>) = candidates
         .into_iter()
-        .filter_map(|c| {
+        .enumerate()
+        .filter_map(|(i, c)| {
             let chunk = project.chunk(&c.relative_path, &c.chunk_id)?;
-            (chunk.node_kind != SymbolKind::Import).then_some((c, chunk))
+            if !asked.allows(chunk) {
+                return None;
+            }
+            let own = c.vector_rank.is_some()
+                || c.quoted_rank.is_some()
+                || named.contains(&i)
+                || own_evidence(&query_terms, chunk, unit_notes.get(&c.chunk_id).copied());
+            own.then_some((c, chunk))
         })
         .unzip();
 
-    // Stage 2.
-    let query_terms = query_terms(query);
     let about_tests = code_words(query)
         .iter()
         .any(|w| matches!(w.as_str(), "test" | "tests" | "spec" | "specs" | "testing"));
@@ -257,10 +335,12 @@ pub async fn rank(
         on(!vector_hits.is_empty(), calibration.channel_weight),
         on(!lexical_hits.is_empty(), 1.0),
         on(names_ran, 1.0),
+        // Only a question that quotes something runs it: other questions score as before.
+        on(!quoted_hits.is_empty(), 1.0),
     ];
     for (c, chunk) in candidates.iter_mut().zip(&chunks) {
         let agreement = fusion_relevance(
-            &[c.vector_rank, c.lexical_rank, c.name_rank],
+            &[c.vector_rank, c.lexical_rank, c.name_rank, c.quoted_rank],
             &channel_weights,
             options.fusion_k,
         );
@@ -498,21 +578,54 @@ fn stem(word: &str) -> String {
     }
 }
 
+/// How a chunk's name meets the query, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum NameLevel {
+    /// The query contains the chunk's file name, a single word (`request.js`): the chunk
+    /// itself is not named, and one word of the question says little about a file.
+    FileWord,
+    /// The query contains the chunk's file name of several words (`qpsoWorker.js`): the
+    /// question names the module, and its top level is what it is about.
+    FileName,
+    /// Every content word of the chunk's name is among the query's words.
+    AllWords,
+    /// The query writes the chunk's name as an identifier.
+    Identifier,
+}
+
 /// The chunks whose name the query spells out, best first: an identifier written in the
 /// query (`app.fetch`, `FetchEvent`) matching a chunk's name exactly ranks above a name all
 /// of whose words appear in the query, which ranks above a file whose name the query
 /// contains. Ties go to the shorter chunk (the more specific symbol).
+///
+/// In a short question every word is deliberate, so any word can be a name; in a long one
+/// (more than [`COVERED_TERMS`] terms: an issue's prose), only words written as code
+/// ([`TextQuery::identifiers`], the functions of quoted stack frames) are, or every common
+/// word of the prose would name some function.
 fn name_channel<'p>(
     project: &'p Project,
+    question: &TextQuery,
     query: &str,
     filter: &ChunkFilter,
     limit: usize,
-) -> Vec<&'p CodeChunk> {
-    let identifiers: Vec<String> = query
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .filter(|t| t.len() >= 3)
-        .map(str::to_lowercase)
-        .collect();
+) -> Vec<(NameLevel, &'p CodeChunk)> {
+    let split = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .filter(|t| t.len() >= 3)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let identifiers: Vec<String> = if query_terms(query).len() <= COVERED_TERMS {
+        split(query)
+    } else {
+        question
+            .identifiers
+            .iter()
+            .map(String::as_str)
+            .chain(question.frames.iter().filter_map(|f| f.function.as_deref()))
+            .flat_map(split)
+            .collect()
+    };
     let words: Vec<String> = code_words(query)
         .into_iter()
         .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
@@ -521,7 +634,7 @@ fn name_channel<'p>(
     if words.is_empty() {
         return Vec::new();
     }
-    let mut hits: Vec<(u32, usize, &CodeChunk)> = Vec::new();
+    let mut hits: Vec<(NameLevel, usize, &CodeChunk)> = Vec::new();
     for file in project.files() {
         if !filter.matches(&file.relative_path) {
             continue;
@@ -551,7 +664,7 @@ fn name_channel<'p>(
                 && identifiers.contains(&name)
                 && (name_words.len() > 1 || name.len() >= 4)
             {
-                3
+                Some(NameLevel::Identifier)
             } else if declaration && {
                 // A name's function words (`get`, `to`, `is`, `of`) are never in the query's
                 // words: `getDaysInMonth` is named by "the days in the month".
@@ -561,13 +674,17 @@ fn name_channel<'p>(
                     .collect();
                 content.len() >= 2 && content.iter().all(|w| words.contains(w))
             } {
-                2
+                Some(NameLevel::AllWords)
             } else if file_named && chunk.depth == 0 {
-                1
+                Some(if file_words.len() >= 2 {
+                    NameLevel::FileName
+                } else {
+                    NameLevel::FileWord
+                })
             } else {
-                0
+                None
             };
-            if level > 0 {
+            if let Some(level) = level {
                 hits.push((level, chunk.full_source.len(), chunk));
             }
         }
@@ -578,5 +695,102 @@ fn name_channel<'p>(
             .then_with(|| a.2.relative_path.cmp(&b.2.relative_path))
             .then(a.2.start_line.cmp(&b.2.start_line))
     });
-    hits.into_iter().take(limit).map(|(_, _, c)| c).collect()
+    hits.into_iter()
+        .take(limit)
+        .map(|(level, _, c)| (level, c))
+        .collect()
+}
+
+/// Quoted strings shorter than this are too common to point at code (`"id"`, `'get'`).
+const MIN_QUOTED_CHARS: usize = 8;
+
+/// The chunks a question points at by quoting: those whose code holds one of its quoted
+/// strings or error messages word for word (case aside), and those a frame of a quoted
+/// stack trace names (file by its path's tail, then the innermost declaration holding the
+/// line). An issue quoting `Error: cannot fetch user` finds the code that throws it. Frames
+/// first, in the trace's order; then literals, innermost chunks only.
+fn quoted_channel<'p>(
+    project: &'p Project,
+    question: &TextQuery,
+    filter: &ChunkFilter,
+    limit: usize,
+) -> Vec<&'p CodeChunk> {
+    let mut hits: Vec<&CodeChunk> = Vec::new();
+    let push = |chunk: &'p CodeChunk, hits: &mut Vec<&'p CodeChunk>| {
+        if !hits.iter().any(|h| std::ptr::eq(*h, chunk)) {
+            hits.push(chunk);
+        }
+    };
+    for frame in &question.frames {
+        let Some(file) = project.files().iter().find(|f| {
+            filter.matches(&f.relative_path) && path_tail_matches(&frame.file, &f.relative_path)
+        }) else {
+            continue;
+        };
+        let innermost = |line: u32| {
+            file.chunks
+                .iter()
+                .filter(|c| c.start_line <= line && line <= c.end_line)
+                .filter(|c| NAMED_KINDS.contains(&c.node_kind))
+                .max_by_key(|c| c.depth)
+        };
+        let by_line = frame.line.and_then(innermost);
+        let by_name = || {
+            let name = frame.function.as_deref()?.rsplit('.').next()?;
+            file.chunks.iter().find(|c| c.name == name)
+        };
+        if let Some(chunk) = by_line.or_else(by_name) {
+            push(chunk, &mut hits);
+        }
+    }
+    let literals: Vec<String> = question
+        .literals
+        .iter()
+        .filter(|l| l.chars().count() >= MIN_QUOTED_CHARS)
+        .map(|l| l.to_lowercase())
+        .collect();
+    if !literals.is_empty() {
+        let finders: Vec<memchr::memmem::Finder> = literals
+            .iter()
+            .map(|l| memchr::memmem::Finder::new(l.as_bytes()))
+            .collect();
+        for file in project.files() {
+            if !filter.matches(&file.relative_path) {
+                continue;
+            }
+            let holds = |c: &CodeChunk| {
+                let source = c.full_source.to_lowercase();
+                finders.iter().any(|f| f.find(source.as_bytes()).is_some())
+            };
+            // Root items cover the file once; a root that holds a string is searched down
+            // to the innermost chunk that still holds it.
+            for root in file.chunks.iter().filter(|c| c.depth == 0) {
+                if matches!(root.node_kind, SymbolKind::Import | SymbolKind::Comment) || !holds(root) {
+                    continue;
+                }
+                let mut chunk = root;
+                while let Some(child) = chunk
+                    .child_chunk_ids
+                    .iter()
+                    .filter_map(|id| project.chunk(&file.relative_path, id))
+                    .find(|c| holds(c))
+                {
+                    chunk = child;
+                }
+                push(chunk, &mut hits);
+            }
+        }
+    }
+    hits.truncate(limit);
+    hits
+}
+
+/// Whether a path printed in a stack trace (absolute, or relative to somewhere else) is the
+/// project's `relative` path: its last components are `relative`'s.
+fn path_tail_matches(printed: &str, relative: &str) -> bool {
+    let printed = printed.replace('\\', "/");
+    printed == relative
+        || printed
+            .strip_suffix(relative)
+            .is_some_and(|head| head.ends_with('/'))
 }

@@ -240,7 +240,8 @@ async fn network_search_answers_gate_filters_and_empty_results() {
     );
     assert!(outcome.answer.content[0].text.contains("validateToken"));
 
-    // Path filter: applied in Stage 1, so every candidate is under the path.
+    // Path filter: applied in Stage 1, so every candidate is under the path (the question
+    // matches code in `src/auth/` better, and in `src/billing/` too).
     let billing = SearchOptions {
         filter: ChunkFilter {
             paths: vec!["src/billing/".into()],
@@ -250,7 +251,7 @@ async fn network_search_answers_gate_filters_and_empty_results() {
         ..Default::default()
     };
     let ranked = engine
-        .rank("validate an access token", &billing)
+        .rank("validate an access token for the invoice total", &billing)
         .await
         .unwrap();
     assert!(!ranked.scored.is_empty());
@@ -289,12 +290,12 @@ async fn network_search_answers_gate_filters_and_empty_results() {
         outcome.answer.results
     );
     let message = outcome.answer.message.unwrap();
-    assert!(message.contains("relevance threshold"), "{message}");
+    assert_eq!(message, "No code matched the query.");
 
     // Weak evidence only: nothing clears the gate, so the answer is the closest few
     // candidates as declarations without bodies, marked low-confidence, and says why.
     let outcome = engine
-        .search("paint the billing wall", &options, 1)
+        .search("paint the amount wall", &options, 1)
         .await
         .unwrap();
     let answer = &outcome.answer;

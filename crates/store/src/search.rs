@@ -23,6 +23,9 @@ pub struct LexicalHit {
     pub relative_path: String,
     /// BM25F score: higher is better.
     pub score: f32,
+    /// The chunk's commit notes when history is searched (empty otherwise): with its name
+    /// and code, what the chunk itself says, as opposed to its file's path.
+    pub history: String,
 }
 
 /// Which chunks a search may return: paths (files, directories or globs, relative to the
@@ -157,14 +160,24 @@ impl Store {
         let Some(q) = self.lexical_query(query, limit, filter)? else {
             return Ok(Vec::new());
         };
+        let columns: &[&str] = if self.history_searched {
+            &["id", "relativePath", "history"]
+        } else {
+            &["id", "relativePath"]
+        };
         let batches: Vec<RecordBatch> = q
-            .select(Select::columns(&["id", "relativePath"]))
+            .select(Select::columns(columns))
             .batches(self, "full-text search")
             .await?;
         let mut hits = Vec::new();
         for batch in &batches {
             let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
             let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
+            let history = if self.history_searched {
+                Some(text_column(batch, "history").map_err(|r| self.corrupt(r))?)
+            } else {
+                None
+            };
             let score = batch
                 .column_by_name("_score")
                 .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
@@ -175,6 +188,9 @@ impl Store {
                         id: id.value(i).to_string(),
                         relative_path: path.value(i).to_string(),
                         score: score.value(i),
+                        history: history
+                            .filter(|h| h.is_valid(i))
+                            .map_or_else(String::new, |h| h.value(i).to_string()),
                     });
                 }
             }
