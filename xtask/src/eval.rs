@@ -23,8 +23,7 @@ pub enum EmbedderArg {
     Local,
     /// The same model fed raw code instead of its natural-language view (to compare).
     LocalCodeView,
-    /// A static (model2vec-format) model: `--model-dir`, else the code vocabulary this
-    /// workspace builds (`cargo xtask vocabulary`).
+    /// A static (model2vec-format) model read from `--model-dir`.
     Static,
     /// No vectors: only the lexical configuration is scored.
     None,
@@ -48,11 +47,8 @@ pub(crate) fn load_embedder(
             }))
         }
         EmbedderArg::Static => {
-            let dir = model_dir.map_or_else(
-                || crate::workspace_root().join("crates/embed/models/code-vocabulary"),
-                Path::to_path_buf,
-            );
-            Some(Arc::new(codectx_embed::StaticEmbedder::load(&dir)?))
+            let dir = model_dir.context("--embedder static needs --model-dir")?;
+            Some(Arc::new(codectx_embed::StaticEmbedder::load(dir)?))
         }
     })
 }

@@ -28,7 +28,6 @@ mod kills;
 mod query;
 mod tuning;
 mod validate;
-mod vocabulary;
 
 use std::path::{Path, PathBuf};
 
@@ -146,25 +145,6 @@ enum Command {
         /// Which kinds to score (repeatable; default: every kind the options select).
         #[arg(long, value_enum)]
         kind: Vec<eval_corpus::QuestionKind>,
-    },
-    /// Learn the code vocabulary (JSDoc words ↔ code tokens) from pinned npm packages and
-    /// write it as a static (model2vec-format) embedding model.
-    Vocabulary {
-        /// Pin list of the training packages.
-        #[arg(long, default_value = "xtask/vocabulary-corpus.toml")]
-        pins: PathBuf,
-        /// Where the model is written.
-        #[arg(long, default_value = "crates/embed/models/code-vocabulary")]
-        out: PathBuf,
-        /// Dimensions of a row.
-        #[arg(long, default_value_t = 64)]
-        dimension: usize,
-        /// Stems kept at most.
-        #[arg(long, default_value_t = 12_000)]
-        max_rows: usize,
-        /// A stem must occur in this many documented symbols.
-        #[arg(long, default_value_t = 5)]
-        min_symbols: u32,
     },
     /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
     /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
@@ -421,29 +401,6 @@ fn main() -> anyhow::Result<()> {
                 target
             };
             fuzz::run(&workspace_root(), &targets, minutes)
-        }
-        Command::Vocabulary {
-            pins,
-            out,
-            dimension,
-            max_rows,
-            min_symbols,
-        } => {
-            let in_workspace = |p: PathBuf| {
-                if p.is_relative() {
-                    workspace_root().join(p)
-                } else {
-                    p
-                }
-            };
-            vocabulary::run(vocabulary::VocabularyBuild {
-                pins: &in_workspace(pins),
-                tuning_pins: &workspace_root().join("xtask/tuning-corpus.toml"),
-                out: &in_workspace(out),
-                dimension,
-                max_rows,
-                min_symbols,
-            })
         }
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
         Command::Bench {
