@@ -24,13 +24,13 @@ use serde::Deserialize;
 use crate::tuning::{Gold, Question, Split};
 
 /// Bump when questions would come out differently: the cache is keyed by it.
-const BUILDER_VERSION: u32 = 1;
+const BUILDER_VERSION: u32 = 3;
 
 /// How far before a repository's head its snapshot lies.
-const WINDOW_MONTHS: u64 = 18;
+const WINDOW_MONTHS: u64 = 36;
 
 /// A long question's body has at least this many words of prose.
-pub const LONG_MIN_WORDS: usize = 40;
+pub const LONG_MIN_WORDS: usize = 30;
 
 /// A commit touching more source files than this is a sweep, not a task.
 const MAX_FILES: usize = 5;
@@ -205,7 +205,8 @@ fn build_repo(
     })
 }
 
-/// The first-parent commit nearest to [`WINDOW_MONTHS`] before the head.
+/// The first-parent commit nearest to [`WINDOW_MONTHS`] before the head (the first commit of
+/// a younger repository).
 fn snapshot(git: &Git) -> anyhow::Result<String> {
     let head_time: u64 = git.run(&["log", "-1", "--format=%ct", "HEAD"])?.trim().parse()?;
     let before = head_time.saturating_sub(WINDOW_MONTHS * 30 * 86_400);
@@ -220,8 +221,16 @@ fn snapshot(git: &Git) -> anyhow::Result<String> {
         ])?
         .trim()
         .to_string();
-    anyhow::ensure!(!sha.is_empty(), "no commit {WINDOW_MONTHS} months before the head");
-    Ok(sha)
+    if !sha.is_empty() {
+        return Ok(sha);
+    }
+    // A younger repository: its first commit.
+    let first = git.run(&["rev-list", "--first-parent", "--max-parents=0", "HEAD"])?;
+    first
+        .lines()
+        .next()
+        .map(str::to_string)
+        .context("a repository without commits")
 }
 
 /// Source files a target may be in: code, not tests, examples, docs, scripts or types.
@@ -340,20 +349,32 @@ fn questions(
     pin: &RepoPin,
     snapshot: &str,
 ) -> anyhow::Result<(Vec<Question>, Vec<Question>)> {
+    // First-parent commits: squash commits, and the merge commits of repositories that
+    // merge pull requests (each diffed against its first parent: the whole pull request).
     let log = git.run(&[
         "log",
         "--first-parent",
-        "--no-merges",
         "--reverse",
-        "--format=%H%x1f%an%x1f%s%x1f%b%x1e",
+        "--format=%H%x1f%P%x1f%an%x1f%s%x1f%b%x1e",
         &format!("{snapshot}..HEAD"),
     ])?;
     let mut at_snapshot: HashMap<String, Option<Vec<(String, u32, u32)>>> = HashMap::new();
     let (mut change, mut long) = (Vec::new(), Vec::new());
     for record in log.split('\u{1e}') {
         let fields: Vec<&str> = record.trim_start_matches('\n').split('\u{1f}').collect();
-        let [sha, author, subject, body] = fields[..] else {
+        let [sha, parents, author, subject, body] = fields[..] else {
             continue;
+        };
+        // A pull request's merge commit says "Merge pull request #N from …"; its title is the
+        // body's first line, and its description (if any) the rest.
+        let (subject, body) = if parents.split_whitespace().count() > 1 {
+            if !subject.starts_with("Merge pull request") {
+                continue;
+            }
+            let body = body.trim_start();
+            body.split_once('\n').unwrap_or((body, ""))
+        } else {
+            (subject, body)
         };
         let author = author.to_lowercase();
         if author.contains("bot") || author.contains("renovate") {

@@ -143,6 +143,10 @@ pub struct SearchConfig {
     pub call_depth: i32,
     /// Stage 1 candidates per channel.
     pub max_candidates: usize,
+    /// An answer stops at the largest drop between neighbouring scores when that drop is
+    /// at least this share of the best score (0–1; 1: it never stops early). Lower gives
+    /// shorter answers that deliver the target less often (see `docs/benchmarks.md`).
+    pub answer_knee: f32,
 }
 
 impl Default for SearchConfig {
@@ -153,6 +157,7 @@ impl Default for SearchConfig {
             max_tokens: d.max_token_budget,
             call_depth: 1,
             max_candidates: d.max_vector_candidates,
+            answer_knee: d.answer_knee,
         }
     }
 }
@@ -200,6 +205,9 @@ impl Config {
         if !(0.0..=1.0).contains(&self.search.min_relevance) {
             bail!("search.min_relevance must be between 0 and 1");
         }
+        if !(0.0..=1.0).contains(&self.search.answer_knee) {
+            bail!("search.answer_knee must be between 0 and 1");
+        }
         if self.search.max_tokens == 0 || self.index.embed_step == 0 {
             bail!("search.max_tokens and index.embed_step must be positive");
         }
@@ -213,6 +221,7 @@ impl Config {
             max_token_budget: self.search.max_tokens,
             max_vector_candidates: self.search.max_candidates,
             max_lexical_candidates: self.search.max_candidates,
+            answer_knee: self.search.answer_knee,
             vector_floor: self.embedding.vector_floor,
             vector_ceiling: self.embedding.vector_ceiling,
             vector_channel_weight: self.embedding.channel_weight,

@@ -47,3 +47,41 @@ fn status_counts_skipped_files_by_reason_and_recovered_files() {
         "{text}"
     );
 }
+
+/// `lookup` takes a bare name or a `symbol = …` query; a name that begins with the letters
+/// "symbol" is a name (it used to panic), and a question that does is a question.
+#[test]
+fn lookup_takes_names_that_begin_with_symbol() {
+    let repo = tempfile::tempdir().unwrap();
+    let src = repo.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("names.ts"),
+        "export function symbolize(text: string) { return Symbol(text); }\n\
+         export const SELECTOR = '.symbol';\n",
+    )
+    .unwrap();
+    let root = repo.path().to_str().unwrap();
+
+    let found = mcp_server(&["lookup", "--root", root, "--json", "symbolize"]);
+    assert!(found.status.success(), "{found:?}");
+    let found: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
+    assert_eq!(found[0]["symbol"]["name"], "symbolize");
+
+    let query = mcp_server(&["lookup", "--root", root, "--json", "symbol = SELECTOR"]);
+    assert!(query.status.success(), "{query:?}");
+    let query: serde_json::Value = serde_json::from_slice(&query.stdout).unwrap();
+    assert_eq!(query[0]["symbol"]["name"], "SELECTOR");
+
+    let missing = mcp_server(&["lookup", "--root", root, "symbolic"]);
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("symbol_not_found"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    // A question beginning with "symbols" is searched, not looked up.
+    let search = mcp_server(&["search", "--root", root, "--json", "symbols exported by names"]);
+    assert!(search.status.success(), "{search:?}");
+    let stdout = String::from_utf8_lossy(&search.stdout);
+    assert!(stdout.contains("symbolize"), "{stdout}");
+}

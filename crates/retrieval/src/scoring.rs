@@ -73,8 +73,9 @@ pub struct SearchOptions {
     /// Reciprocal-rank-fusion constant: larger flattens the difference between ranks.
     pub fusion_k: f32,
     /// Without a reranker, a chunk in a test file (`*.test.*`, `*.spec.*`, `__tests__/`,
-    /// `test/`, `tests/`) scores this fraction, unless the query is about tests: questions
-    /// about code are usually about the code under test.
+    /// `test/`, `tests/`) or beside the project (benchmarks, examples, fixtures, see
+    /// [`is_companion_file`]) scores this fraction, unless the query is about them:
+    /// questions about code are usually about the code itself.
     pub test_file_weight: f32,
     /// Without a reranker, an aside — a one-line member (a property, an index or call
     /// signature) or export list — scores this fraction: short rows win BM25 on a single
@@ -220,6 +221,9 @@ pub(crate) fn prior(
     if !about_tests && is_test_file(&chunk.relative_path) {
         weight *= options.test_file_weight;
     }
+    if !about_tests && is_companion_file(&chunk.relative_path) {
+        weight *= options.test_file_weight;
+    }
     let one_line = chunk.start_line == chunk.end_line;
     let listing =
         ROW_KINDS.contains(&kind) || matches!(kind, SymbolKind::Export | SymbolKind::ReExport);
@@ -247,6 +251,29 @@ pub(crate) fn prior(
         weight *= options.type_declaration_weight;
     }
     weight
+}
+
+/// Code that lives beside a project's own rather than in it: benchmarks, examples,
+/// playgrounds, demos and test fixtures, by their directory names. They repeat the
+/// library's vocabulary (a router benchmark calls `match` twenty times) without being what
+/// a question about the library is about.
+pub fn is_companion_file(relative_path: &str) -> bool {
+    relative_path.split('/').rev().skip(1).any(|dir| {
+        matches!(
+            dir,
+            "benchmark"
+                | "benchmarks"
+                | "bench"
+                | "example"
+                | "examples"
+                | "playground"
+                | "playgrounds"
+                | "demo"
+                | "demos"
+                | "fixtures"
+                | "__fixtures__"
+        )
+    })
 }
 
 /// Test files by the conventions of the JS/TS ecosystem (Jest, Vitest, Mocha, node:test;
@@ -463,4 +490,43 @@ fn is_directive(chunk: &CodeChunk) -> bool {
     let source = chunk.full_source.trim().trim_end_matches(';').trim_end();
     let quoted = |q: char| source.len() >= 2 && source.starts_with(q) && source.ends_with(q);
     chunk.start_line == chunk.end_line && (quoted('\'') || quoted('"'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn companion_files_are_found_by_their_directories() {
+        assert!(is_companion_file("benchmarks/routers/src/bench.mts"));
+        assert!(is_companion_file("packages/core/examples/basic.ts"));
+        assert!(!is_companion_file("src/router/bench.ts"));
+        assert!(!is_companion_file("src/examples.ts"));
+    }
+
+    #[test]
+    fn directives_comments_and_imports_need_asking_for() {
+        let plain = AskedKinds::of("how is a route matched against the request path");
+        assert!(!plain.imports && !plain.comments && !plain.directives);
+        let asked = AskedKinds::of("which files lack the use strict directive or a license header");
+        assert!(asked.directives && asked.comments && !asked.imports);
+    }
+
+    #[test]
+    fn long_questions_are_covered_on_as_many_terms_as_short_ones() {
+        let source = "export function saveUserName(user, name) {\n  return store.put(user.id, name);\n}\n";
+        let parsed = codectx_parser::parse_source("src/users.ts", source);
+        let chunks = codectx_chunker::chunk_file(&parsed, source, "src/users.ts");
+        let chunk = &chunks[0];
+        let short = query_terms("save a user name");
+        let long = query_terms(
+            "save a user name: when I click the button nothing happens, the page keeps \
+             spinning, the console shows nothing either, and reloading the browser window \
+             does not help at all on either machine",
+        );
+        assert!(long.len() > 2 * COVERED_TERMS, "{long:?}");
+        assert_eq!(term_coverage(&short, chunk), 1.0);
+        // Three of the long question's terms are the chunk's: three of eight, not of all.
+        assert_eq!(term_coverage(&long, chunk), 3.0 / COVERED_TERMS as f32);
+    }
 }

@@ -320,9 +320,14 @@ pub async fn rank(
         })
         .unzip();
 
-    let about_tests = code_words(query)
-        .iter()
-        .any(|w| matches!(w.as_str(), "test" | "tests" | "spec" | "specs" | "testing"));
+    // A question about tests, benchmarks or examples gets them at full weight.
+    let about_tests = code_words(query).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "test" | "tests" | "spec" | "specs" | "testing" | "benchmark" | "benchmarks" | "bench"
+                | "example" | "examples" | "playground" | "demo" | "fixture" | "fixtures"
+        )
+    });
     // Without vectors there are two witnesses, and the name channel's silence (the query
     // names nothing) is evidence too: a chunk leading BM25 alone then needs the query's
     // words (`term_coverage`) to clear the gate, not just a rank.
@@ -584,7 +589,8 @@ enum NameLevel {
     /// The query contains the chunk's file name, a single word (`request.js`): the chunk
     /// itself is not named, and one word of the question says little about a file.
     FileWord,
-    /// The query contains the chunk's file name of several words (`qpsoWorker.js`): the
+    /// The query spells more of the chunk's path than one word: a file name of several
+    /// words (`qpsoWorker.js`), or the file's and its directory's (`http/client.ts`). The
     /// question names the module, and its top level is what it is about.
     FileName,
     /// Every content word of the chunk's name is among the query's words.
@@ -652,6 +658,15 @@ fn name_channel<'p>(
         };
         let file_words: Vec<String> = code_words(file_name).iter().map(|w| stem(w)).collect();
         let file_named = !file_words.is_empty() && file_words.iter().all(|w| words.contains(w));
+        // The question names the module itself when it spells more than one word of its
+        // path's tail: a file name of several words (`qpsoWorker.js`), or the file's and its
+        // directory's (`http/client.ts` for "the http client").
+        let mut directory_named = || {
+            let directory = segments.next().unwrap_or("");
+            let words_of: Vec<String> = code_words(directory).iter().map(|w| stem(w)).collect();
+            !words_of.is_empty() && words_of.iter().all(|w| words.contains(w))
+        };
+        let module_named = file_named && (file_words.len() >= 2 || directory_named());
         for chunk in &file.chunks {
             if chunk.node_kind == SymbolKind::Import {
                 continue;
@@ -676,7 +691,7 @@ fn name_channel<'p>(
             } {
                 Some(NameLevel::AllWords)
             } else if file_named && chunk.depth == 0 {
-                Some(if file_words.len() >= 2 {
+                Some(if module_named {
                     NameLevel::FileName
                 } else {
                     NameLevel::FileWord
@@ -793,4 +808,28 @@ fn path_tail_matches(printed: &str, relative: &str) -> bool {
         || printed
             .strip_suffix(relative)
             .is_some_and(|head| head.ends_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_stops_at_its_largest_drop_when_it_is_large_enough() {
+        let scores = [0.9, 0.85, 0.8, 0.4, 0.35];
+        // The largest drop (0.4) is between the third and the fourth.
+        assert_eq!(knee(&scores, 0.2), Some(0.8));
+        // A drop smaller than asked for keeps everything.
+        assert_eq!(knee(&scores, 0.5), None);
+        assert_eq!(knee(&[0.9], 0.0), None);
+        assert_eq!(knee(&[0.5, 0.5], 0.0), None);
+    }
+
+    #[test]
+    fn stack_trace_paths_match_by_their_tail() {
+        assert!(path_tail_matches("/home/me/app/src/a.ts", "src/a.ts"));
+        assert!(path_tail_matches("src/a.ts", "src/a.ts"));
+        assert!(!path_tail_matches("/home/me/app/src/ba.ts", "a.ts"));
+        assert!(!path_tail_matches("/home/me/app/lib/a.ts", "src/a.ts"));
+    }
 }

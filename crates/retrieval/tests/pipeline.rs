@@ -582,3 +582,63 @@ async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
     assert_eq!(top("reticulate splines").await, "outer.anonymous");
     assert_eq!(top("frobnicate widgets").await, "outer");
 }
+
+/// Issue-shaped questions on `fixtures/retrieval/issues`, without a model: a quoted error
+/// message finds the code that throws it, a quoted stack frame names its function, template
+/// text changes nothing, and a path word alone (`client`) brings no directive, comment or
+/// unrelated code of that file.
+#[tokio::test]
+async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/retrieval/issues");
+    let index = tempfile::tempdir().unwrap();
+    let options = EngineOptions {
+        store: StoreOptions {
+            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
+            history: codectx_store::HistoryOptions {
+                max_commits: 0,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        embedder: None,
+        reranker: None,
+    };
+    let engine = Engine::open(Path::new(fixture), options).await.unwrap();
+    let search = SearchOptions::default();
+    let bare = "Loading a profile fails with \"cannot fetch user\"";
+    let templated = "<!-- Thanks for reporting! -->\n\
+        ### Describe the bug\n\
+        Loading a profile fails with \"cannot fetch user\"\n\
+        ### Environment\n\
+        - OS: macOS 14\n\
+        - Node version: 20.11.0\n\
+        - [x] I searched the existing issues\n";
+    let trace = "Saving fails:\n\
+        ```\n\
+        Error: boom\n    at renameUser (/home/me/app/src/store/users.ts:20:11)\n    at node:internal/process/task_queues:95:5\n\
+        ```";
+    let mut out = String::new();
+    for query in [bare, templated, trace, "the http client"] {
+        let ranking = engine.rank(query, &search).await.unwrap();
+        let (answer, _) = engine.answer(query, &search, 1).await.unwrap();
+        out.push_str(&format!(
+            "{:?}\n  ranked: {:?}\n  answer: {:?} (low confidence: {})\n",
+            query.lines().find(|l| !l.trim().is_empty() && !l.starts_with("<!--")).unwrap_or(""),
+            ranking
+                .scored
+                .iter()
+                .map(|s| {
+                    let chunk = engine.project().chunk(&s.relative_path, &s.chunk_id).unwrap();
+                    format!("{} {:.2} quoted {:?}", chunk.dotted_name(), s.final_score, s.quoted_rank)
+                })
+                .collect::<Vec<_>>(),
+            answer.results.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            answer.low_confidence,
+        ));
+    }
+    // The same question with and without template text is answered the same.
+    let a = engine.answer(bare, &search, 1).await.unwrap().0;
+    let b = engine.answer(templated, &search, 1).await.unwrap().0;
+    assert_eq!(a.results, b.results);
+    insta::assert_snapshot!(out);
+}
