@@ -228,7 +228,16 @@ impl Store {
                 HashMap::from([("format".to_string(), FORMAT.to_string())])
             }
         };
-        let opened = open_tables(&db).await;
+        let mut opened = open_tables(&db).await;
+        if opened.is_err() && _creating.is_some() {
+            // Another process created the index while this one waited for the lock: a
+            // connection made before that may not see the new tables yet. A new one does.
+            let fresh = lancedb::connect(&uri)
+                .execute()
+                .await
+                .map_err(lance("connecting"))?;
+            opened = open_tables(&fresh).await;
+        }
         let (mut chunks, mut files, meta_table) = match opened {
             Ok(tables) => tables,
             Err(reason) if options.rebuild => {
