@@ -46,6 +46,9 @@ mod search;
 mod sql;
 mod store;
 mod sync;
+/// Test support (a deterministic embedder): for this crate's tests and examples, behind the
+/// `testing` feature.
+#[cfg(feature = "testing")]
 pub mod testing;
 mod text_index;
 mod write;
