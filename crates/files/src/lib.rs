@@ -135,6 +135,18 @@ impl FileSelection {
             && !(self.skip_declaration_files && is_declaration_file(name))
     }
 
+    /// Whether the file at `relative_path` (`/`-separated, relative to the root) is one the
+    /// walk selects, by its path alone: a source name, no hidden or skipped directory on
+    /// the way. For paths that come from elsewhere than the walk (a commit's tree).
+    pub fn selects_path(&self, relative_path: &str) -> bool {
+        let mut parts = relative_path.rsplit('/');
+        let name = parts.next().unwrap_or("");
+        self.is_source_name(name)
+            && !parts.any(|dir| {
+                dir.starts_with('.') || self.skip_dirs.iter().any(|d| d == dir)
+            })
+    }
+
     /// Whether a change at `path` (from a file watcher) can matter to the index: it is
     /// under `root`, and neither hidden nor inside a skipped directory or the index.
     pub fn may_matter(&self, root: &Path, path: &Path) -> bool {

@@ -85,3 +85,18 @@ fn size_and_minified_checks() {
         "const a = 1;\nconst b = 2;\n"
     ));
 }
+
+/// Paths from elsewhere than the walk (a commit's tree, for history) are judged by the
+/// same selection: no bundle in `dist/`, no declaration file, nothing hidden.
+#[test]
+fn a_path_alone_is_selected_as_the_walk_would() {
+    let selection = codectx_files::FileSelection::default();
+    assert!(selection.selects_path("src/router/index.ts"));
+    assert!(selection.selects_path("lib/app.js"));
+    assert!(!selection.selects_path("dist/index.js"));
+    assert!(!selection.selects_path("packages/core/dist/index.mjs"));
+    assert!(!selection.selects_path("types/index.d.ts"));
+    assert!(!selection.selects_path(".github/scripts/release.js"));
+    assert!(!selection.selects_path("node_modules/x/index.js"));
+    assert!(!selection.selects_path("README.md"));
+}

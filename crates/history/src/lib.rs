@@ -32,8 +32,6 @@
 mod attribute;
 mod walk;
 
-use std::path::Path;
-
 pub use walk::{probe, read_history};
 
 /// How much history is read.
@@ -45,6 +43,9 @@ pub struct HistoryOptions {
     pub max_age_days: u32,
     /// A commit changing more files than this contributes nothing.
     pub max_files_per_commit: usize,
+    /// Which files' symbols get notes: the index's own selection, so that no commit's
+    /// `dist/` bundle or declaration file is parsed for nothing.
+    pub files: codectx_files::FileSelection,
 }
 
 impl Default for HistoryOptions {
@@ -54,6 +55,7 @@ impl Default for HistoryOptions {
             max_commits: 5_000,
             max_age_days: 3 * 365,
             max_files_per_commit: 50,
+            files: codectx_files::FileSelection::default(),
         }
     }
 }
@@ -105,11 +107,6 @@ pub enum HistoryOff {
     Bare,
     #[error("the repository could not be read: {0}")]
     Unreadable(String),
-}
-
-/// True for the files whose symbols history is read for: those the parser handles.
-fn is_source(path: &str) -> bool {
-    codectx_parser::Language::from_path(Path::new(path)).is_some()
 }
 
 /// A commit message as a note: the subject, and the first paragraph of the body, each

@@ -11,7 +11,7 @@ use gix::revision::walk::Sorting;
 use gix::traverse::commit::simple::CommitTimeOrder;
 
 use crate::attribute::touched_symbols;
-use crate::{HistoryOff, HistoryOptions, HistoryRead, SymbolNote, is_source, note_text};
+use crate::{HistoryOff, HistoryOptions, HistoryRead, SymbolNote, note_text};
 
 /// Reads the history of the repository around `root`: every commit when `since` is `None`,
 /// else only those `since` does not reach (and everything again when `since` is not an
@@ -219,7 +219,8 @@ impl Walker<'_> {
                     } => {
                         let from = source_location.to_str_lossy().into_owned();
                         let to = location.to_str_lossy().into_owned();
-                        if !copy && is_source(&to) {
+                        let name = to.rsplit('/').next().unwrap_or("");
+                        if !copy && self.options.files.is_source_name(name) {
                             if since.is_some() {
                                 // Older notes are keyed by the old path.
                                 return Ok(None);
@@ -235,13 +236,13 @@ impl Walker<'_> {
                     continue;
                 }
                 let path = location.to_str_lossy().into_owned();
-                if !is_source(&path) {
-                    continue;
-                }
                 let current = renamed.get(&path).cloned().unwrap_or(path.clone());
                 let Some(relative) = current.strip_prefix(&self.prefix) else {
                     continue;
                 };
+                if !self.options.files.selects_path(relative) {
+                    continue;
+                }
                 // Notes only for files that still exist (a deleted file's symbols are gone).
                 if !self.workdir.join(&current).is_file() {
                     continue;

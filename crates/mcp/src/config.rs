@@ -239,6 +239,8 @@ impl Config {
             max_commits: self.history.max_commits,
             max_age_days: self.history.max_age_days,
             max_files_per_commit: self.history.max_files_per_commit,
+            // The store hands history its own file selection when it opens.
+            ..Default::default()
         };
         store.files.max_file_bytes = self.index.max_file_bytes;
         store.files.skip_dirs = self.index.skip_dirs.clone();

@@ -185,6 +185,8 @@ impl Store {
         // An index directory inside the root is never walked as part of the project.
         let mut options = options;
         options.files = options.file_selection(&root);
+        // History reads notes for the files the index selects, by the same decision.
+        options.history.files = options.files.clone();
         let lance = |action: &'static str| lance_error(&uri, action);
         let db = lancedb::connect(&uri)
             .execute()
