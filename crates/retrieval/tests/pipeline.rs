@@ -585,8 +585,8 @@ async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
 
 /// Issue-shaped questions on `fixtures/retrieval/issues`, without a model: a quoted error
 /// message finds the code that throws it, a quoted stack frame names its function, template
-/// text changes nothing, and a path word alone (`client`) brings no directive, comment or
-/// unrelated code of that file.
+/// text changes nothing, path words alone (`http/client.ts`) are no evidence, and a question
+/// about that file's code gets its code without its directive or header comment.
 #[tokio::test]
 async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/retrieval/issues");
@@ -618,7 +618,7 @@ async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
         Error: boom\n    at renameUser (/home/me/app/src/store/users.ts:20:11)\n    at node:internal/process/task_queues:95:5\n\
         ```";
     let mut out = String::new();
-    for query in [bare, templated, trace, "the http client"] {
+    for query in [bare, templated, trace, "the http client", "http client request retries"] {
         let ranking = engine.rank(query, &search).await.unwrap();
         let (answer, _) = engine.answer(query, &search, 1).await.unwrap();
         out.push_str(&format!(
