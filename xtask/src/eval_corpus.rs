@@ -123,6 +123,8 @@ struct Row {
     acc1: f64,
     acc5: f64,
     acc10: f64,
+    /// Any target (not all of them) in the top 10: what an issue's fix needs to start from.
+    any10: f64,
     mrr: f64,
     delivered: f64,
     empty: f64,
@@ -134,17 +136,19 @@ struct Row {
     /// over answers with results.
     precision: f64,
     bm25_acc10: f64,
+    bm25_any10: f64,
     bm25_mrr: f64,
 }
 
 impl Row {
-    const FIELDS: usize = 12;
+    const FIELDS: usize = 14;
 
     fn values(&self) -> [f64; Self::FIELDS] {
         [
             self.acc1,
             self.acc5,
             self.acc10,
+            self.any10,
             self.mrr,
             self.delivered,
             self.empty,
@@ -153,6 +157,7 @@ impl Row {
             self.median_tokens,
             self.precision,
             self.bm25_acc10,
+            self.bm25_any10,
             self.bm25_mrr,
         ]
     }
@@ -162,15 +167,17 @@ impl Row {
             acc1: v[0],
             acc5: v[1],
             acc10: v[2],
-            mrr: v[3],
-            delivered: v[4],
-            empty: v[5],
-            low_confidence: v[6],
-            tokens: v[7],
-            median_tokens: v[8],
-            precision: v[9],
-            bm25_acc10: v[10],
-            bm25_mrr: v[11],
+            any10: v[3],
+            mrr: v[4],
+            delivered: v[5],
+            empty: v[6],
+            low_confidence: v[7],
+            tokens: v[8],
+            median_tokens: v[9],
+            precision: v[10],
+            bm25_acc10: v[11],
+            bm25_any10: v[12],
+            bm25_mrr: v[13],
         }
     }
 
@@ -186,14 +193,15 @@ impl Row {
     }
 }
 
-const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10   MRR | deliv empty  lowc tokens median  prec | bm25 A@10  MRR";
+const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10 any@10  MRR | deliv empty  lowc tokens median  prec | bm25 A@10 any@10  MRR";
 
 fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
     println!(
-        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} {:>6.0} {:.3} |     {:.3} {:.3}",
+        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3}  {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} {:>6.0} {:.3} |     {:.3}  {:.3} {:.3}",
         r.acc1,
         r.acc5,
         r.acc10,
+        r.any10,
         r.mrr,
         r.delivered,
         r.empty,
@@ -202,6 +210,7 @@ fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
         r.median_tokens,
         r.precision,
         r.bm25_acc10,
+        r.bm25_any10,
         r.bm25_mrr
     );
 }
@@ -369,10 +378,10 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                 "package": name, "kind": kind.as_str(), "split": split.map(Split::as_str),
                 "language": language.as_str(),
                 "n": n, "leaky": leaky,
-                "acc1": r.acc1, "acc5": r.acc5, "acc10": r.acc10, "mrr": r.mrr,
+                "acc1": r.acc1, "acc5": r.acc5, "acc10": r.acc10, "any10": r.any10, "mrr": r.mrr,
                 "delivered": r.delivered, "empty": r.empty, "lowConfidence": r.low_confidence,
                 "tokens": r.tokens, "medianTokens": r.median_tokens, "precision": r.precision,
-                "bm25Acc10": r.bm25_acc10, "bm25Mrr": r.bm25_mrr,
+                "bm25Acc10": r.bm25_acc10, "bm25Any10": r.bm25_any10, "bm25Mrr": r.bm25_mrr,
             })
         })
         .collect();
@@ -543,6 +552,7 @@ async fn score(
             acc1: m[0],
             acc5: m[1],
             acc10: m[2],
+            any10: f64::from(u8::from(m[4] > 0.0)),
             mrr: m[4],
             delivered: f64::from(u8::from(target_delivered && !low_confidence)),
             empty: f64::from(u8::from(answer.results.is_empty())),
@@ -551,6 +561,7 @@ async fn score(
             median_tokens: 0.0,
             precision: 0.0,
             bm25_acc10: b[2],
+            bm25_any10: f64::from(u8::from(b[4] > 0.0)),
             bm25_mrr: b[4],
         };
         for (s, v) in sums.iter_mut().zip(row.values()) {
