@@ -85,3 +85,26 @@ fn lookup_takes_names_that_begin_with_symbol() {
     let stdout = String::from_utf8_lossy(&search.stdout);
     assert!(stdout.contains("symbolize"), "{stdout}");
 }
+
+/// A tree with nothing to index (empty, or only files of languages not read) answers that
+/// nothing is indexed and which languages are read, instead of a LanceDB error.
+#[test]
+fn a_tree_with_nothing_to_index_answers_plainly() {
+    let empty = tempfile::tempdir().unwrap();
+    let rust_only = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(rust_only.path().join("src")).unwrap();
+    std::fs::write(rust_only.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(rust_only.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    for tree in [empty.path(), rust_only.path()] {
+        let root = tree.to_str().unwrap();
+        let out = mcp_server(&["search", "--root", root, "main function"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("Nothing is indexed: no TypeScript or JavaScript files"),
+            "{stdout}"
+        );
+        assert!(!stderr.contains("LanceDB"), "{stderr}");
+    }
+}

@@ -138,7 +138,11 @@ impl Store {
         let Some(q) = self.lexical_query(query, limit, filter)? else {
             return Ok(Vec::new());
         };
-        let batches: Vec<RecordBatch> = q.batches(self, "full-text search").await?;
+        let batches: Vec<RecordBatch> = match q.batches(self, "full-text search").await {
+            Ok(batches) => batches,
+            Err(_) if self.holds_no_chunks().await? => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
         let mut hits = self.scored(&batches, "_score", filter)?;
         // Equal scores come back in whatever order the parallel scan finished: order them by
         // id so the same query ranks the same way every time.
@@ -165,10 +169,15 @@ impl Store {
         } else {
             &["id", "relativePath"]
         };
-        let batches: Vec<RecordBatch> = q
+        let batches: Vec<RecordBatch> = match q
             .select(Select::columns(columns))
             .batches(self, "full-text search")
-            .await?;
+            .await
+        {
+            Ok(batches) => batches,
+            Err(_) if self.holds_no_chunks().await? => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
         let mut hits = Vec::new();
         for batch in &batches {
             let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
@@ -197,6 +206,17 @@ impl Store {
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         Ok(hits)
+    }
+
+    /// An index of no chunk (nothing under the root is a file it reads) has no full-text
+    /// index either, and LanceDB refuses a full-text query then: that search finds nothing.
+    async fn holds_no_chunks(&self) -> Result<bool, StoreError> {
+        let rows = self
+            .chunks
+            .count_rows(None)
+            .await
+            .map_err(self.lance("counting"))?;
+        Ok(rows == 0)
     }
 
     /// The BM25F query of `query`'s words, filtered; `None` when there is nothing to search.
