@@ -135,13 +135,16 @@ struct Row {
     /// Share of an answer's results that are targets or structurally adjacent to one,
     /// over answers with results.
     precision: f64,
+    /// Share of an answer's results in a file a target is in, over answers with results:
+    /// how much of what the agent reads is in the files the question is about.
+    file_precision: f64,
     bm25_acc10: f64,
     bm25_any10: f64,
     bm25_mrr: f64,
 }
 
 impl Row {
-    const FIELDS: usize = 14;
+    const FIELDS: usize = 15;
 
     fn values(&self) -> [f64; Self::FIELDS] {
         [
@@ -156,6 +159,7 @@ impl Row {
             self.tokens,
             self.median_tokens,
             self.precision,
+            self.file_precision,
             self.bm25_acc10,
             self.bm25_any10,
             self.bm25_mrr,
@@ -175,9 +179,10 @@ impl Row {
             tokens: v[8],
             median_tokens: v[9],
             precision: v[10],
-            bm25_acc10: v[11],
-            bm25_any10: v[12],
-            bm25_mrr: v[13],
+            file_precision: v[11],
+            bm25_acc10: v[12],
+            bm25_any10: v[13],
+            bm25_mrr: v[14],
         }
     }
 
@@ -193,11 +198,11 @@ impl Row {
     }
 }
 
-const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10 any@10  MRR | deliv empty  lowc tokens median  prec | bm25 A@10 any@10  MRR";
+const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10 any@10  MRR | deliv empty  lowc tokens median  prec fprec | bm25 A@10 any@10  MRR";
 
 fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
     println!(
-        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3}  {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} {:>6.0} {:.3} |     {:.3}  {:.3} {:.3}",
+        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3}  {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} {:>6.0} {:.3} {:.3} |     {:.3}  {:.3} {:.3}",
         r.acc1,
         r.acc5,
         r.acc10,
@@ -209,6 +214,7 @@ fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
         r.tokens,
         r.median_tokens,
         r.precision,
+        r.file_precision,
         r.bm25_acc10,
         r.bm25_any10,
         r.bm25_mrr
@@ -381,6 +387,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                 "acc1": r.acc1, "acc5": r.acc5, "acc10": r.acc10, "any10": r.any10, "mrr": r.mrr,
                 "delivered": r.delivered, "empty": r.empty, "lowConfidence": r.low_confidence,
                 "tokens": r.tokens, "medianTokens": r.median_tokens, "precision": r.precision,
+                "filePrecision": r.file_precision,
                 "bm25Acc10": r.bm25_acc10, "bm25Any10": r.bm25_any10, "bm25Mrr": r.bm25_mrr,
             })
         })
@@ -503,7 +510,7 @@ async fn score(
     let bm25 = Bm25::build(source)?;
     let mut sums = [0.0; Row::FIELDS];
     let mut token_counts: Vec<usize> = Vec::new();
-    let (mut precision_sum, mut answered) = (0.0, 0usize);
+    let (mut precision_sum, mut file_precision_sum, mut answered) = (0.0, 0.0, 0usize);
     let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);
     for q in questions {
         let (answer, ranking) = engine.answer(&q.query, options, 1).await?;
@@ -534,6 +541,11 @@ async fn score(
                 .filter(|r| on_topic(engine.project(), r, &q.gold))
                 .count();
             precision_sum += on_topic as f64 / delivered.len() as f64;
+            let in_target_files = delivered
+                .iter()
+                .filter(|r| q.gold.iter().any(|g| g.file == r.file))
+                .count();
+            file_precision_sum += in_target_files as f64 / delivered.len() as f64;
             answered += 1;
         }
         let low_confidence = answer.low_confidence && !answer.results.is_empty();
@@ -560,6 +572,7 @@ async fn score(
             tokens: answer.estimated_tokens as f64,
             median_tokens: 0.0,
             precision: 0.0,
+            file_precision: 0.0,
             bm25_acc10: b[2],
             bm25_any10: f64::from(u8::from(b[4] > 0.0)),
             bm25_mrr: b[4],
@@ -593,6 +606,7 @@ async fn score(
         .copied()
         .unwrap_or(0) as f64;
     row.precision = precision_sum / answered.max(1) as f64;
+    row.file_precision = file_precision_sum / answered.max(1) as f64;
     Ok(row)
 }
 
