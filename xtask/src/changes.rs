@@ -98,10 +98,10 @@ fn git_dir(pin: &RepoPin, mirrors: Option<&Path>, cache: &Path) -> anyhow::Resul
     let dir = cache.join("git").join(format!("{flat}.git"));
     if !dir.exists() {
         std::fs::create_dir_all(cache.join("git"))?;
-        run(Command::new("git").args(["clone", "--bare", "--quiet"]).arg(format!(
-            "https://github.com/{}.git",
-            pin.name
-        )).arg(&dir))?;
+        run(Command::new("git")
+            .args(["clone", "--bare", "--quiet"])
+            .arg(format!("https://github.com/{}.git", pin.name))
+            .arg(&dir))?;
     }
     Ok(dir)
 }
@@ -208,7 +208,10 @@ fn build_repo(
 /// The first-parent commit nearest to [`WINDOW_MONTHS`] before the head (the first commit of
 /// a younger repository).
 fn snapshot(git: &Git) -> anyhow::Result<String> {
-    let head_time: u64 = git.run(&["log", "-1", "--format=%ct", "HEAD"])?.trim().parse()?;
+    let head_time: u64 = git
+        .run(&["log", "-1", "--format=%ct", "HEAD"])?
+        .trim()
+        .parse()?;
     let before = head_time.saturating_sub(WINDOW_MONTHS * 30 * 86_400);
     let sha = git
         .run(&[
@@ -243,8 +246,20 @@ fn is_source(path: &str) -> bool {
         || path.split('/').any(|d| {
             matches!(
                 d,
-                "test" | "tests" | "script" | "scripts" | "example" | "examples" | "doc" | "docs"
-                    | "benchmark" | "benchmarks" | "fixtures" | "__fixtures__" | "dist" | "build"
+                "test"
+                    | "tests"
+                    | "script"
+                    | "scripts"
+                    | "example"
+                    | "examples"
+                    | "doc"
+                    | "docs"
+                    | "benchmark"
+                    | "benchmarks"
+                    | "fixtures"
+                    | "__fixtures__"
+                    | "dist"
+                    | "build"
             )
         });
     code && !aside
@@ -271,7 +286,18 @@ fn task_subject(subject: &str) -> Option<String> {
         let kind = head.split(['(', '!']).next().unwrap_or("").to_lowercase();
         if matches!(
             kind.as_str(),
-            "chore" | "docs" | "doc" | "test" | "tests" | "ci" | "build" | "style" | "release" | "revert" | "deps" | "types"
+            "chore"
+                | "docs"
+                | "doc"
+                | "test"
+                | "tests"
+                | "ci"
+                | "build"
+                | "style"
+                | "release"
+                | "revert"
+                | "deps"
+                | "types"
         ) {
             return None;
         }
@@ -432,7 +458,10 @@ fn questions(
         let leaky = query.contains('`')
             || gold.iter().any(|g| {
                 let name = g.qname.rsplit('.').next().unwrap_or("");
-                name.len() > 2 && query.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '$').any(|w| w == name)
+                name.len() > 2
+                    && query
+                        .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '$')
+                        .any(|w| w == name)
             });
         let id = format!("{}:{}", pin.name, &sha[..10]);
         let prose = body_prose(body);

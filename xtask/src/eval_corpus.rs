@@ -316,13 +316,21 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                     &repo.source,
                     &repo.work,
                     questions,
-                    &config.out.join(format!("run-{}-{flat}.jsonl", kind.as_str())),
+                    &config
+                        .out
+                        .join(format!("run-{}-{flat}.jsonl", kind.as_str())),
                     &options,
                     config.embedder.clone(),
                     config.history,
                 ))?;
                 let leaky = share(questions, |q| q.leaky);
-                print_row(&repo.pin.name, repo.pin.split.as_str(), questions.len(), leaky, &row);
+                print_row(
+                    &repo.pin.name,
+                    repo.pin.split.as_str(),
+                    questions.len(),
+                    leaky,
+                    &row,
+                );
                 rows.push(Scored {
                     name: repo.pin.name.clone(),
                     kind,
@@ -612,7 +620,11 @@ async fn score(
 
 /// Whether a delivered result is a target or structurally adjacent to one: it contains a
 /// target or lies in one (a class and its method), or calls or is called by one.
-fn on_topic(project: &codectx_retrieval::Project, result: &Hit, gold: &[crate::tuning::Gold]) -> bool {
+fn on_topic(
+    project: &codectx_retrieval::Project,
+    result: &Hit,
+    gold: &[crate::tuning::Gold],
+) -> bool {
     let nests = |g: &crate::tuning::Gold| {
         result.file == g.file
             && ((result.start <= g.start && g.end <= result.end)

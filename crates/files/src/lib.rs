@@ -142,9 +142,7 @@ impl FileSelection {
         let mut parts = relative_path.rsplit('/');
         let name = parts.next().unwrap_or("");
         self.is_source_name(name)
-            && !parts.any(|dir| {
-                dir.starts_with('.') || self.skip_dirs.iter().any(|d| d == dir)
-            })
+            && !parts.any(|dir| dir.starts_with('.') || self.skip_dirs.iter().any(|d| d == dir))
     }
 
     /// Whether a change at `path` (from a file watcher) can matter to the index: it is

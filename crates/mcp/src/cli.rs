@@ -426,7 +426,10 @@ pub async fn lookup(
         } else {
             format!(" Closest names: {}.", found.closest.join(", "))
         };
-        anyhow::bail!("symbol_not_found: no symbol matches {:?}.{hint}", parsed.name);
+        anyhow::bail!(
+            "symbol_not_found: no symbol matches {:?}.{hint}",
+            parsed.name
+        );
     }
     let metadata: Vec<_> = found
         .matches

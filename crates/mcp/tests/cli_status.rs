@@ -80,7 +80,13 @@ fn lookup_takes_names_that_begin_with_symbol() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 
     // A question beginning with "symbols" is searched, not looked up.
-    let search = mcp_server(&["search", "--root", root, "--json", "symbols exported by names"]);
+    let search = mcp_server(&[
+        "search",
+        "--root",
+        root,
+        "--json",
+        "symbols exported by names",
+    ]);
     assert!(search.status.success(), "{search:?}");
     let stdout = String::from_utf8_lossy(&search.stdout);
     assert!(stdout.contains("symbolize"), "{stdout}");
@@ -94,7 +100,11 @@ fn a_tree_with_nothing_to_index_answers_plainly() {
     let rust_only = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(rust_only.path().join("src")).unwrap();
     std::fs::write(rust_only.path().join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(rust_only.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    std::fs::write(
+        rust_only.path().join("Cargo.toml"),
+        "[package]\nname = \"x\"\n",
+    )
+    .unwrap();
     for tree in [empty.path(), rust_only.path()] {
         let root = tree.to_str().unwrap();
         let out = mcp_server(&["search", "--root", root, "main function"]);

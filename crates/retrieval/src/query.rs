@@ -224,7 +224,10 @@ fn is_boilerplate(line: &str) -> bool {
     if line.starts_with("```") || line.starts_with("~~~") {
         return true;
     }
-    if line.chars().all(|c| matches!(c, '-' | '*' | '_' | '=' | ' ')) {
+    if line
+        .chars()
+        .all(|c| matches!(c, '-' | '*' | '_' | '=' | ' '))
+    {
         return true;
     }
     // A version alone (`4.8.5`, `v20.11.0`): the answer to a template's version question.
@@ -271,10 +274,9 @@ fn is_boilerplate(line: &str) -> bool {
 fn stack_frame(line: &str) -> Option<Option<StackFrame>> {
     let rest = line.strip_prefix("at ")?;
     let (function, location) = match rest.rfind(" (") {
-        Some(open) if rest.ends_with(')') => (
-            Some(rest[..open].trim()),
-            &rest[open + 2..rest.len() - 1],
-        ),
+        Some(open) if rest.ends_with(')') => {
+            (Some(rest[..open].trim()), &rest[open + 2..rest.len() - 1])
+        }
         _ => (None, rest.trim()),
     };
     let location = location
@@ -320,7 +322,9 @@ fn identifiers(text: &str) -> Vec<String> {
     for (i, span) in text.split('`').enumerate() {
         if i % 2 == 1 && !span.contains('\n') {
             // Backticked: each identifier-like token of it (`app.get('/x')` → app.get).
-            for token in span.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '.'))) {
+            for token in
+                span.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '.')))
+            {
                 push(token);
             }
             continue;
@@ -336,7 +340,9 @@ fn identifiers(text: &str) -> Vec<String> {
                 || token.contains('$')
                 || (token.contains('.')
                     && token.split('.').all(|p| !p.is_empty())
-                    && !token.split('.').all(|p| p.chars().all(|c| c.is_ascii_digit())));
+                    && !token
+                        .split('.')
+                        .all(|p| p.chars().all(|c| c.is_ascii_digit())));
             if code_like {
                 push(token);
             }
@@ -351,7 +357,10 @@ fn literals(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |s: &str| {
         let s = s.trim();
-        if s.chars().count() >= 3 && s.chars().any(char::is_alphabetic) && !out.iter().any(|o| o == s) {
+        if s.chars().count() >= 3
+            && s.chars().any(char::is_alphabetic)
+            && !out.iter().any(|o| o == s)
+        {
             out.push(s.to_string());
         }
     };
@@ -378,9 +387,11 @@ fn literals(text: &str) -> Vec<String> {
         // `Error: …`, `TypeError: …`, `Uncaught RangeError: …`.
         if let Some(at) = line.find("Error: ") {
             let head = &line[..at];
-            if head.split_whitespace().last().is_none_or(|w| {
-                w.chars().all(|c| c.is_alphanumeric() || c == '_')
-            }) {
+            if head
+                .split_whitespace()
+                .last()
+                .is_none_or(|w| w.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            {
                 push(line[at + "Error: ".len()..].trim_end_matches('.'));
             }
         }
@@ -401,9 +412,20 @@ mod tests {
 
     #[test]
     fn a_lookup_needs_the_equals_sign() {
-        assert!(matches!(Query::parse("symbol = compose"), Ok(Query::Lookup(_))));
-        assert!(matches!(Query::parse("  symbol=compose"), Ok(Query::Lookup(_))));
-        for question in ["symbols exported by the router", "symbolic links", "symbolize", "symbol"] {
+        assert!(matches!(
+            Query::parse("symbol = compose"),
+            Ok(Query::Lookup(_))
+        ));
+        assert!(matches!(
+            Query::parse("  symbol=compose"),
+            Ok(Query::Lookup(_))
+        ));
+        for question in [
+            "symbols exported by the router",
+            "symbolic links",
+            "symbolize",
+            "symbol",
+        ] {
             assert_eq!(text(question).text, question);
         }
         assert!(Query::parse("symbol = ").is_err());
@@ -413,8 +435,17 @@ mod tests {
     fn lookup_of_takes_names_and_queries() {
         assert_eq!(Query::lookup_of("symbolize").unwrap().name, "symbolize");
         let q = Query::lookup_of("Router > match").unwrap();
-        assert_eq!((q.parents, q.name), (vec!["Router".to_string()], "match".to_string()));
-        assert_eq!(Query::lookup_of("symbol = a.ts > f").unwrap().file.as_deref(), Some("a.ts"));
+        assert_eq!(
+            (q.parents, q.name),
+            (vec!["Router".to_string()], "match".to_string())
+        );
+        assert_eq!(
+            Query::lookup_of("symbol = a.ts > f")
+                .unwrap()
+                .file
+                .as_deref(),
+            Some("a.ts")
+        );
         assert!(Query::lookup_of("  ").is_err());
     }
 
@@ -449,7 +480,10 @@ mod tests {
         );
         // `TypeError` is shaped like code too; the name channel finds nothing by it unless the
         // project declares it.
-        assert_eq!(q.identifiers, ["app.fetch", "parseBody", "max_age", "TypeError"]);
+        assert_eq!(
+            q.identifiers,
+            ["app.fetch", "parseBody", "max_age", "TypeError"]
+        );
         assert_eq!(
             q.literals,
             ["invalid cookie name", "cannot read properties of undefined"]

@@ -469,7 +469,15 @@ impl AskedKinds {
         let has = |names: &[&str]| words.iter().any(|w| names.contains(&w.as_str()));
         AskedKinds {
             imports: has(&["import", "imports", "imported", "require", "requires"]),
-            comments: has(&["comment", "comments", "license", "licence", "header", "banner", "copyright"]),
+            comments: has(&[
+                "comment",
+                "comments",
+                "license",
+                "licence",
+                "header",
+                "banner",
+                "copyright",
+            ]),
             directives: has(&["directive", "directives", "strict"]),
         }
     }
@@ -514,7 +522,8 @@ mod tests {
 
     #[test]
     fn long_questions_are_covered_on_as_many_terms_as_short_ones() {
-        let source = "export function saveUserName(user, name) {\n  return store.put(user.id, name);\n}\n";
+        let source =
+            "export function saveUserName(user, name) {\n  return store.put(user.id, name);\n}\n";
         let parsed = codectx_parser::parse_source("src/users.ts", source);
         let chunks = codectx_chunker::chunk_file(&parsed, source, "src/users.ts");
         let chunk = &chunks[0];

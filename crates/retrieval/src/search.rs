@@ -29,12 +29,12 @@ use codectx_chunker::{CodeChunk, estimate_tokens};
 use codectx_embed::{Embedder, Reranker, cosine};
 use codectx_store::{ChunkFilter, LexicalHit, Store};
 
+use crate::query::TextQuery;
 use crate::scoring::{
-    AskedKinds, COVERED_TERMS, Evidence, STOPWORDS, SearchOptions, blend, calibrated_vector, code_words,
-    fused_score, fusion_relevance, own_evidence, prefer_members, prior, query_terms,
+    AskedKinds, COVERED_TERMS, Evidence, STOPWORDS, SearchOptions, blend, calibrated_vector,
+    code_words, fused_score, fusion_relevance, own_evidence, prefer_members, prior, query_terms,
     term_coverage,
 };
-use crate::query::TextQuery;
 use crate::{Project, RetrievalError};
 
 /// Which candidate channels a search used.
@@ -208,7 +208,12 @@ pub async fn rank(
         &options.filter,
         options.max_lexical_candidates,
     );
-    let quoted_hits = quoted_channel(project, question, &options.filter, options.max_lexical_candidates);
+    let quoted_hits = quoted_channel(
+        project,
+        question,
+        &options.filter,
+        options.max_lexical_candidates,
+    );
     // Commit notes of the BM25 hits, by id: part of a chunk's own evidence.
     let notes: HashMap<&str, &str> = lexical_hits
         .iter()
@@ -276,7 +281,10 @@ pub async fn rank(
         .iter()
         .filter_map(|(id, note)| {
             let hit = lexical_hits.iter().find(|h| h.id == *id)?;
-            Some((result_unit(project, &hit.relative_path, id).to_string(), *note))
+            Some((
+                result_unit(project, &hit.relative_path, id).to_string(),
+                *note,
+            ))
         })
         .collect();
 
@@ -324,8 +332,20 @@ pub async fn rank(
     let about_tests = code_words(query).iter().any(|w| {
         matches!(
             w.as_str(),
-            "test" | "tests" | "spec" | "specs" | "testing" | "benchmark" | "benchmarks" | "bench"
-                | "example" | "examples" | "playground" | "demo" | "fixture" | "fixtures"
+            "test"
+                | "tests"
+                | "spec"
+                | "specs"
+                | "testing"
+                | "benchmark"
+                | "benchmarks"
+                | "bench"
+                | "example"
+                | "examples"
+                | "playground"
+                | "demo"
+                | "fixture"
+                | "fixtures"
         )
     });
     // Without vectors there are two witnesses, and the name channel's silence (the query
@@ -775,7 +795,9 @@ fn quoted_channel<'p>(
             // Root items cover the file once; a root that holds a string is searched down
             // to the innermost chunk that still holds it.
             for root in file.chunks.iter().filter(|c| c.depth == 0) {
-                if matches!(root.node_kind, SymbolKind::Import | SymbolKind::Comment) || !holds(root) {
+                if matches!(root.node_kind, SymbolKind::Import | SymbolKind::Comment)
+                    || !holds(root)
+                {
                     continue;
                 }
                 let mut chunk = root;

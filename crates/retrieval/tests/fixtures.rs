@@ -250,13 +250,20 @@ fn no_candidates_and_default_budget() {
 /// identifiers and quoted messages are told apart.
 #[test]
 fn queries_are_parsed_once_into_lookups_or_questions() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/queries");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/queries");
     let mut out = String::new();
     let lines = std::fs::read_to_string(dir.join("queries.txt")).unwrap();
     for line in lines.lines() {
-        out.push_str(&format!("{line:?}\n  {:?}\n", codectx_retrieval::Query::parse(line)));
+        out.push_str(&format!(
+            "{line:?}\n  {:?}\n",
+            codectx_retrieval::Query::parse(line)
+        ));
     }
     let issue = std::fs::read_to_string(dir.join("issue.md")).unwrap();
-    out.push_str(&format!("issue.md\n  {:#?}\n", codectx_retrieval::Query::parse(&issue)));
+    out.push_str(&format!(
+        "issue.md\n  {:#?}\n",
+        codectx_retrieval::Query::parse(&issue)
+    ));
     insta::assert_snapshot!(out);
 }

@@ -589,7 +589,10 @@ async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
 /// about that file's code gets its code without its directive or header comment.
 #[tokio::test]
 async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/retrieval/issues");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/retrieval/issues"
+    );
     let index = tempfile::tempdir().unwrap();
     let options = EngineOptions {
         store: StoreOptions {
@@ -618,21 +621,42 @@ async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
         Error: boom\n    at renameUser (/home/me/app/src/store/users.ts:20:11)\n    at node:internal/process/task_queues:95:5\n\
         ```";
     let mut out = String::new();
-    for query in [bare, templated, trace, "the http client", "http client request retries"] {
+    for query in [
+        bare,
+        templated,
+        trace,
+        "the http client",
+        "http client request retries",
+    ] {
         let ranking = engine.rank(query, &search).await.unwrap();
         let (answer, _) = engine.answer(query, &search, 1).await.unwrap();
         out.push_str(&format!(
             "{:?}\n  ranked: {:?}\n  answer: {:?} (low confidence: {})\n",
-            query.lines().find(|l| !l.trim().is_empty() && !l.starts_with("<!--")).unwrap_or(""),
+            query
+                .lines()
+                .find(|l| !l.trim().is_empty() && !l.starts_with("<!--"))
+                .unwrap_or(""),
             ranking
                 .scored
                 .iter()
                 .map(|s| {
-                    let chunk = engine.project().chunk(&s.relative_path, &s.chunk_id).unwrap();
-                    format!("{} {:.2} quoted {:?}", chunk.dotted_name(), s.final_score, s.quoted_rank)
+                    let chunk = engine
+                        .project()
+                        .chunk(&s.relative_path, &s.chunk_id)
+                        .unwrap();
+                    format!(
+                        "{} {:.2} quoted {:?}",
+                        chunk.dotted_name(),
+                        s.final_score,
+                        s.quoted_rank
+                    )
                 })
                 .collect::<Vec<_>>(),
-            answer.results.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            answer
+                .results
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>(),
             answer.low_confidence,
         ));
     }
