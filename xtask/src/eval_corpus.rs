@@ -597,12 +597,14 @@ async fn score(
                        "score": s.final_score, "cosine": s.vector_similarity})
             })
             .collect();
+        let candidates = candidate_features(engine.project(), q, &ranking.scored);
         writeln!(
             runs,
             "{}",
             json!({"id": q.id, "query": q.query, "results": results,
                    "delivered": target_delivered, "empty": answer.results.is_empty(),
-                   "lowConfidence": low_confidence, "tokens": answer.estimated_tokens})
+                   "lowConfidence": low_confidence, "tokens": answer.estimated_tokens,
+                   "candidates": candidates})
         )?;
     }
     runs.flush()?;
@@ -616,6 +618,47 @@ async fn score(
     row.precision = precision_sum / answered.max(1) as f64;
     row.file_precision = file_precision_sum / answered.max(1) as f64;
     Ok(row)
+}
+
+/// Candidates ranked for a learned ranking to be fitted on: the best [`FEATURE_DEPTH`] of
+/// the ranking, each with what the scoring knows of it and whether it is a target.
+const FEATURE_DEPTH: usize = 50;
+
+fn candidate_features(
+    project: &codectx_retrieval::Project,
+    q: &Question,
+    scored: &[codectx_retrieval::Scored],
+) -> Vec<serde_json::Value> {
+    let question = match codectx_retrieval::Query::parse(&q.query) {
+        Ok(codectx_retrieval::Query::Text(t)) => t,
+        _ => return Vec::new(),
+    };
+    let terms = codectx_retrieval::query_terms(&question.prose);
+    let reciprocal = |rank: Option<usize>| rank.map_or(0.0, |r| 21.0 / (20.0 + r as f64));
+    scored
+        .iter()
+        .take(FEATURE_DEPTH)
+        .filter_map(|s| {
+            let chunk = project.chunk(&s.relative_path, &s.chunk_id)?;
+            let hit_ = Hit::of_chunk(chunk);
+            Some(json!({
+                "label": q.gold.iter().any(|g| hit(&hit_, g)),
+                "score": s.final_score,
+                "lexical": reciprocal(s.lexical_rank),
+                "name": reciprocal(s.name_rank),
+                "quoted": reciprocal(s.quoted_rank),
+                "vector": reciprocal(s.vector_rank),
+                "coverage": codectx_retrieval::term_coverage(&terms, chunk),
+                "terms": terms.len(),
+                "test": codectx_retrieval::is_test_file(&chunk.relative_path),
+                "companion": codectx_retrieval::is_companion_file(&chunk.relative_path),
+                "kind": chunk.node_kind.as_str(),
+                "lines": chunk.end_line - chunk.start_line + 1,
+                "depth": chunk.depth,
+                "exported": project.is_exported(chunk),
+            }))
+        })
+        .collect()
 }
 
 /// Whether a delivered result is a target or structurally adjacent to one: it contains a
