@@ -101,25 +101,20 @@ pub fn source_files(root: &Path) -> Vec<PathBuf> {
 
 /// Copies the tree `from` into `to` (created as needed): tests edit a fixture's copy.
 pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
         let target = to.join(path.file_name().unwrap());
         if path.is_dir() {
             copy_tree(&path, &target);
         } else {
-            std::fs::create_dir_all(to).unwrap();
             std::fs::copy(&path, &target).unwrap();
         }
     }
 }
 
-/// `path` relative to `root`, with `/` separators.
-pub fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .replace('\\', "/")
-}
+/// `path` relative to `root`, with `/` separators: the file selection's own rule.
+pub use codectx_files::relative_path as relative;
 
 /// Python packages from PyPI, installed once with `pip install --target` into
 /// `<cache>/pip/<name>` (the cache of [`cache_dir`]): the directory to put on `PYTHONPATH`.

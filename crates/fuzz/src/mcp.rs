@@ -2,7 +2,7 @@
 //! writes instead of JSON-RPC, gets an answer or a coded error, and the session keeps
 //! serving. The server runs in-process over an in-memory pipe, on a fixed repository.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -154,7 +154,7 @@ fn server() -> &'static FuzzServer {
         let dir = tempfile::tempdir().expect("temporary directory");
         let root = dir.path().join("repo");
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth");
-        copy_tree(&fixture, &root);
+        codectx_corpus::copy_tree(&fixture, &root);
         let root = root.canonicalize().expect("the copy exists");
         let mut config = Config::default();
         config.index.dir = Some(dir.path().join("index").to_string_lossy().into_owned());
@@ -172,17 +172,4 @@ fn server() -> &'static FuzzServer {
             _dir: dir,
         }
     })
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create the copy");
-    for entry in std::fs::read_dir(from).expect("the fixture is readable") {
-        let entry = entry.expect("a directory entry");
-        let target: PathBuf = to.join(entry.file_name());
-        if entry.file_type().expect("a file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy a fixture file");
-        }
-    }
 }

@@ -19,6 +19,7 @@ mod link;
 mod metadata;
 pub mod modules;
 
+use codectx_files::relative_path as relative;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -381,8 +382,4 @@ impl ProjectGraph {
     pub fn info(&self, s: SymbolRef) -> SymbolInfo {
         metadata::info(self, s)
     }
-}
-
-fn relative(root: &Path, path: &Path) -> String {
-    codectx_files::relative_path(root, path)
 }
