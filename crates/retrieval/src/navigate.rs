@@ -336,16 +336,15 @@ pub fn file_skeleton(
     path: &str,
 ) -> Result<Arc<FileSkeleton>, NavigationError> {
     let path = indexed_file(project, path)?;
-    let source = project
-        .file(&path)
-        .and_then(|f| f.source())
-        .ok_or_else(|| {
-            NavigationError::new(
-                ErrorCode::FileNotFound,
-                format!("{path} can no longer be read"),
-            )
-        })?;
-    Ok(cache.get(&path, source))
+    let file = project.file(&path);
+    let source = file.and_then(|f| f.source()).ok_or_else(|| {
+        NavigationError::new(
+            ErrorCode::FileNotFound,
+            format!("{path} can no longer be read"),
+        )
+    })?;
+    // The project's own parse of the file: a skeleton never parses it a second time.
+    Ok(cache.get_parsed(&path, source, file.and_then(|f| f.parsed())))
 }
 
 /// `path` (relative, `./`-prefixed, or absolute inside the root) as an indexed file's

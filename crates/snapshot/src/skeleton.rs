@@ -99,7 +99,7 @@ fn collect_collapsed(source: &str, sym: &ParsedSymbol, out: &mut Vec<(u32, u32)>
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
     pub hits: u64,
-    /// Lookups that had to parse the file.
+    /// Lookups that had to build the skeleton (parsing the file, unless its parse was given).
     pub parses: u64,
 }
 
@@ -136,8 +136,19 @@ impl SkeletonCache {
         }
     }
 
-    /// The skeleton of `source` (the current text of `relative_path`).
+    /// The skeleton of `source` (the current text of `relative_path`), parsing it on a miss.
     pub fn get(&self, relative_path: &str, source: &str) -> Arc<FileSkeleton> {
+        self.get_parsed(relative_path, source, None)
+    }
+
+    /// [`SkeletonCache::get`] for a caller that holds the file's parse already (a project
+    /// does): a miss builds the skeleton from it instead of parsing `source` again.
+    pub fn get_parsed(
+        &self,
+        relative_path: &str,
+        source: &str,
+        parsed: Option<&codectx_parser::ParsedFile>,
+    ) -> Arc<FileSkeleton> {
         let key = (
             relative_path.to_string(),
             *blake3::hash(source.as_bytes()).as_bytes(),
@@ -147,8 +158,10 @@ impl SkeletonCache {
             return Arc::clone(hit);
         }
         self.parses.fetch_add(1, Ordering::Relaxed);
-        let parsed = codectx_parser::parse_source(relative_path, source);
-        let skeleton = Arc::new(file_skeleton(&parsed, source));
+        let skeleton = Arc::new(match parsed {
+            Some(parsed) => file_skeleton(parsed, source),
+            None => file_skeleton(&codectx_parser::parse_source(relative_path, source), source),
+        });
         let mut entries = self.lock();
         if entries
             .map
