@@ -55,6 +55,10 @@ pub struct CodeContext {
     /// What to do when nothing (or not everything) fitted, in a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suggestion: Option<String>,
+    /// Nothing cleared the relevance gate: the items are the closest candidates, as
+    /// signatures, for the agent to judge or to ask again from.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub low_confidence: bool,
 }
 
 /// Fits `ranked` (best first) into `max_tokens` (default [`DEFAULT_MAX_TOKENS`]).
@@ -115,6 +119,7 @@ pub fn code_context(
         estimated_tokens: used,
         truncated,
         suggestion,
+        low_confidence: false,
     }
 }
 

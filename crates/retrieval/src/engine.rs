@@ -16,8 +16,8 @@ use crate::scoring::SearchOptions;
 use crate::search::{Ranking, rank, select_chunks};
 use crate::status::IndexSummary;
 use crate::{
-    Answer, AnswerOptions, CodeContext, Project, Query, RetrievalError, Strategy, TextQuery,
-    assemble, code_context, lookup, lookup_answer, low_confidence_answer,
+    Answer, AnswerOptions, CodeContext, LOW_CONFIDENCE_CANDIDATES, Project, Query, RetrievalError,
+    Strategy, TextQuery, assemble, code_context, lookup, lookup_answer, low_confidence_answer,
 };
 
 /// Above this many changed files a sync re-reads the whole project from the index instead
@@ -324,10 +324,37 @@ impl Engine {
                     max_token_budget: usize::MAX,
                     ..options.clone()
                 };
-                select_chunks(&self.project, &ranking, &unbudgeted)
+                let selected: Vec<&CodeChunk> = select_chunks(&self.project, &ranking, &unbudgeted)
                     .into_iter()
                     .map(|(chunk, _)| chunk)
-                    .collect()
+                    .collect();
+                if selected.is_empty() && options.gate {
+                    // As codebase_search does: the closest candidates, as signatures and
+                    // flagged, rather than nothing.
+                    let ungated = SearchOptions {
+                        gate: false,
+                        ..unbudgeted
+                    };
+                    let closest: Vec<&CodeChunk> = select_chunks(&self.project, &ranking, &ungated)
+                        .into_iter()
+                        .filter(|(_, score)| *score > 0.0)
+                        .take(LOW_CONFIDENCE_CANDIDATES)
+                        .map(|(chunk, _)| chunk)
+                        .collect();
+                    if !closest.is_empty() {
+                        let mut context =
+                            code_context(&self.project, &closest, max_tokens, Strategy::Breadth);
+                        context.low_confidence = true;
+                        context.suggestion = Some(format!(
+                            "Low confidence: no result reached the relevance threshold {:.2}; \
+                             these are the closest candidates as signatures. Look one up with \
+                             `symbol = Name`, or ask again in other words.",
+                            options.minimum_relevance_threshold
+                        ));
+                        return Ok(context);
+                    }
+                }
+                selected
             }
         };
         Ok(code_context(&self.project, &chunks, max_tokens, strategy))

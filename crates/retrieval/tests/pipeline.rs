@@ -316,6 +316,31 @@ async fn network_search_answers_gate_filters_and_empty_results() {
     let message = answer.message.as_deref().unwrap();
     assert!(message.contains("relevance threshold"), "{message}");
     insta::assert_snapshot!("low_confidence_answer", answer.content[0].text);
+    // get_code_context answers the same question with the same candidates, as signatures,
+    // flagged, rather than with nothing.
+    let (context, _) = engine
+        .code_context(
+            "paint the amount wall",
+            &options,
+            None,
+            codectx_retrieval::Strategy::Depth,
+        )
+        .await
+        .unwrap();
+    assert!(context.low_confidence);
+    assert_eq!(
+        context
+            .context_items
+            .iter()
+            .map(|i| (i.name.as_str(), i.detail))
+            .collect::<Vec<_>>(),
+        answer
+            .results
+            .iter()
+            .map(|r| (r.name.as_str(), codectx_retrieval::Detail::Signature))
+            .collect::<Vec<_>>()
+    );
+    assert!(context.suggestion.unwrap().contains("relevance threshold"));
 
     // A filter that matches no file.
     let nowhere = SearchOptions {
