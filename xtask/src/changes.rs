@@ -14,14 +14,13 @@
 //! index reads the history up to it and no later.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Context;
 use serde::Deserialize;
 
-use crate::tuning::{Gold, Question, Split};
+use crate::tuning::{Gold, Question, Split, read_questions, write_questions};
 
 /// Bump when questions would come out differently: the cache is keyed by it.
 const BUILDER_VERSION: u32 = 3;
@@ -69,9 +68,7 @@ struct RepoList {
 }
 
 pub fn read_pins(path: &Path) -> anyhow::Result<Vec<RepoPin>> {
-    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    let list: RepoList = toml::from_str(&text).with_context(|| path.display().to_string())?;
-    Ok(list.repo)
+    Ok(crate::tuning::read_toml::<RepoList>(path)?.repo)
 }
 
 /// A repository checked out at its snapshot, with its questions of both kinds.
@@ -174,28 +171,11 @@ fn build_repo(
             .args(["checkout", "--quiet", "--detach", &snapshot]))?;
         let (change, long) = questions(&git, pin, &snapshot)?;
         for (kind, questions) in [(Kind::Change, &change), (Kind::Long, &long)] {
-            let mut out = std::io::BufWriter::new(std::fs::File::create(
-                work.join(format!("{}.jsonl", kind.as_str())),
-            )?);
-            for q in questions {
-                writeln!(out, "{}", serde_json::to_string(q)?)?;
-            }
-            out.flush()?;
+            write_questions(&work.join(format!("{}.jsonl", kind.as_str())), questions)?;
         }
         std::fs::write(&done, &snapshot)?;
     }
-    let read = |kind: Kind| -> anyhow::Result<Vec<Question>> {
-        let text = std::fs::read_to_string(work.join(format!("{}.jsonl", kind.as_str())))?;
-        let mut questions: Vec<Question> = text
-            .lines()
-            .map(serde_json::from_str)
-            .collect::<Result<_, _>>()?;
-        // A deterministic sample, as the doc-comment corpus takes.
-        questions.sort_by_key(|q| *blake3::hash(q.id.as_bytes()).as_bytes());
-        questions.truncate(cap);
-        questions.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(questions)
-    };
+    let read = |kind: Kind| read_questions(&work.join(format!("{}.jsonl", kind.as_str())), cap);
     Ok(BuiltRepo {
         pin: pin.clone(),
         change: read(Kind::Change)?,

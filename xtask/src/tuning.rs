@@ -67,9 +67,37 @@ struct PinList {
 
 /// Reads the pin list.
 pub fn read_pins(path: &Path) -> anyhow::Result<Vec<Pin>> {
+    Ok(read_toml::<PinList>(path)?.package)
+}
+
+/// A TOML file of this workspace's own (a pin list), with its path in any error.
+pub fn read_toml<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    let list: PinList = toml::from_str(&text).with_context(|| path.display().to_string())?;
-    Ok(list.package)
+    toml::from_str(&text).with_context(|| path.display().to_string())
+}
+
+/// Writes questions one JSON object per line (what [`read_questions`] reads).
+pub fn write_questions(path: &Path, questions: &[Question]) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for q in questions {
+        writeln!(out, "{}", serde_json::to_string(q)?)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The questions of `path`, at most `cap` of them: a deterministic sample, the same ids on
+/// every machine whatever the cap, in id order.
+pub fn read_questions(path: &Path, cap: usize) -> anyhow::Result<Vec<Question>> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    let mut questions: Vec<Question> = text
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    questions.sort_by_key(|q| *blake3::hash(q.id.as_bytes()).as_bytes());
+    questions.truncate(cap);
+    questions.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(questions)
 }
 
 /// One question: its text, and the symbol that answers it.
@@ -125,27 +153,14 @@ fn build_package(pin: &Pin, cap: usize) -> anyhow::Result<BuiltPackage> {
         let _ = std::fs::remove_dir_all(&work);
         std::fs::create_dir_all(&source)?;
         let questions = blank_and_ask(pin, &root, &source)?;
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&questions_file)?);
-        for q in &questions {
-            writeln!(out, "{}", serde_json::to_string(q)?)?;
-        }
-        out.flush()?;
+        write_questions(&questions_file, &questions)?;
         std::fs::write(&done, "")?;
     }
-    let text = std::fs::read_to_string(&questions_file)?;
-    let mut questions: Vec<Question> = text
-        .lines()
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()?;
-    // A deterministic sample: the same ids on every machine, whatever the cap.
-    questions.sort_by_key(|q| *blake3::hash(q.id.as_bytes()).as_bytes());
-    questions.truncate(cap);
-    questions.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(BuiltPackage {
         pin: pin.clone(),
+        questions: read_questions(&questions_file, cap)?,
         source,
         work,
-        questions,
     })
 }
 

@@ -170,8 +170,13 @@ impl Engine {
         query: &str,
         options: &SearchOptions,
     ) -> Result<Vec<(&CodeChunk, f32)>, RetrievalError> {
-        let ranking = self.rank(query, options).await?;
-        self.select_ranked(query, &ranking, options)
+        Ok(match Query::parse(query)? {
+            Query::Lookup(parsed) => lookup_matches(&self.project, &parsed),
+            Query::Text(question) => {
+                let ranking = self.rank_question(&question, options).await?;
+                select_chunks(&self.project, &ranking, options)
+            }
+        })
     }
 
     /// [`Engine::select`] from a ranking already made for `query` (a
@@ -184,11 +189,7 @@ impl Engine {
         options: &SearchOptions,
     ) -> Result<Vec<(&'e CodeChunk, f32)>, RetrievalError> {
         Ok(match Query::parse(query)? {
-            Query::Lookup(parsed) => lookup(&self.project, &parsed)
-                .matches
-                .into_iter()
-                .map(|chunk| (chunk, 1.0))
-                .collect(),
+            Query::Lookup(parsed) => lookup_matches(&self.project, &parsed),
             Query::Text(_) => select_chunks(&self.project, ranking, options),
         })
     }
@@ -264,16 +265,7 @@ impl Engine {
         if selected.is_empty() && options.gate && ranking.scored.iter().any(|s| s.final_score > 0.0)
         {
             // Nothing cleared the gate: the closest candidates, flagged, instead of nothing.
-            let ungated = SearchOptions {
-                gate: false,
-                max_token_budget: usize::MAX,
-                ..options.clone()
-            };
-            // A candidate no channel found evidence for (score 0) is no candidate.
-            let closest: Vec<_> = select_chunks(&self.project, &ranking, &ungated)
-                .into_iter()
-                .filter(|(_, score)| *score > 0.0)
-                .collect();
+            let closest = self.closest(&ranking, options);
             let mut answer = low_confidence_answer(
                 query,
                 &closest,
@@ -331,13 +323,9 @@ impl Engine {
                 if selected.is_empty() && options.gate {
                     // As codebase_search does: the closest candidates, as signatures and
                     // flagged, rather than nothing.
-                    let ungated = SearchOptions {
-                        gate: false,
-                        ..unbudgeted
-                    };
-                    let closest: Vec<&CodeChunk> = select_chunks(&self.project, &ranking, &ungated)
+                    let closest: Vec<&CodeChunk> = self
+                        .closest(&ranking, options)
                         .into_iter()
-                        .filter(|(_, score)| *score > 0.0)
                         .take(LOW_CONFIDENCE_CANDIDATES)
                         .map(|(chunk, _)| chunk)
                         .collect();
@@ -358,6 +346,25 @@ impl Engine {
             }
         };
         Ok(code_context(&self.project, &chunks, max_tokens, strategy))
+    }
+
+    /// The ranking's candidates without the gate or a budget, best first, for an answer
+    /// where nothing cleared the gate. A candidate no channel found evidence for (score 0)
+    /// is no candidate.
+    fn closest<'e>(
+        &'e self,
+        ranking: &Ranking,
+        options: &SearchOptions,
+    ) -> Vec<(&'e CodeChunk, f32)> {
+        let ungated = SearchOptions {
+            gate: false,
+            max_token_budget: usize::MAX,
+            ..options.clone()
+        };
+        select_chunks(&self.project, ranking, &ungated)
+            .into_iter()
+            .filter(|(_, score)| *score > 0.0)
+            .collect()
     }
 
     /// A sentence saying why a search found nothing.
@@ -456,4 +463,16 @@ impl Indexer {
     pub async fn summary(&mut self) -> Result<IndexSummary, RetrievalError> {
         IndexSummary::of(&mut self.store).await
     }
+}
+
+/// A lookup's matches as selected chunks (each scores 1).
+fn lookup_matches<'p>(
+    project: &'p Project,
+    query: &crate::SymbolQuery,
+) -> Vec<(&'p CodeChunk, f32)> {
+    lookup(project, query)
+        .matches
+        .into_iter()
+        .map(|chunk| (chunk, 1.0))
+        .collect()
 }

@@ -138,7 +138,6 @@ const TEMPLATE_HEADINGS: &[&str] = &[
     "what kind of change does this pr introduce",
     "what is the new behavior",
     "does this pr introduce a breaking change",
-    "other information",
     "related issues",
     "changes",
     "test plan",

@@ -107,7 +107,7 @@ pub fn select<T>(
     };
     // The answer stops where the scores fall away: after the largest drop between two
     // neighbours above the floor, when it is at least `answer_knee` of the best score.
-    let cut = if options.gate {
+    let cut = if options.gate && options.answer_knee < 1.0 {
         let above: Vec<f32> = scored.iter().map(&score).filter(|s| *s >= floor).collect();
         knee(&above, best * options.answer_knee)
     } else {
@@ -201,10 +201,12 @@ pub async fn rank(
     let lexical_pool = lexical?;
     let file_share = file_evidence(project, &lexical_pool);
     let lexical_hits = with_file_evidence(project, lexical_pool, &file_share, options);
+    let query_terms = query_terms(query);
     let name_hits = name_channel(
         project,
         question,
         query,
+        query_terms.len() > COVERED_TERMS,
         &options.filter,
         options.max_lexical_candidates,
     );
@@ -214,12 +216,6 @@ pub async fn rank(
         &options.filter,
         options.max_lexical_candidates,
     );
-    // Commit notes of the BM25 hits, by id: part of a chunk's own evidence.
-    let notes: HashMap<&str, &str> = lexical_hits
-        .iter()
-        .filter(|h| !h.history.is_empty())
-        .map(|h| (h.id.as_str(), h.history.as_str()))
-        .collect();
 
     let mode = if vector_hits.is_empty() {
         SearchMode::Lexical
@@ -276,15 +272,15 @@ pub async fn rank(
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
         candidates[i].quoted_rank.get_or_insert(rank + 1);
     }
-    // A lexical hit's notes count for its result unit too.
-    let unit_notes: HashMap<String, &str> = notes
+    // The BM25 hits' commit notes, by result unit: part of a chunk's own evidence.
+    let unit_notes: HashMap<&str, &str> = lexical_hits
         .iter()
-        .filter_map(|(id, note)| {
-            let hit = lexical_hits.iter().find(|h| h.id == *id)?;
-            Some((
-                result_unit(project, &hit.relative_path, id).to_string(),
-                *note,
-            ))
+        .filter(|h| !h.history.is_empty())
+        .map(|h| {
+            (
+                result_unit(project, &h.relative_path, &h.id),
+                h.history.as_str(),
+            )
         })
         .collect();
 
@@ -305,7 +301,6 @@ pub async fn rank(
     }
 
     // Stage 2.
-    let query_terms = query_terms(query);
     let asked = AskedKinds::of(query);
 
     // Each candidate's chunk, resolved once. A candidate enters on its own evidence (see
@@ -323,7 +318,11 @@ pub async fn rank(
             let own = c.vector_rank.is_some()
                 || c.quoted_rank.is_some()
                 || named.contains(&i)
-                || own_evidence(&query_terms, chunk, unit_notes.get(&c.chunk_id).copied());
+                || own_evidence(
+                    &query_terms,
+                    chunk,
+                    unit_notes.get(c.chunk_id.as_str()).copied(),
+                );
             own.then_some((c, chunk))
         })
         .unzip();
@@ -623,7 +622,7 @@ enum NameLevel {
 /// of whose words appear in the query, which ranks above a file whose name the query
 /// contains. Ties go to the shorter chunk (the more specific symbol).
 ///
-/// In a short question every word is deliberate, so any word can be a name; in a long one
+/// In a short question every word is deliberate, so any word can be a name; in a `long` one
 /// (more than [`COVERED_TERMS`] terms: an issue's prose), only words written as code
 /// ([`TextQuery::identifiers`], the functions of quoted stack frames) are, or every common
 /// word of the prose would name some function.
@@ -631,6 +630,7 @@ fn name_channel<'p>(
     project: &'p Project,
     question: &TextQuery,
     query: &str,
+    long: bool,
     filter: &ChunkFilter,
     limit: usize,
 ) -> Vec<(NameLevel, &'p CodeChunk)> {
@@ -640,7 +640,7 @@ fn name_channel<'p>(
             .map(str::to_lowercase)
             .collect()
     };
-    let identifiers: Vec<String> = if query_terms(query).len() <= COVERED_TERMS {
+    let identifiers: Vec<String> = if !long {
         split(query)
     } else {
         question

@@ -31,6 +31,16 @@ async fn engine(
     embedder: Option<Arc<LocalEmbedder>>,
     reranker: Option<Arc<dyn Reranker>>,
 ) -> Engine {
+    engine_at(FIXTURE, index, embedder, reranker).await
+}
+
+/// [`engine`] over the fixture project at `fixture`.
+async fn engine_at(
+    fixture: &str,
+    index: &tempfile::TempDir,
+    embedder: Option<Arc<LocalEmbedder>>,
+    reranker: Option<Arc<dyn Reranker>>,
+) -> Engine {
     let options = EngineOptions {
         store: StoreOptions {
             uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
@@ -45,7 +55,7 @@ async fn engine(
         embedder: embedder.map(|e| e as Arc<dyn codectx_embed::Embedder>),
         reranker,
     };
-    let mut engine = Engine::open(Path::new(FIXTURE), options).await.unwrap();
+    let mut engine = Engine::open(Path::new(fixture), options).await.unwrap();
     engine.embed_pending(&()).await.unwrap();
     engine
 }
@@ -619,19 +629,7 @@ async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
         "/../../fixtures/retrieval/issues"
     );
     let index = tempfile::tempdir().unwrap();
-    let options = EngineOptions {
-        store: StoreOptions {
-            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
-            history: codectx_store::HistoryOptions {
-                max_commits: 0,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        embedder: None,
-        reranker: None,
-    };
-    let engine = Engine::open(Path::new(fixture), options).await.unwrap();
+    let engine = engine_at(fixture, &index, None, None).await;
     let search = SearchOptions::default();
     let bare = "Loading a profile fails with \"cannot fetch user\"";
     let templated = "<!-- Thanks for reporting! -->\n\
