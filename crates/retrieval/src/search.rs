@@ -272,17 +272,14 @@ pub async fn rank(
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
         candidates[i].quoted_rank.get_or_insert(rank + 1);
     }
-    // The BM25 hits' commit notes, by result unit: part of a chunk's own evidence.
-    let unit_notes: HashMap<&str, &str> = lexical_hits
-        .iter()
-        .filter(|h| !h.history.is_empty())
-        .map(|h| {
-            (
-                result_unit(project, &h.relative_path, &h.id),
-                h.history.as_str(),
-            )
-        })
-        .collect();
+    // The BM25 hits' commit notes, by result unit: part of a chunk's own evidence. Of two
+    // hits of one unit, the better-ranked one's notes count.
+    let mut unit_notes: HashMap<&str, &str> = HashMap::new();
+    for hit in lexical_hits.iter().filter(|h| !h.history.is_empty()) {
+        unit_notes
+            .entry(result_unit(project, &hit.relative_path, &hit.id))
+            .or_insert(hit.history.as_str());
+    }
 
     // The blend weighs every candidate's similarity, not only the nearest few's: a chunk
     // the lexical or name channel found is scored on its own stored vector.
