@@ -83,21 +83,14 @@ fn set_option(options: &mut SearchOptions, assignment: &str) -> anyhow::Result<(
     let value: f32 = value.parse()?;
     let field = match name {
         "file_evidence_weight" => &mut options.file_evidence_weight,
-        "fusion_k" => &mut options.fusion_k,
         "answer_knee" => &mut options.answer_knee,
-        "test_file_weight" => &mut options.test_file_weight,
-        "aside_weight" => &mut options.aside_weight,
-        "type_declaration_weight" => &mut options.type_declaration_weight,
-        "comment_weight" => &mut options.comment_weight,
-        "data_weight" => &mut options.data_weight,
         "rerank_weight" => &mut options.rerank_weight,
         "vector_weight" => &mut options.vector_weight,
         // The model's calibration, overridden.
-        "vector_channel_weight" | "vector_floor" | "vector_ceiling" => {
+        "vector_floor" | "vector_ceiling" => {
             *match name {
                 "vector_floor" => &mut options.vector_floor,
-                "vector_ceiling" => &mut options.vector_ceiling,
-                _ => &mut options.vector_channel_weight,
+                _ => &mut options.vector_ceiling,
             } = Some(value);
             return Ok(());
         }
@@ -620,43 +613,21 @@ async fn score(
     Ok(row)
 }
 
-/// Candidates ranked for a learned ranking to be fitted on: the best [`FEATURE_DEPTH`] of
-/// the ranking, each with what the scoring knows of it and whether it is a target.
-const FEATURE_DEPTH: usize = 50;
-
+/// Every candidate of the ranking, for a learned ranking to be fitted on: what the search
+/// computed of it (its [`codectx_retrieval::ranker::Features`]) and whether it is a
+/// target. The candidates are the channels' (never cut by the current model's score), so a
+/// model trained on them does not depend on the model that ranked them.
 fn candidate_features(
     project: &codectx_retrieval::Project,
     q: &Question,
     scored: &[codectx_retrieval::Scored],
 ) -> Vec<serde_json::Value> {
-    let question = match codectx_retrieval::Query::parse(&q.query) {
-        Ok(codectx_retrieval::Query::Text(t)) => t,
-        _ => return Vec::new(),
-    };
-    let terms = codectx_retrieval::query_terms(&question.prose);
-    let reciprocal = |rank: Option<usize>| rank.map_or(0.0, |r| 21.0 / (20.0 + r as f64));
     scored
         .iter()
-        .take(FEATURE_DEPTH)
         .filter_map(|s| {
             let chunk = project.chunk(&s.relative_path, &s.chunk_id)?;
-            let hit_ = Hit::of_chunk(chunk);
-            Some(json!({
-                "label": q.gold.iter().any(|g| hit(&hit_, g)),
-                "score": s.final_score,
-                "lexical": reciprocal(s.lexical_rank),
-                "name": reciprocal(s.name_rank),
-                "quoted": reciprocal(s.quoted_rank),
-                "vector": reciprocal(s.vector_rank),
-                "coverage": codectx_retrieval::term_coverage(&terms, chunk),
-                "terms": terms.len(),
-                "test": codectx_retrieval::is_test_file(&chunk.relative_path),
-                "companion": codectx_retrieval::is_companion_file(&chunk.relative_path),
-                "kind": chunk.node_kind.as_str(),
-                "lines": chunk.end_line - chunk.start_line + 1,
-                "depth": chunk.depth,
-                "exported": project.is_exported(chunk),
-            }))
+            let label = q.gold.iter().any(|g| hit(&Hit::of_chunk(chunk), g));
+            Some(json!({"label": label, "score": s.final_score, "features": s.features}))
         })
         .collect()
 }

@@ -26,6 +26,7 @@ mod graph;
 mod index;
 mod kills;
 mod query;
+mod ranker;
 mod tuning;
 mod validate;
 
@@ -128,7 +129,7 @@ enum Command {
         /// Corpus: companions' share of the best score (default: the product's).
         #[arg(long)]
         companion_share: Option<f32>,
-        /// Corpus: another search option, `name=value` (repeatable), e.g. `data_weight=1`.
+        /// Corpus: another search option, `name=value` (repeatable), e.g. `answer_knee=0.3`.
         #[arg(long = "option")]
         overrides: Vec<String>,
         /// Index without the repository's history (to measure what it adds).
@@ -145,6 +146,17 @@ enum Command {
         /// Which kinds to score (repeatable; default: every kind the options select).
         #[arg(long, value_enum)]
         kind: Vec<eval_corpus::QuestionKind>,
+    },
+    /// Fit the learned ranking on the tuning half's candidates (`eval --corpus --changes
+    /// --out DIR` writes them), write the artifact the retrieval crate compiles in, and
+    /// report the test half's ranking before and after.
+    TrainRanker {
+        /// The eval's run files.
+        #[arg(long, default_value = "target/eval")]
+        runs: PathBuf,
+        /// Where the artifact goes.
+        #[arg(long, default_value = "crates/retrieval/src/ranker_model.json")]
+        out: PathBuf,
     },
     /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
     /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
@@ -323,6 +335,16 @@ fn main() -> anyhow::Result<()> {
             embed_limit,
             queries: queries.as_deref(),
             runs,
+        }),
+        Command::TrainRanker { runs, out } => ranker::run(&ranker::TrainRanker {
+            runs,
+            out: if out.is_relative() {
+                workspace_root().join(out)
+            } else {
+                out
+            },
+            corpus_pins: workspace_root().join("xtask/tuning-corpus.toml"),
+            changes_pins: workspace_root().join("xtask/changes-corpus.toml"),
         }),
         Command::Eval {
             corpus,

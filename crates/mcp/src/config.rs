@@ -111,10 +111,8 @@ pub struct EmbeddingConfig {
     pub model_dir: Option<PathBuf>,
     /// Override the model's calibration: the cosine that means unrelated…
     pub vector_floor: Option<f32>,
-    /// …the cosine that means "says the same thing"…
+    /// …and the cosine that means "says the same thing".
     pub vector_ceiling: Option<f32>,
-    /// …and the vector channel's weight beside the lexical and name channels (1 = equal).
-    pub channel_weight: Option<f32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -224,7 +222,6 @@ impl Config {
             answer_knee: self.search.answer_knee,
             vector_floor: self.embedding.vector_floor,
             vector_ceiling: self.embedding.vector_ceiling,
-            vector_channel_weight: self.embedding.channel_weight,
             ..SearchOptions::default()
         }
     }

@@ -20,9 +20,9 @@ Configuration (TOML; --config FILE, else <root>/.codectx.toml, else <user config
   [embedding]  provider = \"local\" | \"static\" | \"voyage\" | \"openai\" | \"none\"   (default local: all-MiniLM-L6-v2 on the CPU)
                model (hub name for local/static; default potion-code-16M-v2 for static), dimension, base_url (openai-compatible
                servers), model_dir (local/static: default the user cache, filled by `mcp-server fetch-model`),
-               vector_floor, vector_ceiling, channel_weight (override the model's calibration)
+               vector_floor, vector_ceiling (override the model's calibration)
   [rerank]     provider = \"none\" | \"voyage\"
-  [search]     min_relevance = 0.45  max_tokens = 8000   call_depth = 1   max_candidates = 40
+  [search]     min_relevance = 0.04  max_tokens = 8000   call_depth = 1   max_candidates = 40
 API keys come only from the environment: VOYAGE_API_KEY, OPENAI_API_KEY. Logs: RUST_LOG (default info), on stderr.";
 
 #[derive(Parser)]

@@ -193,7 +193,8 @@ pub fn low_confidence_answer(
         n => format!("The {n} closest candidates, as declarations without bodies"),
     };
     let mut text = format!(
-        "Low confidence: no result reached the relevance threshold {threshold:.2}. {closest}; \
+        "Low confidence: no result reached the relevance threshold {threshold:.2} on more \
+         than one word of the question. {closest}; \
          look one up with `symbol = Name`, or ask again in other words.\n",
     );
     for (i, (chunk, score)) in ranked.iter().enumerate() {

@@ -334,8 +334,8 @@ impl Engine {
                             code_context(&self.project, &closest, max_tokens, Strategy::Breadth);
                         context.low_confidence = true;
                         context.suggestion = Some(format!(
-                            "Low confidence: no result reached the relevance threshold {:.2}; \
-                             these are the closest candidates as signatures. Look one up with \
+                            "Low confidence: no result reached the relevance threshold {:.2} \
+                             on more than one word of the question; these are the closest candidates as signatures. Look one up with \
                              `symbol = Name`, or ask again in other words.",
                             options.minimum_relevance_threshold
                         ));
@@ -385,6 +385,11 @@ impl Engine {
         }
         match ranking.scored.first() {
             None => "No code matched the query.".into(),
+            Some(best) if options.gate && best.single_word => format!(
+                "No result reached the relevance threshold: the best candidate ({}) shares \
+                 only one word with the question.",
+                best.relative_path
+            ),
             Some(best) => format!(
                 "No result reached the relevance threshold {:.2} (best score {:.2}, {}).",
                 options.minimum_relevance_threshold, best.final_score, best.relative_path

@@ -31,6 +31,7 @@ mod lookup;
 mod navigate;
 mod project;
 mod query;
+pub mod ranker;
 mod scoring;
 mod search;
 mod status;
@@ -59,8 +60,8 @@ pub use navigate::{
 pub use project::{Project, ProjectFile};
 pub use query::{Query, StackFrame, TextQuery};
 pub use scoring::{
-    SearchOptions, blend, calibrated_vector, code_words, fusion_relevance, is_companion_file,
-    is_test_file, query_terms, term_coverage,
+    SearchOptions, blend, calibrated_vector, code_words, is_companion_file, is_test_file,
+    query_terms, term_coverage,
 };
 pub use search::{Ranking, Scored, SearchMode, rank, select, select_chunks};
 pub use status::IndexSummary;

@@ -1,15 +1,9 @@
-//! The scoring formula of blueprint Stage 2 without a reranker, with every parameter in one
-//! struct ([`SearchOptions`]) whose doc comments give each constant's reason:
-//!
-//! `finalScore = (rerankWeight·agreement + vectorWeight·max(calibrated cosine, term coverage))
-//!               × prior × (1 + w·fileShare) / (1 + w)`
-//!
-//! where *agreement* is the channels' reciprocal-rank fusion normalised to 1 for "first in
-//! every channel" ([`fusion_relevance`]), *term coverage* the share of the query's stemmed
-//! content words the chunk holds ([`term_coverage`]), the *prior* what the chunk is
-//! ([`prior`]: tests, asides, comments, types, data) and *fileShare* the file's evidence in
-//! the BM25 pool. A constant is kept only if it raises the tuning corpus's test half
-//! (`cargo xtask eval --corpus`).
+//! Every parameter of a search in one struct ([`SearchOptions`]), whose doc comments give
+//! each constant's reason, and the word-level evidence the learned ranking
+//! ([`crate::ranker`]) reads: a question's terms ([`query_terms`]), how much of them a chunk
+//! holds ([`term_coverage`]), whether it has evidence of its own ([`own_evidence`]), and what
+//! kinds a question must ask for ([`AskedKinds`]). A constant is kept only if it raises the
+//! tuning corpus's test half (`cargo xtask eval --corpus --changes`).
 
 use codectx_parser::SymbolKind;
 use std::collections::HashMap;
@@ -24,12 +18,14 @@ use crate::search::Scored;
 /// Every parameter of a search; the defaults are the blueprint's.
 #[derive(Debug, Clone)]
 pub struct SearchOptions {
-    /// Weight of the rerank score (or, without a reranker, of the channels' agreement).
+    /// With a reranker, the weight of its score (blueprint Stage 2)…
     pub rerank_weight: f32,
-    /// Weight of the vector similarity.
+    /// …and of the vector similarity.
     pub vector_weight: f32,
     /// The relevance gate (0.0–1.0): an answer whose best result scores under it has no
-    /// confident result (see `companion_share` for the others).
+    /// confident result (see `companion_share` for the others). Without a reranker a
+    /// score is the learned ranking's probability that the candidate is what the question
+    /// asks for.
     pub minimum_relevance_threshold: f32,
     /// Tokens of source the selected results may take.
     pub max_token_budget: usize,
@@ -56,11 +52,6 @@ pub struct SearchOptions {
     /// threshold says whether the question is answered at all, and how much weaker than the
     /// best a companion may be is relative. 1.0 keeps the threshold for every result.
     pub companion_share: f32,
-    /// Without a reranker, how much the vector channel counts beside the lexical and name
-    /// channels (1.0: as much as each): its weight in the fusion and the scale of its
-    /// calibrated similarity. `None`: the model's own, measured on the tuning corpus (see
-    /// `codectx_embed::VectorCalibration`), so a model that lowers quality gets less.
-    pub vector_channel_weight: Option<f32>,
     /// Cosine similarity that means "unrelated" (maps to 0). `None`: the model's own.
     pub vector_floor: Option<f32>,
     /// Cosine similarity that means "says the same thing" (maps to 1). `None`: the
@@ -70,35 +61,6 @@ pub struct SearchOptions {
     /// that drop is at least this share of the best score (1.0: never; every result above
     /// the companions' floor is kept).
     pub answer_knee: f32,
-    /// Reciprocal-rank-fusion constant: larger flattens the difference between ranks.
-    pub fusion_k: f32,
-    /// Without a reranker, a chunk in a test file (`*.test.*`, `*.spec.*`, `__tests__/`,
-    /// `test/`, `tests/`) or beside the project (benchmarks, examples, fixtures, see
-    /// [`is_companion_file`]) scores this fraction, unless the query is about them:
-    /// questions about code are usually about the code itself.
-    pub test_file_weight: f32,
-    /// Without a reranker, an aside — a one-line member (a property, an index or call
-    /// signature) or export list — scores this fraction: short rows win BM25 on a single
-    /// shared word without being an answer.
-    pub aside_weight: f32,
-    /// Without a reranker, a chunk that declares a shape rather than behaviour (a type
-    /// alias, an interface, a property, or a member of a type or interface) scores this
-    /// fraction: types repeat the words of the code that uses them, and a question is more
-    /// often about what the code does. They remain found by name and by the vector channel.
-    pub type_declaration_weight: f32,
-    /// Without a reranker, a standalone comment block (a file's header, a section note)
-    /// scores this fraction: it says what the code around it is about, so it wins BM25 on
-    /// the query's words, but the answer is the code. High enough that a comment leading
-    /// every channel still clears the relevance gate (seed 004's "Worker QPSO training").
-    pub comment_weight: f32,
-    /// Without a reranker, a constant or variable with no code inside it (a regex, a lookup
-    /// table, a default value) scores this fraction: its name and literal repeat the words of
-    /// the code that uses it, and a question is more often about that code. A variable
-    /// holding functions (a handler built by a factory, an object of methods) has child
-    /// chunks and is not data. 1.0 (off) by default: 0.75 was tuned on hono's 89 questions
-    /// and lowered the tuning corpus on both halves (test macro Acc@10 / MRR 0.674 / 0.400
-    /// at 0.75, 0.682 / 0.416 at 1.0): a variable is often what is asked for.
-    pub data_weight: f32,
 }
 
 impl Default for SearchOptions {
@@ -106,7 +68,7 @@ impl Default for SearchOptions {
         Self {
             rerank_weight: 0.65,
             vector_weight: 0.35,
-            minimum_relevance_threshold: 0.45,
+            minimum_relevance_threshold: 0.04,
             max_token_budget: 8_000,
             max_vector_candidates: 40,
             max_lexical_candidates: 40,
@@ -114,22 +76,18 @@ impl Default for SearchOptions {
             file_evidence_weight: 0.5,
             filter: ChunkFilter::default(),
             gate: true,
-            // Calibrated on the tuning corpus's tuning half without a model (`cargo xtask
-            // eval --corpus --split tune`): with 0.5 for every result a third of the targets
-            // was delivered; 0.45 with companions down to 0.3 of the best delivers 0.6 for
-            // about 5,200 tokens, 9% of answers low-confidence. Above 0.41, the score of a
-            // chunk that leads BM25 on one of four words of an unrelated question.
-            companion_share: 0.3,
-            vector_channel_weight: None,
+            // Both chosen on the tuning half with the learned ranking (`cargo xtask eval
+            // --corpus --changes --split tune --min-relevance T --companion-share S`): a best
+            // candidate under a 4% chance of being the target is not an answer (3% of doc,
+            // 29% of change questions there); companions down to 0.1 of the best deliver
+            // the doc questions' targets as often as the hand formula's answers did (0.720
+            // against 0.722) in a third of their tokens (median 2,148 against 6,038); 0.05
+            // delivers 0.756 for 3,578. A gap (`answer_knee`) cut delivery by a third on
+            // every kind, so it stays off.
+            companion_share: 0.1,
             vector_floor: None,
             vector_ceiling: None,
             answer_knee: 1.0,
-            fusion_k: 20.0,
-            test_file_weight: 0.5,
-            aside_weight: 0.5,
-            type_declaration_weight: 0.5,
-            comment_weight: 0.75,
-            data_weight: 1.0,
         }
     }
 }
@@ -140,7 +98,7 @@ impl SearchOptions {
         VectorCalibration {
             floor: self.vector_floor.unwrap_or(model.floor),
             ceiling: self.vector_ceiling.unwrap_or(model.ceiling),
-            channel_weight: self.vector_channel_weight.unwrap_or(model.channel_weight),
+            channel_weight: model.channel_weight,
         }
     }
 }
@@ -156,101 +114,19 @@ pub fn calibrated_vector(cosine: f32, calibration: &VectorCalibration) -> f32 {
     ((cosine - calibration.floor) / span).clamp(0.0, 1.0)
 }
 
-/// The channels' agreement on a candidate in [0, 1]: Σ w/(k + rank) over the channels that
-/// found it, divided by the same sum for a candidate ranked first in every channel that ran.
-/// `weights[i]` is channel i's weight, 0 when it did not run. First in one of two equal
-/// channels scores about 0.5; found by none, 0.
-pub fn fusion_relevance(ranks: &[Option<usize>], weights: &[f32], k: f32) -> f32 {
-    let best: f32 = weights.iter().sum::<f32>() / (k + 1.0);
-    if best <= 0.0 {
-        return 0.0;
-    }
-    let sum: f32 = ranks
-        .iter()
-        .zip(weights)
-        .filter_map(|(r, w)| r.map(|r| w / (k + r as f32)))
-        .sum();
-    (sum / best).min(1.0)
-}
-
-/// What Stage 2 knows of one candidate (see the module docs).
-pub(crate) struct Evidence {
-    /// The channels' agreement, [`fusion_relevance`].
-    pub agreement: f32,
-    /// The calibrated cosine (0 without vectors).
-    pub semantic: f32,
-    /// [`term_coverage`].
-    pub literal: f32,
-    /// [`prior`].
-    pub prior: f32,
-    /// The file's evidence relative to the best file's (0–1).
-    pub file_share: f32,
-}
-
-/// The final score of a candidate without a reranker. Normalised so that the best file's
-/// code keeps its score: the gate means what it means without file evidence.
-pub(crate) fn fused_score(e: &Evidence, options: &SearchOptions) -> f32 {
-    let mut score = blend(e.agreement, e.semantic.max(e.literal), options);
-    score *= e.prior;
-    score *=
-        (1.0 + options.file_evidence_weight * e.file_share) / (1.0 + options.file_evidence_weight);
-    score
-}
-
 /// Kinds that declare a shape, not behaviour.
 const TYPE_KINDS: &[SymbolKind] = &[SymbolKind::Type, SymbolKind::Interface];
 
-/// Members that are rows of a type or class rather than code.
-const ROW_KINDS: &[SymbolKind] = &[
-    SymbolKind::Property,
-    SymbolKind::IndexSignature,
-    SymbolKind::CallSignature,
-    SymbolKind::ConstructSignature,
-];
-
-/// The weight of what a chunk is, independent of the query (fusion only; a reranker judges
-/// each chunk itself).
-pub(crate) fn prior(
-    project: &Project,
-    chunk: &CodeChunk,
-    about_tests: bool,
-    options: &SearchOptions,
-) -> f32 {
-    let kind = chunk.node_kind;
-    let mut weight = 1.0;
-    if !about_tests && is_test_file(&chunk.relative_path) {
-        weight *= options.test_file_weight;
-    }
-    if !about_tests && is_companion_file(&chunk.relative_path) {
-        weight *= options.test_file_weight;
-    }
-    let one_line = chunk.start_line == chunk.end_line;
-    let listing =
-        ROW_KINDS.contains(&kind) || matches!(kind, SymbolKind::Export | SymbolKind::ReExport);
-    if listing && one_line {
-        weight *= options.aside_weight;
-    }
-    if kind == SymbolKind::Comment {
-        weight *= options.comment_weight;
-    }
-    if matches!(kind, SymbolKind::Const | SymbolKind::Variable) && chunk.child_chunk_ids.is_empty()
-    {
-        weight *= options.data_weight;
-    }
-    let in_type = || {
-        let mut parent = chunk.parent_chunk_id.as_deref();
-        while let Some(p) = parent.and_then(|id| project.chunk(&chunk.relative_path, id)) {
-            if TYPE_KINDS.contains(&p.node_kind) {
-                return true;
-            }
-            parent = p.parent_chunk_id.as_deref();
+/// Whether `chunk` lies inside a type alias or an interface.
+pub(crate) fn in_type(project: &Project, chunk: &CodeChunk) -> bool {
+    let mut parent = chunk.parent_chunk_id.as_deref();
+    while let Some(p) = parent.and_then(|id| project.chunk(&chunk.relative_path, id)) {
+        if TYPE_KINDS.contains(&p.node_kind) {
+            return true;
         }
-        false
-    };
-    if TYPE_KINDS.contains(&kind) || ROW_KINDS.contains(&kind) || in_type() {
-        weight *= options.type_declaration_weight;
+        parent = p.parent_chunk_id.as_deref();
     }
-    weight
+    false
 }
 
 /// Code that lives beside a project's own rather than in it: benchmarks, examples,
@@ -397,15 +273,19 @@ pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
     if terms.is_empty() {
         return 0.0;
     }
-    let found = found_terms(
+    (matched_terms(terms, chunk) as f32 / terms.len().min(COVERED_TERMS) as f32).min(1.0)
+}
+
+/// How many of `terms` the chunk's path, name and embedding text hold.
+pub(crate) fn matched_terms(terms: &[String], chunk: &CodeChunk) -> usize {
+    found_terms(
         terms,
         &[
             chunk.relative_path.as_str(),
             chunk.name.as_str(),
             chunk.embedding_text.as_str(),
         ],
-    );
-    (found as f32 / terms.len().min(COVERED_TERMS) as f32).min(1.0)
+    )
 }
 
 /// Whether the chunk itself — its name, its code (callbacks and members included: a hit
@@ -420,6 +300,11 @@ pub(crate) fn own_evidence(terms: &[String], chunk: &CodeChunk, notes: Option<&s
             notes.unwrap_or(""),
         ],
     ) > 0
+}
+
+/// Whether `text` (a chunk's commit notes) holds one of the question's terms.
+pub(crate) fn holds_a_term(terms: &[String], text: &str) -> bool {
+    found_terms(terms, &[text]) > 0
 }
 
 /// How many of `terms` occur among the code-aware, stemmed words of `texts`.

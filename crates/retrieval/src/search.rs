@@ -8,17 +8,13 @@
 //!    unnamed function counts for the named declaration around it ([`result_unit`]).
 //! 2. **Scoring.** With a reranker: `finalScore = rerankWeight·rerank + vectorWeight·cosine`
 //!    (the blueprint's 0.65 / 0.35). Without one, the reranker's slot is taken by the
-//!    channels' *agreement*: a weighted reciprocal-rank fusion normalised so that ranking
-//!    first in every channel that ran scores 1.0 (see [`fusion_relevance`]); the vector slot
-//!    holds the cosine mapped onto [0, 1] between `vector_floor` (unrelated) and
-//!    `vector_ceiling` (a close paraphrase). A candidate must therefore either lead a
-//!    channel *and* be semantically close, or be found by several channels, to clear 0.5 —
-//!    the same bar a reranker score of about 0.5 sets. The vector slot takes the larger of
-//!    that and the share of the query's content words the chunk holds ([`term_coverage`]):
-//!    closeness in meaning or in words, whichever says more. Without vectors (no model, or
-//!    none embedded yet) only the words remain, so a chunk leading BM25 that holds every
-//!    word of the query clears the bar, and one sharing a single word of an unrelated
-//!    question does not.
+//!    learned ranking ([`crate::ranker`]): gradient-boosted trees over each candidate's
+//!    [`Features`] (its rank in every channel, how much of the question it holds, its
+//!    file's evidence, its structural ties to other candidates, what it is), calibrated to
+//!    the probability that it is what the question asks for. That probability is the
+//!    score. With vectors, the vector channel's rank and the cosine mapped onto [0, 1]
+//!    between `vector_floor` (unrelated) and `vector_ceiling` (a close paraphrase) are
+//!    features too.
 //! 3. **Selection** (dual constraint): drop what scores under `minimum_relevance_threshold`,
 //!    then take the rest best first while their source fits `max_token_budget`.
 
@@ -30,10 +26,11 @@ use codectx_embed::{Embedder, Reranker, cosine};
 use codectx_store::{ChunkFilter, LexicalHit, Store};
 
 use crate::query::TextQuery;
+use crate::ranker::{Features, KindGroup, reciprocal_rank};
 use crate::scoring::{
-    AskedKinds, COVERED_TERMS, Evidence, STOPWORDS, SearchOptions, blend, calibrated_vector,
-    code_words, fused_score, fusion_relevance, own_evidence, prefer_members, prior, query_terms,
-    term_coverage,
+    AskedKinds, COVERED_TERMS, STOPWORDS, SearchOptions, blend, calibrated_vector, code_words,
+    holds_a_term, in_type, is_companion_file, is_test_file, matched_terms, own_evidence,
+    prefer_members, query_terms, term_coverage,
 };
 use crate::{Project, RetrievalError};
 
@@ -68,6 +65,14 @@ pub struct Scored {
     /// named by a frame of a stack trace it quotes.
     pub quoted_rank: Option<usize>,
     pub rerank_score: Option<f32>,
+    /// What the learned ranking scored it on.
+    #[serde(skip)]
+    pub features: Features,
+    /// Its only evidence is one word of a question of several: not named, not quoted, not
+    /// near in meaning. Such a candidate leading the ranking is not an answer (see
+    /// [`select_chunks`]).
+    #[serde(skip)]
+    pub single_word: bool,
 }
 
 /// The ranking of one query, before selection.
@@ -239,6 +244,8 @@ pub async fn rank(
                 name_rank: None,
                 quoted_rank: None,
                 rerank_score: None,
+                features: Features::default(),
+                single_word: false,
             });
             candidates.len() - 1
         })
@@ -260,13 +267,12 @@ pub async fn rank(
     }
     // Whether a candidate was named: by its own name, or as the top level of a module the
     // question names (not by one word of its path).
-    let mut named: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    let mut name_level: HashMap<usize, NameLevel> = HashMap::new();
     for (rank, (level, chunk)) in name_hits.iter().enumerate() {
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
         candidates[i].name_rank.get_or_insert(rank + 1);
-        if *level >= NameLevel::FileName {
-            named.insert(i);
-        }
+        let best = name_level.entry(i).or_insert(*level);
+        *best = (*best).max(*level);
     }
     for (rank, chunk) in quoted_hits.iter().enumerate() {
         let i = slot(&chunk.relative_path, &chunk.id, &mut candidates);
@@ -307,19 +313,21 @@ pub async fn rank(
     let (mut candidates, chunks): (Vec<Scored>, Vec<&CodeChunk>) = candidates
         .into_iter()
         .enumerate()
-        .filter_map(|(i, c)| {
+        .filter_map(|(i, mut c)| {
             let chunk = project.chunk(&c.relative_path, &c.chunk_id)?;
             if !asked.allows(chunk) {
                 return None;
             }
+            let level = name_level.get(&i).copied();
+            let notes = unit_notes.get(c.chunk_id.as_str()).copied();
             let own = c.vector_rank.is_some()
                 || c.quoted_rank.is_some()
-                || named.contains(&i)
-                || own_evidence(
-                    &query_terms,
-                    chunk,
-                    unit_notes.get(c.chunk_id.as_str()).copied(),
-                );
+                || level.is_some_and(|l| l >= NameLevel::FileName)
+                || own_evidence(&query_terms, chunk, notes);
+            c.features.name_level = level.map_or(0.0, NameLevel::feature);
+            c.features.notes = f32::from(u8::from(
+                notes.is_some_and(|n| holds_a_term(&query_terms, n)),
+            ));
             own.then_some((c, chunk))
         })
         .unzip();
@@ -344,46 +352,25 @@ pub async fn rank(
                 | "fixtures"
         )
     });
-    // Without vectors there are two witnesses, and the name channel's silence (the query
-    // names nothing) is evidence too: a chunk leading BM25 alone then needs the query's
-    // words (`term_coverage`) to clear the gate, not just a rank.
-    let names_ran =
-        !name_hits.is_empty() || (mode == SearchMode::Lexical && !query_terms.is_empty());
-    let on = |ran: bool, weight: f32| if ran { weight } else { 0.0 };
-    let channel_weights = [
-        // The model searched: finding nothing near the query is evidence too, so a chunk
-        // leading BM25 alone does not score as if BM25 were the only witness.
-        on(!vector_hits.is_empty(), calibration.channel_weight),
-        on(!lexical_hits.is_empty(), 1.0),
-        on(names_ran, 1.0),
-        // Only a question that quotes something runs it: other questions score as before.
-        on(!quoted_hits.is_empty(), 1.0),
-    ];
-    for (c, chunk) in candidates.iter_mut().zip(&chunks) {
-        let agreement = fusion_relevance(
-            &[c.vector_rank, c.lexical_rank, c.name_rank, c.quoted_rank],
-            &channel_weights,
-            options.fusion_k,
-        );
-        // The absolute evidence beside the channels' agreement: how close the chunk is to
-        // the question in meaning (calibrated cosine) or in words (the share of its content
-        // words the chunk holds), whichever says more. Without vectors, only words.
-        let semantic = match (mode, c.vector_similarity) {
-            (SearchMode::Hybrid, Some(cos)) => {
-                calibration.channel_weight.min(1.0) * calibrated_vector(cos, &calibration)
-            }
-            _ => 0.0,
-        };
-        c.final_score = fused_score(
-            &Evidence {
-                agreement,
-                semantic,
-                literal: term_coverage(&query_terms, chunk),
-                prior: prior(project, chunk, about_tests, options),
-                file_share: file_share.get(&c.relative_path).copied().unwrap_or(0.0),
-            },
-            options,
-        );
+    describe(
+        project,
+        &mut candidates,
+        &chunks,
+        &Described {
+            terms: &query_terms,
+            about_tests,
+            file_share: &file_share,
+            calibration: &calibration,
+        },
+    );
+    // The learned ranking: each candidate's probability of being what the question asks
+    // for. The shipped model was trained on the lexical channels (the corpus is scored
+    // without a model, as most agents first run it): with vectors, the vector channel adds
+    // candidates, and its rank and similarity are features a model trained on embedded
+    // runs would read.
+    let model = crate::ranker::shipped_model();
+    for c in candidates.iter_mut() {
+        c.final_score = model.score(&c.features);
     }
     prefer_members(&chunks, &mut candidates);
     sort(project, &mut candidates);
@@ -395,6 +382,95 @@ pub async fn rank(
         scored: candidates,
         mode,
     })
+}
+
+/// What [`describe`] needs of the question beside each candidate.
+struct Described<'a> {
+    terms: &'a [String],
+    about_tests: bool,
+    file_share: &'a HashMap<String, f32>,
+    calibration: &'a codectx_embed::VectorCalibration,
+}
+
+/// Fills each candidate's [`Features`] (the name level and notes are set where the channels
+/// are merged): the one place the learned ranking's input is computed.
+fn describe(
+    project: &Project,
+    candidates: &mut [Scored],
+    chunks: &[&CodeChunk],
+    question: &Described<'_>,
+) {
+    // The structural neighbourhood: a candidate that calls, or is called by, another
+    // candidate is part of the same concern; how strong that neighbour's own evidence is
+    // (its best channel rank) says how much.
+    let symbols: Vec<Option<codectx_graph::SymbolRef>> = chunks
+        .iter()
+        .map(|chunk| project.graph_symbol(chunk))
+        .collect();
+    let strength = |c: &Scored| {
+        [c.lexical_rank, c.name_rank, c.quoted_rank, c.vector_rank]
+            .into_iter()
+            .map(reciprocal_rank)
+            .fold(0.0_f32, f32::max)
+    };
+    let mut strongest: HashMap<codectx_graph::SymbolRef, f32> = HashMap::new();
+    for (c, symbol) in candidates.iter().zip(&symbols) {
+        if let Some(symbol) = symbol {
+            let s = strongest.entry(*symbol).or_default();
+            *s = s.max(strength(c));
+        }
+    }
+    let graph = project.graph();
+    for ((c, chunk), symbol) in candidates.iter_mut().zip(chunks).zip(&symbols) {
+        let linked = symbol.map_or(0.0, |s| {
+            let callees = graph.callees(s).iter().map(|(callee, _)| *callee);
+            let callers = graph
+                .callers(s)
+                .iter()
+                .filter_map(|(caller, _)| match caller {
+                    codectx_graph::CallerRef::Symbol(caller) => Some(*caller),
+                    codectx_graph::CallerRef::Module(_) => None,
+                });
+            callees
+                .chain(callers)
+                .filter(|n| *n != s)
+                .filter_map(|n| strongest.get(&n).copied())
+                .fold(0.0_f32, f32::max)
+        });
+        // Set only when the vector channel ran.
+        let similarity = c
+            .vector_similarity
+            .map_or(0.0, |cos| calibrated_vector(cos, question.calibration));
+        let flag = |b: bool| f32::from(u8::from(b));
+        let f = &mut c.features;
+        f.lexical = reciprocal_rank(c.lexical_rank);
+        f.name = reciprocal_rank(c.name_rank);
+        f.quoted = reciprocal_rank(c.quoted_rank);
+        f.vector = reciprocal_rank(c.vector_rank);
+        f.similarity = similarity;
+        let matched = matched_terms(question.terms, chunk);
+        f.coverage = term_coverage(question.terms, chunk);
+        f.question_terms = (question.terms.len() as f32).ln_1p();
+        f.file_share = question
+            .file_share
+            .get(&c.relative_path)
+            .copied()
+            .unwrap_or(0.0);
+        f.linked = linked;
+        f.test = flag(!question.about_tests && is_test_file(&chunk.relative_path));
+        f.companion = flag(!question.about_tests && is_companion_file(&chunk.relative_path));
+        f.lines = ((chunk.end_line - chunk.start_line + 1) as f32).ln_1p();
+        f.depth = chunk.depth as f32;
+        f.exported = flag(project.is_exported(chunk));
+        f.container = flag(!chunk.child_chunk_ids.is_empty());
+        f.in_type = flag(in_type(project, chunk));
+        f.kind = KindGroup::of(chunk.node_kind);
+        c.single_word = question.terms.len() >= 2
+            && matched < 2
+            && c.features.name_level < NameLevel::AllWords.feature()
+            && c.quoted_rank.is_none()
+            && c.vector_rank.is_none();
+    }
 }
 
 /// Each file's evidence in the BM25 pool relative to the best file's (0–1): the summed
@@ -529,11 +605,20 @@ impl Ord for OrderedScore {
 /// Resolves ranked ids to chunks and applies the dual constraint; `cost` is each chunk's
 /// source in tokens. A chunk nested in (or holding) a better-ranked chunk is left out: the
 /// file's snapshot already shows it, and the budget would pay for its lines twice.
+///
+/// With the gate on, a ranking led by a candidate whose only evidence is one word of the
+/// question ([`Scored::single_word`]) selects nothing, whatever its score: "when is the
+/// next total solar eclipse" shares `total` with `invoiceTotal` and is not about it. The
+/// learned ranking cannot tell, as its corpus has no unanswerable questions; on the tuning
+/// half this rule costs 0.005–0.017 of delivery, by kind.
 pub fn select_chunks<'p>(
     project: &'p Project,
     ranking: &Ranking,
     options: &SearchOptions,
 ) -> Vec<(&'p CodeChunk, f32)> {
+    if options.gate && ranking.scored.first().is_some_and(|s| s.single_word) {
+        return Vec::new();
+    }
     let mut resolved: Vec<(&CodeChunk, f32)> = Vec::new();
     for s in &ranking.scored {
         let Some(chunk) = project.chunk(&s.relative_path, &s.chunk_id) else {
@@ -612,6 +697,18 @@ enum NameLevel {
     AllWords,
     /// The query writes the chunk's name as an identifier.
     Identifier,
+}
+
+impl NameLevel {
+    /// The level as the learned ranking reads it: 1 (weakest) to 4.
+    fn feature(self) -> f32 {
+        match self {
+            NameLevel::FileWord => 1.0,
+            NameLevel::FileName => 2.0,
+            NameLevel::AllWords => 3.0,
+            NameLevel::Identifier => 4.0,
+        }
+    }
 }
 
 /// The chunks whose name the query spells out, best first: an identifier written in the

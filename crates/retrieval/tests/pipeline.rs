@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use codectx_embed::{DEFAULT_LOCAL_MODEL, EmbedError, LocalEmbedder, Reranker, cached_model_dir};
-use codectx_retrieval::{
-    Engine, EngineOptions, SearchMode, SearchOptions, blend, fusion_relevance, select,
-};
+use codectx_retrieval::{Engine, EngineOptions, SearchMode, SearchOptions, blend, select};
 use codectx_store::{ChunkFilter, StoreOptions};
 
 const FIXTURE: &str = concat!(
@@ -95,19 +93,6 @@ fn score_blending_is_the_blueprints_formula() {
         ..Default::default()
     };
     assert!((blend(0.8, 0.6, &custom) - 0.7).abs() < 1e-6);
-}
-
-#[test]
-fn fusion_relevance_is_one_for_first_everywhere_and_about_half_for_first_in_one_of_two() {
-    let k = SearchOptions::default().fusion_k;
-    assert!((fusion_relevance(&[Some(1), Some(1)], &[1.0, 1.0], k) - 1.0).abs() < 1e-6);
-    assert!((fusion_relevance(&[Some(1), None], &[1.0, 1.0], k) - 0.5).abs() < 1e-6);
-    assert_eq!(fusion_relevance(&[None, None], &[1.0, 1.0], k), 0.0);
-    assert!(fusion_relevance(&[Some(2), Some(2)], &[1.0, 1.0], k) < 1.0);
-    assert!(
-        fusion_relevance(&[Some(2), Some(2)], &[1.0, 1.0], k)
-            > fusion_relevance(&[Some(1), None], &[1.0, 1.0], k)
-    );
 }
 
 /// Ten candidates with scores 0.95, 0.85, … 0.05 and the given token cost each.
@@ -309,15 +294,12 @@ async fn network_search_answers_gate_filters_and_empty_results() {
         .await
         .unwrap();
     let answer = &outcome.answer;
-    assert!(answer.low_confidence, "{:?}", &outcome.ranking.scored[..3]);
+    assert!(answer.low_confidence, "{:?}", &outcome.ranking.scored);
     assert!(!answer.results.is_empty());
     assert!(answer.results.len() <= codectx_retrieval::LOW_CONFIDENCE_CANDIDATES);
-    assert!(
-        answer
-            .results
-            .iter()
-            .all(|r| r.score < options.minimum_relevance_threshold)
-    );
+    // Under the threshold, or above it on one word of the question only.
+    let best = &outcome.ranking.scored[0];
+    assert!(best.single_word || best.final_score < options.minimum_relevance_threshold);
     assert_eq!(
         answer.content.len(),
         1,
@@ -455,9 +437,16 @@ async fn without_a_model_search_is_lexical_and_multi_keyword_queries_still_answe
     assert!(out.lines().all(|l| !l.ends_with("(Hybrid)")));
     insta::assert_snapshot!(out);
 
-    // Without vectors the gate weighs how much of the question a chunk holds: the
-    // multi-keyword questions above are answered; an unrelated one that shares a single word
-    // with the code (`total`) is not.
+    // What the learned ranking reads of the best candidate: its channels, the share of the
+    // question it holds, its file's evidence, its ties to the other candidates, what it is.
+    let ranked = engine
+        .rank("invoice total tax rounding", &options)
+        .await
+        .unwrap();
+    insta::assert_yaml_snapshot!("features_of_the_best_candidate", ranked.scored[0].features);
+
+    // The multi-keyword questions above are answered; an unrelated one that shares a single
+    // word with the code (`total`) is not, whatever the learned ranking's probability.
     for (query, answered) in [
         ("Worker QPSO training", true),
         ("invoice total tax rounding", true),
@@ -621,7 +610,9 @@ async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
 /// Issue-shaped questions on `fixtures/retrieval/issues`, without a model: a quoted error
 /// message finds the code that throws it, a quoted stack frame names its function, template
 /// text changes nothing, path words alone (`http/client.ts`) are no evidence, and a question
-/// about that file's code gets its code without its directive or header comment.
+/// about that file's code gets its code without its directive or header comment. `linked`
+/// is the learned ranking's structural feature: a candidate calling, or called by, another
+/// candidate with evidence of its own.
 #[tokio::test]
 async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
     let fixture = concat!(
@@ -668,10 +659,11 @@ async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
                         .chunk(&s.relative_path, &s.chunk_id)
                         .unwrap();
                     format!(
-                        "{} {:.2} quoted {:?}",
+                        "{} {:.2} quoted {:?} linked {:.2}",
                         chunk.dotted_name(),
                         s.final_score,
-                        s.quoted_rank
+                        s.quoted_rank,
+                        s.features.linked
                     )
                 })
                 .collect::<Vec<_>>(),

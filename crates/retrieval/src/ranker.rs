@@ -1,0 +1,396 @@
+//! The learned ranking of Stage 2 without a reranker: each candidate's [`Features`] (what
+//! the channels and the chunk itself say about it) go through gradient-boosted trees
+//! (LambdaMART, trained by `cargo xtask train-ranker` on the tuning half of the corpus), and
+//! the trees' sum is mapped to the probability that the candidate is what the question asks
+//! for (Platt scaling fitted on the same half). That probability is the candidate's score:
+//! the relevance gate and the answer's companions are cut on it.
+//!
+//! The model ships as a small JSON artifact compiled into the crate ([`RankerModel`]); its
+//! trees are walked here (a few comparisons per tree), so the product does not link the
+//! trainer.
+
+use std::sync::LazyLock;
+
+use codectx_parser::SymbolKind;
+use serde::{Deserialize, Serialize};
+
+/// Reciprocal ranks are `(K + 1) / (K + rank)`: 1 for first, about 0.5 for 21st.
+const RANK_CONSTANT: f32 = 20.0;
+
+/// A channel's 1-based rank as a feature: 1.0 for first, falling smoothly, 0 when the
+/// channel did not find the candidate.
+pub fn reciprocal_rank(rank: Option<usize>) -> f32 {
+    rank.map_or(0.0, |r| (RANK_CONSTANT + 1.0) / (RANK_CONSTANT + r as f32))
+}
+
+/// What a chunk is, as the model sees it: kinds that behave alike in ranking share a group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum KindGroup {
+    Function,
+    /// Methods, constructors, getters and setters.
+    Method,
+    /// Properties and the signatures of a type's members: rows, not code.
+    Member,
+    Class,
+    /// Interfaces and type aliases: shapes, not behaviour.
+    Type,
+    Enum,
+    Component,
+    /// Variables and constants.
+    Variable,
+    /// Namespaces and `declare module` blocks.
+    Namespace,
+    /// Top-level expressions and statements.
+    Statement,
+    /// Export lists and re-exports.
+    Export,
+    Comment,
+    /// Imports, static blocks, unparsed files.
+    #[default]
+    Other,
+}
+
+impl KindGroup {
+    pub const ALL: [KindGroup; 13] = [
+        KindGroup::Function,
+        KindGroup::Method,
+        KindGroup::Member,
+        KindGroup::Class,
+        KindGroup::Type,
+        KindGroup::Enum,
+        KindGroup::Component,
+        KindGroup::Variable,
+        KindGroup::Namespace,
+        KindGroup::Statement,
+        KindGroup::Export,
+        KindGroup::Comment,
+        KindGroup::Other,
+    ];
+
+    pub fn of(kind: SymbolKind) -> KindGroup {
+        match kind {
+            SymbolKind::Function => KindGroup::Function,
+            SymbolKind::Method
+            | SymbolKind::Constructor
+            | SymbolKind::Getter
+            | SymbolKind::Setter => KindGroup::Method,
+            SymbolKind::Property
+            | SymbolKind::IndexSignature
+            | SymbolKind::CallSignature
+            | SymbolKind::ConstructSignature => KindGroup::Member,
+            SymbolKind::Class => KindGroup::Class,
+            SymbolKind::Interface | SymbolKind::Type => KindGroup::Type,
+            SymbolKind::Enum => KindGroup::Enum,
+            SymbolKind::Component => KindGroup::Component,
+            SymbolKind::Variable | SymbolKind::Const => KindGroup::Variable,
+            SymbolKind::Namespace | SymbolKind::Module => KindGroup::Namespace,
+            SymbolKind::Expression | SymbolKind::Statement => KindGroup::Statement,
+            SymbolKind::Export | SymbolKind::ReExport => KindGroup::Export,
+            SymbolKind::Comment => KindGroup::Comment,
+            SymbolKind::Import | SymbolKind::StaticBlock | SymbolKind::Unparsed => KindGroup::Other,
+        }
+    }
+}
+
+/// What Stage 2 knows of one candidate: the model's input. Every field is computed in one
+/// place (the search), so the features a model is trained on are the ones it is run on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Features {
+    /// [`reciprocal_rank`] in the BM25 channel (re-ranked by file evidence).
+    pub lexical: f32,
+    /// In the name channel.
+    pub name: f32,
+    /// How the name channel met it: 0 not at all, 1 a one-word file name, 2 a file name
+    /// of several words, 3 every word of its name, 4 its name written as an identifier.
+    pub name_level: f32,
+    /// In the quoted channel (a string or stack frame the question quotes).
+    pub quoted: f32,
+    /// In the vector channel (0 without a model).
+    pub vector: f32,
+    /// The cosine to the question mapped between the model's floor and ceiling.
+    pub similarity: f32,
+    /// Share of the question's terms (at most [`crate::scoring::COVERED_TERMS`]) the chunk's
+    /// path, name and embedding text hold.
+    pub coverage: f32,
+    /// `ln(1 + terms)`: how long the question is.
+    pub question_terms: f32,
+    /// The file's BM25 evidence relative to the best file's (0–1).
+    pub file_share: f32,
+    /// Its commit notes hold one of the question's terms.
+    pub notes: f32,
+    /// It calls, or is called by, a candidate leading a channel: the strongest such
+    /// neighbour's best reciprocal rank.
+    pub linked: f32,
+    /// In a test file.
+    pub test: f32,
+    /// Beside the project: benchmarks, examples, fixtures.
+    pub companion: f32,
+    /// `ln(1 + lines)`.
+    pub lines: f32,
+    /// Nesting depth (0 at the top level).
+    pub depth: f32,
+    /// Its top-level declaration is exported.
+    pub exported: f32,
+    /// It holds child chunks (a class's methods, an object's functions).
+    pub container: f32,
+    /// It lies inside a type or interface.
+    pub in_type: f32,
+    /// What it is.
+    pub kind: KindGroup,
+}
+
+/// The features' names, in [`Features::values`] order: the artifact records them, and a
+/// model trained on other features is refused.
+pub const FEATURE_NAMES: [&str; 18 + KindGroup::ALL.len()] = [
+    "lexical",
+    "name",
+    "nameLevel",
+    "quoted",
+    "vector",
+    "similarity",
+    "coverage",
+    "questionTerms",
+    "fileShare",
+    "notes",
+    "linked",
+    "test",
+    "companion",
+    "lines",
+    "depth",
+    "exported",
+    "container",
+    "inType",
+    "kind.function",
+    "kind.method",
+    "kind.member",
+    "kind.class",
+    "kind.type",
+    "kind.enum",
+    "kind.component",
+    "kind.variable",
+    "kind.namespace",
+    "kind.statement",
+    "kind.export",
+    "kind.comment",
+    "kind.other",
+];
+
+impl Features {
+    /// The model's input row (kinds one-hot).
+    pub fn values(&self) -> [f32; FEATURE_NAMES.len()] {
+        let mut row = [0.0; FEATURE_NAMES.len()];
+        let head = [
+            self.lexical,
+            self.name,
+            self.name_level,
+            self.quoted,
+            self.vector,
+            self.similarity,
+            self.coverage,
+            self.question_terms,
+            self.file_share,
+            self.notes,
+            self.linked,
+            self.test,
+            self.companion,
+            self.lines,
+            self.depth,
+            self.exported,
+            self.container,
+            self.in_type,
+        ];
+        row[..head.len()].copy_from_slice(&head);
+        let kind = KindGroup::ALL
+            .iter()
+            .position(|k| *k == self.kind)
+            .unwrap_or(0);
+        row[head.len() + kind] = 1.0;
+        row
+    }
+}
+
+/// One node of a tree: a split (`feature`, go left when the value is below `threshold`)
+/// or, without children, a leaf holding `value`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
+    pub feature: Option<u16>,
+    #[serde(rename = "t", default)]
+    pub threshold: f32,
+    #[serde(rename = "l", default)]
+    pub left: u32,
+    #[serde(rename = "r", default)]
+    pub right: u32,
+    #[serde(rename = "v", default)]
+    pub value: f32,
+}
+
+/// The shipped model: trees over [`FEATURE_NAMES`] and the map of their sum to a
+/// probability, `1 / (1 + e^-(slope·sum + intercept))`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RankerModel {
+    /// How it was trained, for the reader: data, trees, leaves, rate.
+    pub trained_on: String,
+    pub features: Vec<String>,
+    pub slope: f32,
+    pub intercept: f32,
+    /// Each tree's nodes, the root first.
+    pub trees: Vec<Vec<Node>>,
+}
+
+/// Why a model artifact cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RankerModelError {
+    #[error("ranker model: {0}")]
+    Format(#[from] serde_json::Error),
+    #[error("ranker model: trained on features {found:?}, this build computes {expected:?}")]
+    Features {
+        found: Vec<String>,
+        expected: Vec<String>,
+    },
+    #[error("ranker model: tree {tree} is malformed (node {node} points outside it)")]
+    Tree { tree: usize, node: usize },
+}
+
+impl RankerModel {
+    /// Reads an artifact and checks it against this build's features and its own trees,
+    /// so that scoring never indexes out of bounds.
+    pub fn from_json(json: &str) -> Result<Self, RankerModelError> {
+        let model: RankerModel = serde_json::from_str(json)?;
+        if model.features != FEATURE_NAMES {
+            return Err(RankerModelError::Features {
+                found: model.features,
+                expected: FEATURE_NAMES.iter().map(|s| s.to_string()).collect(),
+            });
+        }
+        for (t, tree) in model.trees.iter().enumerate() {
+            for (n, node) in tree.iter().enumerate() {
+                let bad_feature = node
+                    .feature
+                    .is_some_and(|f| f as usize >= FEATURE_NAMES.len());
+                let bad_child = node.feature.is_some()
+                    && (node.left as usize >= tree.len()
+                        || node.right as usize >= tree.len()
+                        || node.left as usize <= n
+                        || node.right as usize <= n);
+                if bad_feature || bad_child {
+                    return Err(RankerModelError::Tree { tree: t, node: n });
+                }
+            }
+            if tree.is_empty() {
+                return Err(RankerModelError::Tree { tree: t, node: 0 });
+            }
+        }
+        Ok(model)
+    }
+
+    /// The trees' sum for one row: the ranking score before calibration.
+    pub fn margin(&self, row: &[f32; FEATURE_NAMES.len()]) -> f32 {
+        self.trees
+            .iter()
+            .map(|tree| {
+                // Children always follow their parent (checked in `from_json`): the walk ends.
+                let mut node = &tree[0];
+                while let Some(f) = node.feature {
+                    let next = if row[f as usize] < node.threshold {
+                        node.left
+                    } else {
+                        node.right
+                    };
+                    node = &tree[next as usize];
+                }
+                node.value
+            })
+            .sum()
+    }
+
+    /// The probability (0–1) that a candidate with these features is what the question
+    /// asks for.
+    pub fn score(&self, features: &Features) -> f32 {
+        let margin = self.margin(&features.values());
+        1.0 / (1.0 + (-(self.slope * margin + self.intercept)).exp())
+    }
+}
+
+/// The artifact `cargo xtask train-ranker` writes.
+pub const MODEL_JSON: &str = include_str!("ranker_model.json");
+
+/// The shipped model, read once.
+pub fn shipped_model() -> &'static RankerModel {
+    static MODEL: LazyLock<RankerModel> = LazyLock::new(|| {
+        // The artifact is compiled in and checked by this crate's tests: a failure here is a
+        // build that shipped a broken file, not user input.
+        RankerModel::from_json(MODEL_JSON).expect("the shipped ranker model is valid")
+    });
+    &MODEL
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_model_reads_and_scores_within_zero_and_one() {
+        let model = RankerModel::from_json(MODEL_JSON).unwrap();
+        assert!(!model.trees.is_empty());
+        let strong = Features {
+            lexical: 1.0,
+            name: 1.0,
+            name_level: 4.0,
+            quoted: 0.0,
+            vector: 0.0,
+            similarity: 0.0,
+            coverage: 1.0,
+            question_terms: 4f32.ln_1p(),
+            file_share: 1.0,
+            notes: 1.0,
+            linked: 1.0,
+            test: 0.0,
+            companion: 0.0,
+            lines: 20f32.ln_1p(),
+            depth: 0.0,
+            exported: 1.0,
+            container: 0.0,
+            in_type: 0.0,
+            kind: KindGroup::Function,
+        };
+        let weak = Features {
+            lexical: reciprocal_rank(Some(40)),
+            name: 0.0,
+            name_level: 0.0,
+            coverage: 0.25,
+            file_share: 0.1,
+            notes: 0.0,
+            linked: 0.0,
+            exported: 0.0,
+            kind: KindGroup::Comment,
+            ..strong
+        };
+        let (s, w) = (model.score(&strong), model.score(&weak));
+        assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&w));
+        assert!(
+            s > w,
+            "a named, leading, covering function ({s}) above a weak comment ({w})"
+        );
+    }
+
+    #[test]
+    fn a_model_of_other_features_or_with_a_dangling_child_is_refused() {
+        let other = r#"{"trainedOn":"","features":["x"],"slope":1,"intercept":0,"trees":[]}"#;
+        assert!(matches!(
+            RankerModel::from_json(other),
+            Err(RankerModelError::Features { .. })
+        ));
+        let names = serde_json::to_string(&FEATURE_NAMES).unwrap();
+        let dangling = format!(
+            r#"{{"trainedOn":"","features":{names},"slope":1,"intercept":0,"trees":[[{{"f":0,"t":0.5,"l":1,"r":7}},{{"v":1}}]]}}"#
+        );
+        assert!(matches!(
+            RankerModel::from_json(&dangling),
+            Err(RankerModelError::Tree { tree: 0, node: 0 })
+        ));
+    }
+}

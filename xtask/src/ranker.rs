@@ -1,0 +1,402 @@
+//! `cargo xtask train-ranker --runs DIR`: fits the learned ranking (LambdaMART, hessboost)
+//! on the tuning half's candidates that `cargo xtask eval --corpus --changes --out DIR`
+//! wrote, calibrates its scores to probabilities (Platt scaling, same half), writes the
+//! artifact the retrieval crate compiles in, and reports the test half's ranking before
+//! and after on the same candidates, per question kind, macro-averaged over repositories.
+//!
+//! Deterministic: the same run files give the same model (files and questions are read in
+//! a fixed order, hessboost is seeded and reproducible on any thread count).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use codectx_retrieval::ranker::{FEATURE_NAMES, Features, Node, RankerModel};
+use hessboost::config::Monotone;
+use hessboost::objective::LambdaRank;
+use hessboost::prelude::*;
+
+use crate::tuning::Split;
+
+/// Boosting rounds, leaves per tree and learning rate: small trees, enough of them to use
+/// every signal, few enough that the artifact stays small. The offline probe (LightGBM, 200
+/// trees of 15 leaves at 0.05) chose the shape; these are not tuned on the test half.
+const ROUNDS: usize = 200;
+const MAX_LEAVES: usize = 15;
+const ETA: f64 = 0.05;
+const SEED: u64 = 1;
+
+pub struct TrainRanker {
+    /// The eval's run files (`run-*.jsonl`).
+    pub runs: PathBuf,
+    /// Where the artifact goes.
+    pub out: PathBuf,
+    pub corpus_pins: PathBuf,
+    pub changes_pins: PathBuf,
+}
+
+/// One question's candidates.
+struct Group {
+    kind: &'static str,
+    repo: String,
+    split: Split,
+    rows: Vec<[f32; FEATURE_NAMES.len()]>,
+    labels: Vec<f32>,
+    /// The score the run's ranking gave each candidate.
+    scores: Vec<f32>,
+}
+
+#[derive(serde::Deserialize)]
+struct RunLine {
+    #[serde(default)]
+    candidates: Vec<Candidate>,
+}
+
+#[derive(serde::Deserialize)]
+struct Candidate {
+    label: bool,
+    score: f32,
+    features: Features,
+}
+
+pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
+    let groups = read_groups(config)?;
+    let tune: Vec<&Group> = groups
+        .iter()
+        .filter(|g| g.split == Split::Tune && g.labels.contains(&1.0))
+        .collect();
+    anyhow::ensure!(
+        !tune.is_empty(),
+        "no tuning-half question with a target among its candidates in {}",
+        config.runs.display()
+    );
+    let n_cols = FEATURE_NAMES.len();
+    let x: Vec<f32> = tune
+        .iter()
+        .flat_map(|g| g.rows.iter().flatten().copied())
+        .collect();
+    let y: Vec<f32> = tune.iter().flat_map(|g| g.labels.iter().copied()).collect();
+    let sizes: Vec<usize> = tune.iter().map(|g| g.labels.len()).collect();
+    let n_rows = y.len();
+    println!(
+        "training on {} questions, {} candidates, {} targets",
+        tune.len(),
+        n_rows,
+        y.iter().filter(|&&l| l > 0.0).count()
+    );
+    let dtrain = DMatrix::from_dense(&x, n_rows, n_cols)?
+        .with_labels(&y)?
+        .with_group_sizes(&sizes)?;
+    let params = TrainingParams::builder()
+        .objective(Objective::RankNdcg(LambdaRank::default()))
+        .max_leaves(MAX_LEAVES)
+        .max_depth(6)
+        .eta(ETA)
+        .min_child_weight(1.0)
+        .seed(SEED)
+        .monotone_constraints(monotone())
+        .build()?;
+    let boosted = train(&params, &dtrain, ROUNDS)?;
+    let trees: Vec<Vec<Node>> = boosted.trees().iter().map(convert_tree).collect();
+    let mut model = RankerModel {
+        trained_on: format!(
+            "LambdaMART (hessboost, rank:ndcg), {ROUNDS} trees of at most {MAX_LEAVES} leaves, \
+             eta {ETA}, seed {SEED}, on the tuning half: {} questions, {n_rows} candidates",
+            tune.len()
+        ),
+        features: FEATURE_NAMES.iter().map(|s| s.to_string()).collect(),
+        slope: 1.0,
+        intercept: 0.0,
+        trees,
+    };
+    let margins: Vec<(f32, bool)> = tune
+        .iter()
+        .flat_map(|g| {
+            g.rows
+                .iter()
+                .zip(&g.labels)
+                .map(|(row, &l)| (model.margin(row), l > 0.0))
+        })
+        .collect();
+    (model.slope, model.intercept) = platt(&margins);
+    let json = serde_json::to_string(&model)?;
+    // Read back through the product's own check before anything is written.
+    RankerModel::from_json(&json)?;
+    std::fs::write(&config.out, &json)?;
+    println!(
+        "wrote {} ({} trees, {:.1} KB; calibration slope {:.3}, intercept {:.3})",
+        config.out.display(),
+        model.trees.len(),
+        json.len() as f64 / 1024.0,
+        model.slope,
+        model.intercept
+    );
+    report(&groups, &model);
+    Ok(())
+}
+
+/// Evidence features can only raise a candidate's score: the trees may not learn that
+/// ranking first in BM25 is worse than ranking tenth on the tuning half's noise.
+fn monotone() -> Vec<Monotone> {
+    FEATURE_NAMES
+        .iter()
+        .map(|name| match *name {
+            "lexical" | "name" | "nameLevel" | "quoted" | "vector" | "similarity" | "coverage"
+            | "fileShare" | "notes" | "linked" => Monotone::Increasing,
+            "test" | "companion" => Monotone::Decreasing,
+            _ => Monotone::None,
+        })
+        .collect()
+}
+
+fn convert_tree(tree: &hessboost::tree::RegTree) -> Vec<Node> {
+    // Renumber so that children follow their parent (the product's walk relies on it):
+    // breadth first from the root.
+    let nodes = tree.nodes();
+    let mut order = vec![0usize];
+    let mut i = 0;
+    while i < order.len() {
+        let n = &nodes[order[i]];
+        if !n.is_leaf() {
+            order.push(n.left as usize);
+            order.push(n.right as usize);
+        }
+        i += 1;
+    }
+    let mut position = vec![0u32; nodes.len()];
+    for (new, &old) in order.iter().enumerate() {
+        position[old] = new as u32;
+    }
+    order
+        .iter()
+        .map(|&old| {
+            let n = &nodes[old];
+            if n.is_leaf() {
+                Node {
+                    feature: None,
+                    threshold: 0.0,
+                    left: 0,
+                    right: 0,
+                    value: n.leaf_value,
+                }
+            } else {
+                Node {
+                    feature: Some(n.split_feature as u16),
+                    threshold: n.split_cond,
+                    left: position[n.left as usize],
+                    right: position[n.right as usize],
+                    value: 0.0,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Platt scaling: the logistic map of a margin to P(target), fitted by Newton's method.
+fn platt(points: &[(f32, bool)]) -> (f32, f32) {
+    let (mut a, mut b) = (1.0_f64, 0.0_f64);
+    for _ in 0..50 {
+        let (mut ga, mut gb, mut haa, mut hab, mut hbb) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        for &(m, label) in points {
+            let m = f64::from(m);
+            let p = 1.0 / (1.0 + (-(a * m + b)).exp());
+            let d = p - f64::from(u8::from(label));
+            let w = (p * (1.0 - p)).max(1e-9);
+            ga += d * m;
+            gb += d;
+            haa += w * m * m;
+            hab += w * m;
+            hbb += w;
+        }
+        let det = haa * hbb - hab * hab;
+        if det.abs() < 1e-12 {
+            break;
+        }
+        let (da, db) = ((hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det);
+        a -= da;
+        b -= db;
+        if da.abs() + db.abs() < 1e-9 {
+            break;
+        }
+    }
+    (a as f32, b as f32)
+}
+
+fn read_groups(config: &TrainRanker) -> anyhow::Result<Vec<Group>> {
+    // Repository or package → half, from the two pin lists.
+    let mut splits: BTreeMap<String, Split> = BTreeMap::new();
+    for pin in crate::tuning::read_pins(&config.corpus_pins)? {
+        splits.insert(pin.name.replace('/', "+"), pin.split);
+    }
+    for pin in crate::changes::read_pins(&config.changes_pins)? {
+        splits.insert(pin.name.replace('/', "+"), pin.split);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&config.runs)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("run-") && n.ends_with(".jsonl"))
+        })
+        .collect();
+    files.sort();
+    let mut groups = Vec::new();
+    for file in files {
+        let Some((kind, repo)) = kind_and_repo(&file) else {
+            continue;
+        };
+        let Some(&split) = splits.get(&repo) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&file)?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let mut line: RunLine = serde_json::from_str(line)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            if line.candidates.is_empty() {
+                continue;
+            }
+            // The run's order is the ranking of the build that wrote it: the training data
+            // must not depend on it, so that any build's run files give the same model.
+            line.candidates.sort_by(|a, b| {
+                let (x, y) = (a.features.values(), b.features.values());
+                x.iter()
+                    .zip(&y)
+                    .map(|(x, y)| x.total_cmp(y))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(a.label.cmp(&b.label))
+            });
+            groups.push(Group {
+                kind,
+                repo: repo.clone(),
+                split,
+                rows: line
+                    .candidates
+                    .iter()
+                    .map(|c| c.features.values())
+                    .collect(),
+                labels: line
+                    .candidates
+                    .iter()
+                    .map(|c| f32::from(u8::from(c.label)))
+                    .collect(),
+                scores: line.candidates.iter().map(|c| c.score).collect(),
+            });
+        }
+    }
+    Ok(groups)
+}
+
+/// `run-change-owner+name.jsonl` → (change, owner+name); `run-owner+name.jsonl` → doc.
+fn kind_and_repo(file: &Path) -> Option<(&'static str, String)> {
+    let stem = file.file_stem()?.to_str()?.strip_prefix("run-")?;
+    for kind in ["change", "long"] {
+        if let Some(repo) = stem.strip_prefix(kind).and_then(|s| s.strip_prefix('-')) {
+            return Some((kind, repo.to_string()));
+        }
+    }
+    Some(("doc", stem.to_string()))
+}
+
+/// The test half's ranking of the same candidates by the scores of the build that wrote
+/// the run files and by the model:
+/// first result a target, any target in the top 10, MRR (cut at 10), macro over repositories.
+fn report(groups: &[Group], model: &RankerModel) {
+    println!("test half, same candidates (A@1 / any@10 / MRR), macro over repositories:");
+    for kind in ["doc", "change", "long"] {
+        let mut before: BTreeMap<&str, Vec<[f64; 3]>> = BTreeMap::new();
+        let mut after: BTreeMap<&str, Vec<[f64; 3]>> = BTreeMap::new();
+        for g in groups
+            .iter()
+            .filter(|g| g.split == Split::Test && g.kind == kind)
+        {
+            let learned: Vec<f32> = g.rows.iter().map(|r| model.margin(r)).collect();
+            before
+                .entry(&g.repo)
+                .or_default()
+                .push(metrics(&g.scores, &g.labels));
+            after
+                .entry(&g.repo)
+                .or_default()
+                .push(metrics(&learned, &g.labels));
+        }
+        if before.is_empty() {
+            continue;
+        }
+        let (b, a) = (macro_mean(&before), macro_mean(&after));
+        println!(
+            "  {kind:<6} ({} repositories): {:.3} / {:.3} / {:.3} → {:.3} / {:.3} / {:.3}",
+            before.len(),
+            b[0],
+            b[1],
+            b[2],
+            a[0],
+            a[1],
+            a[2]
+        );
+    }
+}
+
+fn metrics(scores: &[f32], labels: &[f32]) -> [f64; 3] {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    // Stable: ties keep the canonical (feature) order.
+    order.sort_by(|&i, &j| scores[j].total_cmp(&scores[i]));
+    let first = order.iter().position(|&i| labels[i] > 0.0);
+    match first {
+        Some(p) if p < 10 => [f64::from(u8::from(p == 0)), 1.0, 1.0 / (p + 1) as f64],
+        _ => [0.0, 0.0, 0.0],
+    }
+}
+
+fn macro_mean(by_repo: &BTreeMap<&str, Vec<[f64; 3]>>) -> [f64; 3] {
+    let mut sum = [0.0; 3];
+    for rows in by_repo.values() {
+        for k in 0..3 {
+            sum[k] += rows.iter().map(|r| r[k]).sum::<f64>() / rows.len() as f64;
+        }
+    }
+    sum.map(|s| s / by_repo.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platt_scaling_recovers_a_logistic_relation() {
+        // Margins -2..2; labels true where a fixed sequence falls under the logistic of 2m.
+        let mut points = Vec::new();
+        let mut state = 7u64;
+        for i in 0..4000 {
+            let m = (i % 41) as f32 / 10.0 - 2.0;
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (state >> 33) as f32 / (1u64 << 31) as f32;
+            points.push((m, u < 1.0 / (1.0 + (-2.0 * m).exp())));
+        }
+        let (a, b) = platt(&points);
+        assert!(
+            (a - 2.0).abs() < 0.3 && b.abs() < 0.2,
+            "slope {a}, intercept {b}"
+        );
+    }
+
+    #[test]
+    fn run_files_name_their_kind_and_repository() {
+        assert_eq!(
+            kind_and_repo(Path::new("x/run-change-tj+commander.js.jsonl")),
+            Some(("change", "tj+commander.js".to_string()))
+        );
+        assert_eq!(
+            kind_and_repo(Path::new("run-date-fns.jsonl")),
+            Some(("doc", "date-fns".to_string()))
+        );
+    }
+
+    #[test]
+    fn a_first_target_at_rank_three_scores_a_third() {
+        assert_eq!(
+            metrics(&[0.9, 0.8, 0.7, 0.1], &[0.0, 0.0, 1.0, 0.0]),
+            [0.0, 1.0, 1.0 / 3.0]
+        );
+    }
+}
