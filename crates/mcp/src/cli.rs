@@ -216,11 +216,8 @@ pub async fn fetch_model(config: &Config) -> anyhow::Result<()> {
 
 /// Registers the server with `agent` and says what changed.
 pub fn setup(root: &Path, agent: Agent, global: bool, dry_run: bool) -> anyhow::Result<()> {
-    let command = std::env::current_exe()
-        .and_then(|p| p.canonicalize())
-        .context("locating the mcp-server binary")?;
-    let command = command.to_string_lossy();
-    let (path, outcome) = crate::setup::setup(agent, root, global, &command, dry_run)?;
+    let launcher = crate::setup::Launcher::of_this_process()?;
+    let (path, outcome) = crate::setup::setup(agent, root, global, &launcher, dry_run)?;
     match outcome {
         Outcome::Unchanged => println!(
             "{}: {SERVER_NAME} is already set up; nothing changed",
@@ -228,7 +225,7 @@ pub fn setup(root: &Path, agent: Agent, global: bool, dry_run: bool) -> anyhow::
         ),
         Outcome::Written { backup } => {
             println!(
-                "{}: {SERVER_NAME} registered ({command} serve)",
+                "{}: {SERVER_NAME} registered ({launcher} serve)",
                 path.display()
             );
             if let Some(backup) = backup {

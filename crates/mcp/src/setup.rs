@@ -13,6 +13,61 @@ use serde_json::{Value, json};
 /// The name the server is registered under.
 pub const SERVER_NAME: &str = "codectx";
 
+/// The npm package the release workflow publishes (`[workspace.metadata.dist]`).
+pub const NPM_PACKAGE: &str = "codectx-mcp";
+
+/// How an agent starts this server: the way it was installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launcher {
+    /// An installed binary (the shell or PowerShell installer, cargo, a global npm install),
+    /// by its absolute path.
+    Binary(PathBuf),
+    /// `npx -y <package>`: the binary lives in npx's cache, which may be cleared, so the
+    /// agent is told to go through npx.
+    Npx { package: String },
+}
+
+impl Launcher {
+    /// The way this process was started: through `npx` (npm marks the processes it starts
+    /// with `npm_command=exec` and `npm_lifecycle_event=npx`), else this binary.
+    pub fn of_this_process() -> anyhow::Result<Launcher> {
+        let npx = std::env::var("npm_lifecycle_event").is_ok_and(|v| v == "npx")
+            || std::env::var("npm_command").is_ok_and(|v| v == "exec");
+        if npx {
+            return Ok(Launcher::Npx {
+                package: NPM_PACKAGE.to_string(),
+            });
+        }
+        let binary = std::env::current_exe()
+            .and_then(|p| p.canonicalize())
+            .context("locating the mcp-server binary")?;
+        Ok(Launcher::Binary(binary))
+    }
+
+    /// The command and arguments that start the server with `args`.
+    fn command(&self, args: Vec<String>) -> (String, Vec<String>) {
+        match self {
+            Launcher::Binary(path) => (path.to_string_lossy().into_owned(), args),
+            Launcher::Npx { package } => (
+                "npx".to_string(),
+                ["-y".to_string(), package.clone()]
+                    .into_iter()
+                    .chain(args)
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Launcher::Binary(path) => write!(f, "{}", path.display()),
+            Launcher::Npx { package } => write!(f, "npx -y {package}"),
+        }
+    }
+}
+
 /// Agents whose MCP configuration `setup` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Agent {
@@ -66,12 +121,12 @@ fn server_args(agent: Agent, global: bool) -> Vec<String> {
     }
 }
 
-/// Registers `command` (this binary) for `agent`, merging into the existing file.
+/// Registers the server, started by `launcher`, for `agent`, merging into the existing file.
 pub fn setup(
     agent: Agent,
     root: &Path,
     global: bool,
-    command: &str,
+    launcher: &Launcher,
     dry_run: bool,
 ) -> anyhow::Result<(PathBuf, Outcome)> {
     let path = config_path(agent, root, global)?;
@@ -80,7 +135,8 @@ pub fn setup(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let args = server_args(agent, global);
+    let (command, args) = launcher.command(server_args(agent, global));
+    let command = command.as_str();
     let new = match agent {
         Agent::Codex => merge_toml(old.as_deref(), command, &args),
         Agent::Vscode => merge_json(

@@ -12,6 +12,8 @@ fn setup(home: &Path, root: &Path, args: &[&str]) -> std::process::Output {
         .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("CODEX_HOME")
+        .env_remove("npm_command")
+        .env_remove("npm_lifecycle_event")
         .env("RUST_LOG", "warn")
         .output()
         .expect("mcp-server runs")
@@ -78,6 +80,33 @@ fn every_agent_gets_an_entry_in_its_own_file() {
         stdout(&setup(h, r, &[agent, "--global"]));
         assert!(h.join(file).is_file(), "{agent}: {file}");
     }
+}
+
+/// Started through `npx` (as the npm package runs it), setup registers `npx -y <package>`:
+/// the binary npx ran lives in its cache, which may be cleared.
+#[test]
+fn started_through_npx_setup_registers_npx() {
+    let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-server"))
+        .args([
+            "setup",
+            "claude-code",
+            "--root",
+            repo.path().to_str().unwrap(),
+        ])
+        .env("HOME", home.path())
+        .env("npm_command", "exec")
+        .env("npm_lifecycle_event", "npx")
+        .output()
+        .unwrap();
+    let printed = stdout(&out);
+    assert!(printed.contains("npx -y codectx-mcp serve"), "{printed}");
+    let entry = &json(&repo.path().join(".mcp.json"))["mcpServers"]["codectx"];
+    assert_eq!(entry["command"], "npx");
+    assert_eq!(
+        entry["args"],
+        serde_json::json!(["-y", "codectx-mcp", "serve"])
+    );
 }
 
 #[test]
