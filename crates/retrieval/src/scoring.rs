@@ -270,10 +270,15 @@ pub const COVERED_TERMS: usize = 8;
 /// count) found among the code-aware words of the chunk's path, name and embedding text:
 /// how much of the question the chunk speaks to, whatever its rank.
 pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {
-    if terms.is_empty() {
+    coverage_of(matched_terms(terms, chunk), terms.len())
+}
+
+/// [`term_coverage`] from a count [`matched_terms`] already made.
+pub(crate) fn coverage_of(matched: usize, terms: usize) -> f32 {
+    if terms == 0 {
         return 0.0;
     }
-    (matched_terms(terms, chunk) as f32 / terms.len().min(COVERED_TERMS) as f32).min(1.0)
+    (matched as f32 / terms.min(COVERED_TERMS) as f32).min(1.0)
 }
 
 /// How many of `terms` the chunk's path, name and embedding text hold.

@@ -29,8 +29,8 @@ use crate::query::TextQuery;
 use crate::ranker::{Features, KindGroup, reciprocal_rank};
 use crate::scoring::{
     AskedKinds, COVERED_TERMS, STOPWORDS, SearchOptions, blend, calibrated_vector, code_words,
-    holds_a_term, in_type, is_companion_file, is_test_file, matched_terms, own_evidence,
-    prefer_members, query_terms, term_coverage,
+    coverage_of, holds_a_term, in_type, is_companion_file, is_test_file, matched_terms,
+    own_evidence, prefer_members, query_terms,
 };
 use crate::{Project, RetrievalError};
 
@@ -448,8 +448,9 @@ fn describe(
         f.quoted = reciprocal_rank(c.quoted_rank);
         f.vector = reciprocal_rank(c.vector_rank);
         f.similarity = similarity;
+        // One scan of the chunk's words for both the coverage and the one-word rule.
         let matched = matched_terms(question.terms, chunk);
-        f.coverage = term_coverage(question.terms, chunk);
+        f.coverage = coverage_of(matched, question.terms.len());
         f.question_terms = (question.terms.len() as f32).ln_1p();
         f.file_share = question
             .file_share
@@ -672,7 +673,7 @@ const NAMED_KINDS: &[SymbolKind] = &[
 
 /// A plural's singular, crudely (`strings` → `string`, `queries` → `query`): enough for
 /// a query's words to meet identifiers' words. The name channel stems every name of the
-/// project on every query, so it takes this cheap rule; [`term_coverage`], which reads a few
+/// project on every query, so it takes this cheap rule; [`crate::term_coverage`], which reads a few
 /// dozen candidates, can afford Snowball.
 fn stem(word: &str) -> String {
     if let Some(base) = word.strip_suffix("ies").filter(|b| b.len() >= 3) {
