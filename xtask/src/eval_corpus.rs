@@ -535,6 +535,11 @@ async fn score(
             })
             .collect();
         let target_delivered = q.gold.iter().any(|g| delivered.iter().any(|r| hit(r, g)));
+        // Delivered only as outlines: located and declared, its code over the budget.
+        let outline_only = target_delivered
+            && !answer.results.iter().zip(&delivered).any(|(r, h)| {
+                r.shown == codectx_retrieval::Shown::Full && q.gold.iter().any(|g| hit(h, g))
+            });
         token_counts.push(answer.estimated_tokens);
         if !delivered.is_empty() {
             let on_topic = delivered
@@ -595,7 +600,8 @@ async fn score(
             runs,
             "{}",
             json!({"id": q.id, "query": q.query, "results": results,
-                   "delivered": target_delivered, "empty": answer.results.is_empty(),
+                   "delivered": target_delivered, "outlineOnly": outline_only,
+                   "empty": answer.results.is_empty(),
                    "lowConfidence": low_confidence, "tokens": answer.estimated_tokens,
                    "candidates": candidates})
         )?;
@@ -617,17 +623,30 @@ async fn score(
 /// computed of it (its [`codectx_retrieval::ranker::Features`]) and whether it is a
 /// target. The candidates are the channels' (never cut by the current model's score), so a
 /// model trained on them does not depend on the model that ranked them.
+///
+/// With each, what selection reads (its lines, its tokens, whether it alone stands on one
+/// word) and whether it is on topic, so a selection rule can be replayed offline exactly.
+/// On-topic needs the graph, so it is computed only for candidates an answer could hold.
 fn candidate_features(
     project: &codectx_retrieval::Project,
     q: &Question,
     scored: &[codectx_retrieval::Scored],
 ) -> Vec<serde_json::Value> {
+    const ON_TOPIC_FROM_SCORE: f32 = 0.005;
     scored
         .iter()
         .filter_map(|s| {
             let chunk = project.chunk(&s.relative_path, &s.chunk_id)?;
-            let label = q.gold.iter().any(|g| hit(&Hit::of_chunk(chunk), g));
-            Some(json!({"label": label, "score": s.final_score, "features": s.features}))
+            let as_hit = Hit::of_chunk(chunk);
+            let label = q.gold.iter().any(|g| hit(&as_hit, g));
+            let on_topic =
+                (s.final_score >= ON_TOPIC_FROM_SCORE).then(|| on_topic(project, &as_hit, &q.gold));
+            Some(
+                json!({"label": label, "score": s.final_score, "features": s.features,
+                        "file": as_hit.file, "startLine": as_hit.start, "endLine": as_hit.end,
+                        "tokens": codectx_chunker::estimate_tokens(&chunk.full_source),
+                        "singleWord": s.single_word, "onTopic": on_topic}),
+            )
         })
         .collect()
 }

@@ -399,10 +399,10 @@ impl CodeContextServer {
             Err(e) => return Ok(e),
         };
         let lookup = ranking.mode == SearchMode::Lookup;
-        let completeness = if lookup && answer.omitted == 0 {
+        let completeness = if lookup && !answer.is_truncated() {
             "complete"
         } else {
-            self.search_completeness(answer.omitted > 0)
+            self.search_completeness(answer.is_truncated())
         };
         Ok(self.search_result(&answer, ranking.mode, &freshness, completeness))
     }

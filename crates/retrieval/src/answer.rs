@@ -32,6 +32,27 @@ pub struct ResultSymbol {
     pub start_line: u32,
     pub end_line: u32,
     pub score: f32,
+    /// How its code is shown; absent when in full.
+    #[serde(skip_serializing_if = "Shown::is_full")]
+    pub shown: Shown,
+}
+
+/// How an answer shows a result's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Shown {
+    /// In its file's smart structural snapshot: the whole symbol with its context.
+    Full,
+    /// As its declaration with bodies collapsed to `{ … }`: its file's snapshot would not
+    /// fit the budget. A large function is still located and recognisable, instead of
+    /// leaving the answer empty.
+    Outline,
+}
+
+impl Shown {
+    fn is_full(&self) -> bool {
+        *self == Shown::Full
+    }
 }
 
 /// A complete answer: what `codebase_search` returns.
@@ -45,7 +66,7 @@ pub struct Answer {
     /// Token estimate of all content items.
     pub estimated_tokens: usize,
     pub budget: usize,
-    /// Results left out because their snapshots did not fit the budget.
+    /// Results left out because neither their snapshots nor their outlines fit the budget.
     pub omitted: usize,
     /// Why the answer is empty or incomplete, in a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,6 +74,13 @@ pub struct Answer {
     /// Nothing cleared the relevance gate: the results are the best few candidates, as
     /// signatures only, for the agent to judge or to reformulate from.
     pub low_confidence: bool,
+}
+
+impl Answer {
+    /// Whether the budget cut the answer: a result left out, or shown as its outline only.
+    pub fn is_truncated(&self) -> bool {
+        self.omitted > 0 || self.results.iter().any(|r| r.shown == Shown::Outline)
+    }
 }
 
 /// Options of answer assembly.
@@ -86,6 +114,7 @@ pub fn assemble(
         chunk: &'c CodeChunk,
         score: f32,
         metadata: SymbolMetadata,
+        shown: Shown,
     }
     let mut files: Vec<(&str, f32, Vec<Entry>)> = Vec::new();
     for &(chunk, score) in ranked {
@@ -93,6 +122,7 @@ pub fn assemble(
             chunk,
             score,
             metadata: symbol_metadata(project, chunk, options.call_depth),
+            shown: Shown::Full,
         };
         match files.iter_mut().find(|f| f.0 == chunk.relative_path) {
             Some(f) => f.2.push(entry),
@@ -117,17 +147,29 @@ pub fn assemble(
             call_depth: options.call_depth,
         })
     };
-    for (path, score, entries) in files {
+    let mut outlined = 0;
+    for (path, score, mut entries) in files {
         let chunks: Vec<&CodeChunk> = entries.iter().map(|e| e.chunk).collect();
-        let Some(text) = snapshot_text(project, path, &chunks) else {
+        // The file in full if it fits, else its results' outlines, else nothing.
+        let fitted = [Shown::Full, Shown::Outline].into_iter().find_map(|shown| {
+            let text = match shown {
+                Shown::Full => snapshot_text(project, path, &chunks),
+                Shown::Outline => outline_text(project, path, &chunks),
+            }?;
+            let tokens = estimate_tokens(&text);
+            let graph = render(&kept, &entries, snapshot_tokens + tokens);
+            (estimate_tokens(&graph) + snapshot_tokens + tokens <= options.budget)
+                .then_some((shown, text, tokens))
+        });
+        let Some((shown, text, tokens)) = fitted else {
             omitted += entries.len();
             continue;
         };
-        let tokens = estimate_tokens(&text);
-        let graph = render(&kept, &entries, snapshot_tokens + tokens);
-        if estimate_tokens(&graph) + snapshot_tokens + tokens > options.budget {
-            omitted += entries.len();
-            continue;
+        if shown == Shown::Outline {
+            outlined += entries.len();
+        }
+        for e in &mut entries {
+            e.shown = shown;
         }
         kept.extend(entries);
         snapshot_tokens += tokens;
@@ -145,25 +187,43 @@ pub fn assemble(
         file: None,
     }];
     content.extend(snapshots);
-    let message = match (ranked.is_empty(), omitted) {
-        (true, _) => None,
-        (false, 0) => None,
-        (false, n) => Some(format!(
-            "{n} result{} left out: {} would exceed the {}-token budget.",
-            if n == 1 { "" } else { "s" },
-            if n == 1 {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut notes = Vec::new();
+    if outlined > 0 {
+        notes.push(format!(
+            "{outlined} result{} shown as declarations only: {} would exceed the {}-token \
+             budget; read {} by its lines.",
+            plural(outlined),
+            if outlined == 1 {
+                "its code"
+            } else {
+                "their code"
+            },
+            options.budget,
+            if outlined == 1 { "it" } else { "them" },
+        ));
+    }
+    if omitted > 0 {
+        notes.push(format!(
+            "{omitted} result{} left out: {} would exceed the {}-token budget.",
+            plural(omitted),
+            if omitted == 1 {
                 "its snapshot"
             } else {
                 "their snapshots"
             },
             options.budget
-        )),
-    };
+        ));
+    }
+    let message = (!notes.is_empty()).then(|| notes.join(" "));
     Answer {
         query: query.to_string(),
         results: kept
             .iter()
-            .map(|e| result_symbol(e.chunk, e.score))
+            .map(|e| ResultSymbol {
+                shown: e.shown,
+                ..result_symbol(e.chunk, e.score)
+            })
             .collect(),
         content,
         estimated_tokens,
@@ -271,6 +331,7 @@ fn result_symbol(c: &CodeChunk, score: f32) -> ResultSymbol {
         start_line: c.start_line,
         end_line: c.end_line,
         score,
+        shown: Shown::Full,
     }
 }
 
@@ -286,6 +347,31 @@ fn snapshot_text(project: &Project, path: &str, chunks: &[&CodeChunk]) -> Option
     codectx_snapshot::smart_snapshot(file.syntax()?, file.source()?, &ranges)
         .ok()
         .map(|s| s.text)
+}
+
+/// The outlines of `chunks` of the file `path`, each under its lines: declarations with
+/// every function body collapsed (`symbol_skeleton`), for when the file's snapshot does not
+/// fit an answer.
+fn outline_text(project: &Project, path: &str, chunks: &[&CodeChunk]) -> Option<String> {
+    let file = project.file(path)?;
+    let (parsed, source) = (file.syntax()?.parsed(), file.source()?);
+    let mut text = format!("// {path} (declarations only: the code exceeds the budget)\n");
+    for c in chunks {
+        let range = LineRange {
+            start: c.start_line,
+            end: c.end_line,
+        };
+        // A chunk that is no one symbol (top-level statements) shows its first line.
+        let outline = codectx_snapshot::symbol_skeleton(parsed, source, range)
+            .unwrap_or_else(|| declaration_line(c));
+        text.push_str(&format!(
+            "\n// lines {}-{}\n{}\n",
+            c.start_line,
+            c.end_line,
+            outline.trim_end()
+        ));
+    }
+    Some(text)
 }
 
 /// The graph's metadata of a chunk; a chunk the graph has no declaration for (an import, a

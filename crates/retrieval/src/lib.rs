@@ -39,7 +39,7 @@ mod status;
 use std::path::PathBuf;
 
 pub use answer::{
-    Answer, AnswerOptions, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, assemble,
+    Answer, AnswerOptions, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, Shown, assemble,
     low_confidence_answer, symbol_metadata,
 };
 /// The index types this crate's API takes and returns, so that a front end needs no

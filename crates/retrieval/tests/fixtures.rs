@@ -2,8 +2,8 @@
 //! project shaped like the blueprint's authentication example.
 
 use codectx_retrieval::{
-    Answer, AnswerOptions, Detail, RetrievalError, Strategy, SymbolQuery, code_context, lookup,
-    search_symbol,
+    Answer, AnswerOptions, Detail, RetrievalError, Shown, Strategy, SymbolQuery, code_context,
+    lookup, search_symbol,
 };
 
 mod common;
@@ -136,6 +136,30 @@ fn a_small_budget_leaves_files_out_and_says_so() {
     assert!(a.estimated_tokens <= 200, "{}", a.estimated_tokens);
     assert_eq!((a.results.len(), a.omitted), (1, 1));
     assert!(a.message.as_deref().unwrap().contains("200-token budget"));
+}
+
+#[test]
+fn a_result_too_large_for_the_budget_is_shown_as_its_outline() {
+    // The budget one token short of the class's full answer: its snapshot no longer fits,
+    // its declaration with the method bodies collapsed does.
+    let query = "symbol = TokenService";
+    let full = search_symbol(project(), query, &AnswerOptions::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(full.results[0].shown, Shown::Full);
+    let options = AnswerOptions {
+        budget: full.estimated_tokens - 1,
+        call_depth: 1,
+    };
+    let a = search_symbol(project(), query, &options).unwrap().unwrap();
+    assert!(
+        a.estimated_tokens <= options.budget,
+        "{}",
+        a.estimated_tokens
+    );
+    assert_eq!((a.results.len(), a.omitted), (1, 0));
+    assert_eq!(a.results[0].shown, Shown::Outline);
+    insta::assert_snapshot!(render(&a));
 }
 
 fn ranked(names: &[&str]) -> Vec<&'static codectx_chunker::CodeChunk> {
