@@ -9,6 +9,7 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -112,6 +113,12 @@ pub struct Service {
     opened: Notify,
     /// Wakes the background embedder after a sync wrote chunks.
     embed_wake: Notify,
+    /// A file watcher is running (`--watch`): an answer syncs first only if it saw a change.
+    watched: AtomicBool,
+    /// The watcher saw a change (or lost events) that no sync has taken in yet. Set by the
+    /// watcher as the event arrives, before its debounced sync, so an answer never misses
+    /// a change the watcher has seen.
+    changed: AtomicBool,
 }
 
 impl Service {
@@ -133,6 +140,8 @@ impl Service {
             }),
             opened: Notify::new(),
             embed_wake: Notify::new(),
+            watched: AtomicBool::new(false),
+            changed: AtomicBool::new(true),
         });
         tokio::spawn(Arc::clone(&service).open());
         service
@@ -244,27 +253,47 @@ impl Service {
     ) -> Result<(T, Freshness), RetrievalError> {
         let mut guard = self.engine.lock().await;
         let engine = guard.as_mut().expect("with_engine is called after ready()");
-        let freshness = match engine.refresh(&()).await {
-            Ok(stats) => {
-                if wrote_chunks(&stats) {
-                    self.embed_wake.notify_one();
+        // Without a watcher every answer syncs first (a walk of the tree); with one, only
+        // when it has seen a change since the last sync.
+        let freshness = if self.watched.load(Ordering::Acquire) && !self.take_change() {
+            Freshness::Fresh
+        } else {
+            match engine.refresh(&()).await {
+                Ok(stats) => {
+                    if wrote_chunks(&stats) {
+                        self.embed_wake.notify_one();
+                    }
+                    // The counts an answer reports change only with the files.
+                    if !stats.changed_paths.is_empty() || stats.files_removed > 0 || stats.repaired
+                    {
+                        self.record(engine).await;
+                    }
+                    Freshness::Fresh
                 }
-                Freshness::Fresh
-            }
-            Err(e) => {
-                tracing::warn!("sync before the query failed: {e}");
-                Freshness::Stale(e.to_string())
+                Err(e) => {
+                    tracing::warn!("sync before the query failed: {e}");
+                    self.changed.store(true, Ordering::Release);
+                    Freshness::Stale(e.to_string())
+                }
             }
         };
         let value = f(engine).await?;
-        self.record(engine).await;
         Ok((value, freshness))
+    }
+
+    /// Whether the watcher saw a change no sync has taken in, clearing the mark: the sync
+    /// that follows takes in every change made before this point.
+    fn take_change(&self) -> bool {
+        self.changed.swap(false, Ordering::AcqRel)
     }
 
     /// Brings the index up to date now (the watcher's callback).
     pub async fn refresh(&self) {
         let mut guard = self.engine.lock().await;
         if let Some(engine) = guard.as_mut() {
+            // An answer that already synced these changes cleared the mark; a sync then
+            // finds nothing to do, cheaply.
+            self.take_change();
             match engine.refresh(&()).await {
                 Ok(stats) => {
                     if wrote_chunks(&stats) {
@@ -276,7 +305,10 @@ impl Service {
                         self.embed_wake.notify_one();
                     }
                 }
-                Err(e) => tracing::warn!("sync failed: {e}"),
+                Err(e) => {
+                    tracing::warn!("sync failed: {e}");
+                    self.changed.store(true, Ordering::Release);
+                }
             }
             self.record(engine).await;
         }
@@ -430,7 +462,8 @@ fn wrote_chunks(stats: &SyncStats) -> bool {
 /// Whether the answer reflects the files as they are now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
-    /// Synced with the files just before answering.
+    /// In step with the files: synced just before answering, or (with a watcher) nothing
+    /// has changed since the last sync.
     Fresh,
     /// The sync failed (the reason); the answer is from the last good index.
     Stale(String),
@@ -444,14 +477,25 @@ pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let selection = service.config.store_options().file_selection(&service.root);
     let root = service.root.clone();
+    let marks = Arc::clone(&service);
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if let Ok(event) = event
-            && event.paths.iter().any(|p| selection.may_matter(&root, p))
-        {
+        // An error or a rescan flag means events were lost: the next answer syncs.
+        let matters = match &event {
+            Ok(event) => {
+                event.need_rescan()
+                    // Reading a file (the sync does) changes nothing.
+                    || (!matches!(event.kind, notify::EventKind::Access(_))
+                        && event.paths.iter().any(|p| selection.may_matter(&root, p)))
+            }
+            Err(_) => true,
+        };
+        if matters {
+            marks.changed.store(true, Ordering::Release);
             let _ = tx.send(());
         }
     })?;
     watcher.watch(&service.root, notify::RecursiveMode::Recursive)?;
+    service.watched.store(true, Ordering::Release);
     tokio::spawn(async move {
         while rx.recv().await.is_some() {
             // Editors write in bursts (temp file, rename, chmod): let them finish.
