@@ -24,6 +24,8 @@ pub struct ProjectFile {
     pub relative_path: String,
     pub chunks: Vec<CodeChunk>,
     content: OnceLock<Option<FileContent>>,
+    /// Its names as the name channel meets them: the same for every question, so made once.
+    names: OnceLock<crate::search::FileNames>,
     abs: PathBuf,
 }
 
@@ -49,6 +51,11 @@ impl ProjectFile {
     /// The file's parse with the references its snapshots follow (the same parse).
     pub fn syntax(&self) -> Option<&SnapshotFile> {
         self.content().map(|c| &c.syntax)
+    }
+
+    pub(crate) fn names(&self) -> &crate::search::FileNames {
+        self.names
+            .get_or_init(|| crate::search::FileNames::of(self))
     }
 
     fn content(&self) -> Option<&FileContent> {
@@ -119,6 +126,7 @@ impl Project {
                     relative_path,
                     chunks,
                     content: OnceLock::from(Some(FileContent { source, syntax })),
+                    names: OnceLock::new(),
                     abs,
                 }
             })
@@ -187,6 +195,7 @@ impl Project {
                     relative_path,
                     chunks,
                     content: OnceLock::new(),
+                    names: OnceLock::new(),
                 }
             })
             .collect();
@@ -228,6 +237,7 @@ impl Project {
                 relative_path,
                 chunks: file_chunks,
                 content: OnceLock::new(),
+                names: OnceLock::new(),
             });
         }
         self.files

@@ -673,7 +673,7 @@ const NAMED_KINDS: &[SymbolKind] = &[
 
 /// A plural's singular, crudely (`strings` → `string`, `queries` → `query`): enough for
 /// a query's words to meet identifiers' words. The name channel stems every name of the
-/// project on every query, so it takes this cheap rule; [`crate::term_coverage`], which reads a few
+/// project (once per file), so it takes this cheap rule; [`crate::term_coverage`], which reads a few
 /// dozen candidates, can afford Snowball.
 fn stem(word: &str) -> String {
     if let Some(base) = word.strip_suffix("ies").filter(|b| b.len() >= 3) {
@@ -708,6 +708,62 @@ impl NameLevel {
             NameLevel::FileName => 2.0,
             NameLevel::AllWords => 3.0,
             NameLevel::Identifier => 4.0,
+        }
+    }
+}
+
+/// A file's names as [`name_channel`] meets them. They depend on the file alone, and
+/// splitting and stemming every name of the project was most of a query's time: made once
+/// per file ([`crate::ProjectFile`] keeps them).
+#[derive(Debug)]
+pub(crate) struct FileNames {
+    /// The stemmed words of the file's name, or of its directory's for an `index` file
+    /// (`cors/index.ts`).
+    file_words: Vec<String>,
+    /// One per chunk of the file, in the same order.
+    chunks: Vec<ChunkName>,
+}
+
+#[derive(Debug)]
+struct ChunkName {
+    lowercase: String,
+    /// How many words its name has (`validateToken`: 2).
+    word_count: usize,
+    /// Its stemmed words without function words (`get`, `to`, `is`, `of`), which are never
+    /// among a query's words: `getDaysInMonth` is named by "the days in the month".
+    content_words: Vec<String>,
+}
+
+impl FileNames {
+    pub(crate) fn of(file: &crate::ProjectFile) -> Self {
+        let mut segments = file.relative_path.rsplit('/');
+        let file_name = segments
+            .next()
+            .and_then(|n| n.split('.').next())
+            .unwrap_or("");
+        let file_name = if file_name == "index" {
+            segments.next().unwrap_or("")
+        } else {
+            file_name
+        };
+        let chunks = file
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let words: Vec<String> = code_words(&chunk.name).iter().map(|w| stem(w)).collect();
+                ChunkName {
+                    lowercase: chunk.name.to_lowercase(),
+                    word_count: words.len(),
+                    content_words: words
+                        .into_iter()
+                        .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
+                        .collect(),
+                }
+            })
+            .collect();
+        FileNames {
+            file_words: code_words(file_name).iter().map(|w| stem(w)).collect(),
+            chunks,
         }
     }
 }
@@ -759,46 +815,29 @@ fn name_channel<'p>(
         if !filter.matches(&file.relative_path) {
             continue;
         }
-        // A file's own name, or its directory's for an `index` file (`cors/index.ts`).
-        let mut segments = file.relative_path.rsplit('/');
-        let file_name = segments
-            .next()
-            .and_then(|n| n.split('.').next())
-            .unwrap_or("");
-        let file_name = if file_name == "index" {
-            segments.next().unwrap_or("")
-        } else {
-            file_name
-        };
-        let file_words: Vec<String> = code_words(file_name).iter().map(|w| stem(w)).collect();
-        let file_named = !file_words.is_empty() && file_words.iter().all(|w| words.contains(w));
+        let names = file.names();
+        let file_named =
+            !names.file_words.is_empty() && names.file_words.iter().all(|w| words.contains(w));
         // The question names the module itself when it spells a file name of several words
         // (`qpsoWorker.js`). Counting the directory's name too (`http/client.ts` for "the
         // http client") was tried: neutral on the doc and change questions' test half, and it
         // lowered the long questions' delivery (0.523 → 0.485), so it is not done.
-        let module_named = file_named && file_words.len() >= 2;
-        for chunk in &file.chunks {
+        let module_named = file_named && names.file_words.len() >= 2;
+        for (chunk, name) in file.chunks.iter().zip(&names.chunks) {
             if chunk.node_kind == SymbolKind::Import {
                 continue;
             }
             // Names are matched on declarations; a file's name speaks for all its top level.
             let declaration = NAMED_KINDS.contains(&chunk.node_kind);
-            let name = chunk.name.to_lowercase();
-            let name_words: Vec<String> = code_words(&chunk.name).iter().map(|w| stem(w)).collect();
             let level = if declaration
-                && identifiers.contains(&name)
-                && (name_words.len() > 1 || name.len() >= 4)
+                && identifiers.contains(&name.lowercase)
+                && (name.word_count > 1 || name.lowercase.len() >= 4)
             {
                 Some(NameLevel::Identifier)
-            } else if declaration && {
-                // A name's function words (`get`, `to`, `is`, `of`) are never in the query's
-                // words: `getDaysInMonth` is named by "the days in the month".
-                let content: Vec<&String> = name_words
-                    .iter()
-                    .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
-                    .collect();
-                content.len() >= 2 && content.iter().all(|w| words.contains(w))
-            } {
+            } else if declaration
+                && name.content_words.len() >= 2
+                && name.content_words.iter().all(|w| words.contains(w))
+            {
                 Some(NameLevel::AllWords)
             } else if file_named && chunk.depth == 0 {
                 Some(if module_named {
