@@ -1,7 +1,9 @@
 """Latency of `codebase_search` as an MCP client sees it (JSON-RPC over stdio, sync before
 each call, full answer with connection graph and snapshots).
 
-Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [-- SERVER_ARGS...]
+Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [--watch] [-- SERVER_ARGS...]
+
+`--watch` runs `serve --watch`: answers sync only after the watcher saw a change.
 
 QUERIES.jsonl holds one {"query": ...} per line (a CommitLoc set works). Prints the time to
 the first answer (from the call, and from starting the server: on a never-indexed checkout
@@ -31,10 +33,14 @@ async def main():
         i = args.index("--runs")
         runs = int(args[i + 1])
         del args[i:i + 2]
+    serve = ["serve"]
+    if "--watch" in args:
+        args.remove("--watch")
+        serve.append("--watch")
     server, root, queries_file = args
     queries = [json.loads(line)["query"] for line in open(queries_file) if line.strip()]
     params = StdioServerParameters(
-        command=server, args=["--root", root, *server_args, "serve"], env={"RUST_LOG": "warn"}
+        command=server, args=["--root", root, *server_args, *serve], env={"RUST_LOG": "warn"}
     )
     spawned = time.perf_counter()
     async with stdio_client(params) as (read, write):
