@@ -62,9 +62,14 @@ struct JsonResult {
 
 pub async fn serve(root: PathBuf, config: Config, watch: bool) -> anyhow::Result<()> {
     let service = Service::start(root, config);
-    // The watcher lives as long as the server.
+    // The watcher lives as long as the server. One that cannot start (too many directories
+    // for the system's watch limit) costs speed, not the server: answers sync first instead.
     let _watcher = if watch {
-        Some(service::watch(Arc::clone(&service)).context("starting the file watcher")?)
+        service::watch(Arc::clone(&service))
+            .inspect_err(|e| {
+                tracing::warn!("file watcher unavailable ({e:#}): each answer syncs first instead")
+            })
+            .ok()
     } else {
         None
     };
