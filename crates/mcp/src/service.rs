@@ -258,24 +258,7 @@ impl Service {
         let freshness = if self.watched.load(Ordering::Acquire) && !self.take_change() {
             Freshness::Fresh
         } else {
-            match engine.refresh(&()).await {
-                Ok(stats) => {
-                    if wrote_chunks(&stats) {
-                        self.embed_wake.notify_one();
-                    }
-                    // The counts an answer reports change only with the files.
-                    if !stats.changed_paths.is_empty() || stats.files_removed > 0 || stats.repaired
-                    {
-                        self.record(engine).await;
-                    }
-                    Freshness::Fresh
-                }
-                Err(e) => {
-                    tracing::warn!("sync before the query failed: {e}");
-                    self.changed.store(true, Ordering::Release);
-                    Freshness::Stale(e.to_string())
-                }
-            }
+            self.sync(engine).await
         };
         let value = f(engine).await?;
         Ok((value, freshness))
@@ -294,23 +277,35 @@ impl Service {
             // An answer that already synced these changes cleared the mark; a sync then
             // finds nothing to do, cheaply.
             self.take_change();
-            match engine.refresh(&()).await {
-                Ok(stats) => {
-                    if wrote_chunks(&stats) {
-                        tracing::info!(
-                            "re-indexed {} changed, {} removed file(s)",
-                            stats.files_parsed,
-                            stats.files_removed
-                        );
-                        self.embed_wake.notify_one();
-                    }
+            self.sync(engine).await;
+        }
+    }
+
+    /// One sync of the engine, for an answer or the watcher: wakes the embedder when it
+    /// wrote chunks, re-reads the counts when files changed, and marks the index changed
+    /// again when it failed, so that the next answer retries.
+    async fn sync(&self, engine: &mut Engine) -> Freshness {
+        match engine.refresh(&()).await {
+            Ok(stats) => {
+                if wrote_chunks(&stats) {
+                    tracing::info!(
+                        "re-indexed {} changed, {} removed file(s)",
+                        stats.files_parsed,
+                        stats.files_removed
+                    );
+                    self.embed_wake.notify_one();
                 }
-                Err(e) => {
-                    tracing::warn!("sync failed: {e}");
-                    self.changed.store(true, Ordering::Release);
+                // The counts an answer reports change only with the files.
+                if !stats.changed_paths.is_empty() || stats.files_removed > 0 || stats.repaired {
+                    self.record(engine).await;
                 }
+                Freshness::Fresh
             }
-            self.record(engine).await;
+            Err(e) => {
+                tracing::warn!("sync failed: {e}");
+                self.changed.store(true, Ordering::Release);
+                Freshness::Stale(e.to_string())
+            }
         }
     }
 
@@ -483,7 +478,7 @@ pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher
         let matters = match &event {
             Ok(event) => {
                 event.need_rescan()
-                    // Reading a file (the sync does) changes nothing.
+                    // Reading a file (an answer's snapshot does) changes nothing.
                     || (!matches!(event.kind, notify::EventKind::Access(_))
                         && event.paths.iter().any(|p| selection.may_matter(&root, p)))
             }

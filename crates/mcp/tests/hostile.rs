@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::Session;
 use serde_json::{Value, json};
 
@@ -28,11 +26,7 @@ fn call(session: &mut Session, tool: &str, arguments: Value) -> Value {
 #[test]
 fn malformed_and_hostile_requests_get_coded_errors_and_the_server_keeps_serving() {
     let home = tempfile::tempdir().unwrap();
-    let repo = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
-        repo.path(),
-    );
+    let repo = common::auth_repo();
     // A secret beside the root, and a symlink from inside the root to it.
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(

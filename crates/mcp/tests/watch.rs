@@ -1,7 +1,6 @@
 //! `serve --watch`: answers skip the per-call sync while the watcher has seen no change, and
 //! still reflect a file written, edited or removed between two calls.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -51,11 +50,7 @@ fn ask_until(
 #[test]
 fn a_watched_server_answers_from_the_files_as_they_are() {
     let home = tempfile::tempdir().unwrap();
-    let repo = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
-        repo.path(),
-    );
+    let repo = common::auth_repo();
     let root = repo.path().to_str().unwrap();
     let mut s = Session::start(
         home.path(),

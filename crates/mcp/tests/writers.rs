@@ -29,11 +29,7 @@ fn status(home: &Path, root: &str) -> serde_json::Value {
 #[test]
 fn two_servers_and_a_cli_index_share_an_index_while_files_change() {
     let home = tempfile::tempdir().unwrap();
-    let repo = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
-        repo.path(),
-    );
+    let repo = common::auth_repo();
     let root = repo.path().to_str().unwrap().to_string();
     let args = ["--root", root.as_str(), "--embedder", "none", "serve"];
     let mut first = Session::start(home.path(), &args, &[]);

@@ -187,31 +187,24 @@ pub fn assemble(
         file: None,
     }];
     content.extend(snapshots);
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    // The singular or the plural form of a word for `n` results.
+    let form = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
     let mut notes = Vec::new();
     if outlined > 0 {
         notes.push(format!(
             "{outlined} result{} shown as declarations only: {} would exceed the {}-token \
              budget; read {} by its lines.",
-            plural(outlined),
-            if outlined == 1 {
-                "its code"
-            } else {
-                "their code"
-            },
+            form(outlined, "", "s"),
+            form(outlined, "its code", "their code"),
             options.budget,
-            if outlined == 1 { "it" } else { "them" },
+            form(outlined, "it", "them"),
         ));
     }
     if omitted > 0 {
         notes.push(format!(
             "{omitted} result{} left out: {} would exceed the {}-token budget.",
-            plural(omitted),
-            if omitted == 1 {
-                "its snapshot"
-            } else {
-                "their snapshots"
-            },
+            form(omitted, "", "s"),
+            form(omitted, "its snapshot", "their snapshots"),
             options.budget
         ));
     }

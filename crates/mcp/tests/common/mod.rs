@@ -5,6 +5,16 @@
 use std::path::Path;
 use std::process::Command;
 
+/// A fresh copy of `fixtures/retrieval/auth`, a small TypeScript project, to serve.
+pub fn auth_repo() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    codectx_corpus::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
+        repo.path(),
+    );
+    repo
+}
+
 /// A minimal MCP client over the server's stdio: newline-delimited JSON-RPC.
 pub struct Session {
     child: std::process::Child,
