@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
-use codectx_graph::{CallerRef, DeclKind, MetadataOptions, ProjectGraph, SymbolRef};
+use codectx_graph::{CallerRef, MetadataOptions, ProjectGraph, SymbolKind, SymbolRef};
 use serde_json::Value;
 
 struct Truth {
@@ -104,6 +104,7 @@ pub fn accuracy(root: &Path, truth_path: &Path, show: usize) -> anyhow::Result<(
     for t in &truth {
         let ours = by_id.get(&t.id).copied();
         found += usize::from(ours.is_some());
+        // The truth file speaks TypeScript's kinds (`accessor`), not ours.
         let fn_kind = matches!(
             t.kind.as_str(),
             "function" | "method" | "constructor" | "accessor"
@@ -285,7 +286,7 @@ pub fn bench(root: &Path, runs: usize) -> anyhow::Result<()> {
     // Metadata at callDepth 1 of the 200 most-connected callables.
     let mut callables: Vec<SymbolRef> = graph
         .symbols()
-        .filter(|&s| graph.decl(s).kind.is_callable() || graph.decl(s).kind == DeclKind::Class)
+        .filter(|&s| graph.decl(s).kind.is_callable() || graph.decl(s).kind == SymbolKind::Class)
         .collect();
     callables.sort_by_key(|&s| std::cmp::Reverse(graph.callers(s).len() + graph.callees(s).len()));
     callables.truncate(200);

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use codectx_graph::{SymbolInfo, SymbolMetadata, TypeFlow};
+use codectx_graph::{SymbolInfo, SymbolKind, SymbolMetadata, TypeFlow};
 
 use crate::topology::{View, kind_word};
 
@@ -127,8 +127,10 @@ fn lines(m: &SymbolMetadata, name: &dyn Fn(&SymbolInfo) -> String, out: &mut Str
         let members: Vec<String> = m
             .members
             .iter()
-            .map(|s| match s.kind.as_str() {
-                "method" | "constructor" | "function" => format!("{}()", s.name),
+            .map(|s| match s.kind {
+                SymbolKind::Method | SymbolKind::Constructor | SymbolKind::Function => {
+                    format!("{}()", s.name)
+                }
                 _ => s.name.clone(),
             })
             .collect();

@@ -387,6 +387,6 @@ pub(crate) fn type_uses(m: &SymbolMetadata) -> impl Iterator<Item = &SymbolInfo>
 pub(crate) fn kind_word(m: &SymbolMetadata) -> &str {
     match &m.constant {
         Some(c) if c.keyword == "const" => "constant",
-        _ => &m.symbol.kind,
+        _ => m.symbol.kind.as_str(),
     }
 }

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use codectx_files::FileSelection;
-pub use facts::{DeclKind, FileFacts, extract_facts};
+pub use facts::{FileFacts, SymbolKind, extract_facts};
 pub use link::{FileEdge, FileRelationships};
 pub use metadata::{
     CallNode, MAX_TRANSITIVE_DEPTH, MetadataOptions, ReferenceCount, RelatedSymbol, SymbolInfo,
@@ -341,7 +341,7 @@ impl ProjectGraph {
     pub fn callers_of_constructor_or_self(&self, s: SymbolRef) -> &[(CallerRef, u32)] {
         let d = self.decl(s);
         match (d.kind, d.container) {
-            (DeclKind::Constructor, Some(class)) => self.links.callers(SymbolRef {
+            (SymbolKind::Constructor, Some(class)) => self.links.callers(SymbolRef {
                 file: s.file,
                 decl: class,
             }),

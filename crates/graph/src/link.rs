@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use crate::facts::{
-    Callee, Contextual, DeclKind, ExportTarget, FileFacts, Receiver, SiteKind, Target, TypedSlot,
+    Callee, Contextual, ExportTarget, FileFacts, Receiver, SiteKind, SymbolKind, Target, TypedSlot,
 };
 use crate::modules::Resolved;
 use crate::{CallerRef, FileNode, SymbolRef};
@@ -101,10 +101,10 @@ impl Links {
             let counts = match call.kind {
                 SiteKind::Access => matches!(
                     d.kind,
-                    DeclKind::Method | DeclKind::Getter | DeclKind::Setter
+                    SymbolKind::Method | SymbolKind::Getter | SymbolKind::Setter
                 ),
-                SiteKind::New => d.kind == DeclKind::Class,
-                _ => d.kind.is_callable() || d.kind == DeclKind::Class,
+                SiteKind::New => d.kind == SymbolKind::Class,
+                _ => d.kind.is_callable() || d.kind == SymbolKind::Class,
             };
             if !counts {
                 continue;
@@ -169,7 +169,7 @@ impl Links {
                     && decl(s).container.is_some_and(|c| {
                         matches!(
                             files[s.file as usize].facts.decls[c as usize].kind,
-                            DeclKind::Interface | DeclKind::Class
+                            SymbolKind::Interface | SymbolKind::Class
                         )
                     })
             })
@@ -416,7 +416,7 @@ impl<'g> Linker<'g> {
     fn as_type(&self, mut s: SymbolRef) -> SymbolRef {
         for _ in 0..MAX_HOPS {
             let d = self.decl(s);
-            if d.kind != DeclKind::TypeAlias {
+            if d.kind != SymbolKind::Type {
                 break;
             }
             match d.value_type.as_ref().and_then(|t| self.target(s.file, t)) {
@@ -431,7 +431,7 @@ impl<'g> Linker<'g> {
     fn value_type_of(&self, s: SymbolRef) -> Option<SymbolRef> {
         let d = self.decl(s);
         let t = match d.kind {
-            DeclKind::Method | DeclKind::Function => d.returns.as_ref()?.types.first()?,
+            SymbolKind::Method | SymbolKind::Function => d.returns.as_ref()?.types.first()?,
             _ => d.value_type.as_ref()?,
         };
         match self.target(s.file, t)? {
@@ -468,10 +468,12 @@ impl<'g> Linker<'g> {
                 Entity::Symbol(s) => {
                     let d = self.decl(s);
                     match d.kind {
-                        DeclKind::Variable | DeclKind::Property => match self.value_type_of(s) {
-                            Some(t) => Some(Scope::Type(t)),
-                            None => Some(Scope::Value(s)),
-                        },
+                        SymbolKind::Variable | SymbolKind::Property => {
+                            match self.value_type_of(s) {
+                                Some(t) => Some(Scope::Type(t)),
+                                None => Some(Scope::Value(s)),
+                            }
+                        }
                         _ => Some(Scope::Value(s)),
                     }
                 }
@@ -483,10 +485,10 @@ impl<'g> Linker<'g> {
                     Entity::Symbol(m) => {
                         let d = self.decl(m);
                         match d.kind {
-                            DeclKind::Class | DeclKind::Namespace | DeclKind::Enum => {
+                            SymbolKind::Class | SymbolKind::Namespace | SymbolKind::Enum => {
                                 Some(Scope::Value(m))
                             }
-                            DeclKind::Variable if d.value_type.is_none() => Some(Scope::Value(m)),
+                            SymbolKind::Variable if d.value_type.is_none() => Some(Scope::Value(m)),
                             _ => self.value_type_of(m).map(Scope::Type),
                         }
                     }
@@ -555,8 +557,8 @@ impl<'g> Linker<'g> {
         };
         match d.kind {
             kind if kind.is_callable() => from_slots(&d.params),
-            DeclKind::TypeAlias if !d.params.is_empty() => from_slots(&d.params),
-            DeclKind::TypeAlias => {
+            SymbolKind::Type if !d.params.is_empty() => from_slots(&d.params),
+            SymbolKind::Type => {
                 d.alternatives
                     .iter()
                     .find_map(|t| match self.target(s.file, t)? {
@@ -564,8 +566,8 @@ impl<'g> Linker<'g> {
                         Entity::Module(_) => None,
                     })
             }
-            DeclKind::Interface => d.call_signatures.iter().find_map(|sig| from_slots(sig)),
-            DeclKind::Property | DeclKind::Variable => {
+            SymbolKind::Interface => d.call_signatures.iter().find_map(|sig| from_slots(sig)),
+            SymbolKind::Property | SymbolKind::Variable => {
                 self.parameter_type(self.value_type_of(s)?, index, depth + 1)
             }
             _ => None,
@@ -578,7 +580,7 @@ impl<'g> Linker<'g> {
             Scope::Module(m) => self.export(m, name),
             Scope::Value(s) => {
                 let d = self.decl(s);
-                if d.kind == DeclKind::Class {
+                if d.kind == SymbolKind::Class {
                     return self.class_member(s, name).map(Entity::Symbol);
                 }
                 // Object-literal constants: methods owned by the constant.

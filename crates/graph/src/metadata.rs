@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::facts::{DeclKind, Target};
+use crate::facts::{SymbolKind, Target};
 use crate::{CallerRef, ProjectGraph, SymbolRef};
 
 /// Deepest level a transitive (`call_depth = -1`) tree is expanded to; deeper levels are
@@ -35,7 +35,7 @@ pub struct SymbolInfo {
     pub id: String,
     pub name: String,
     pub qualified_name: String,
-    pub kind: String,
+    pub kind: SymbolKind,
     pub file: String,
     pub start_line: u32,
     pub end_line: u32,
@@ -131,7 +131,7 @@ pub(crate) fn info(g: &ProjectGraph, s: SymbolRef) -> SymbolInfo {
         id: g.symbol_id(s),
         name: d.name.clone(),
         qualified_name: d.qualified_name.clone(),
-        kind: d.kind.as_str().to_string(),
+        kind: d.kind,
         file: g.files()[s.file as usize].path.clone(),
         start_line: d.start_line,
         end_line: d.end_line,
@@ -148,7 +148,7 @@ fn caller_info(g: &ProjectGraph, c: CallerRef) -> SymbolInfo {
                 id: g.caller_id(c),
                 name: "<module>".into(),
                 qualified_name: "<module>".into(),
-                kind: "module".into(),
+                kind: SymbolKind::Module,
                 file: file.path.clone(),
                 start_line: 1,
                 end_line: file.facts.line_count,
@@ -161,14 +161,14 @@ fn caller_info(g: &ProjectGraph, c: CallerRef) -> SymbolInfo {
 /// `new Foo()` is shown as a call of Foo's constructor when it declares one.
 fn shown_callee(g: &ProjectGraph, s: SymbolRef) -> SymbolRef {
     let d = g.decl(s);
-    if d.kind == DeclKind::Class
+    if d.kind == SymbolKind::Class
         && let Some(&ctor) = d.members.iter().find(|&&m| {
             g.decl(SymbolRef {
                 file: s.file,
                 decl: m,
             })
             .kind
-                == DeclKind::Constructor
+                == SymbolKind::Constructor
         })
     {
         return SymbolRef {
@@ -255,7 +255,7 @@ pub(crate) fn build(g: &ProjectGraph, s: SymbolRef, options: &MetadataOptions) -
     );
     // Callers of a constructor are the `new` sites of its class.
     let incoming_root = match (d.kind, d.container) {
-        (DeclKind::Constructor, Some(class)) => SymbolRef {
+        (SymbolKind::Constructor, Some(class)) => SymbolRef {
             file: s.file,
             decl: class,
         },
@@ -284,11 +284,11 @@ pub(crate) fn build(g: &ProjectGraph, s: SymbolRef, options: &MetadataOptions) -
         .collect();
     file_list.sort();
 
-    let hierarchy = matches!(d.kind, DeclKind::Class | DeclKind::Interface).then(|| {
+    let hierarchy = matches!(d.kind, SymbolKind::Class | SymbolKind::Interface).then(|| {
         // A class extends at most one class; its other supertypes are implemented. An
         // interface's `extends` list is reported as `implements`, as the blueprint does.
         let extends = match d.kind {
-            DeclKind::Class => d.extends.first().and_then(|t| resolve_symbol(g, s.file, t)),
+            SymbolKind::Class => d.extends.first().and_then(|t| resolve_symbol(g, s.file, t)),
             _ => None,
         };
         TypeHierarchy {

@@ -110,7 +110,8 @@ pub enum SymbolKind {
     Variable,
     Const,
     Namespace,
-    /// `declare module 'x' { … }` and `declare global { … }`.
+    /// `declare module 'x' { … }` and `declare global { … }`; in a call tree, a file's
+    /// top-level code.
     Module,
     Import,
     Expression,
@@ -203,6 +204,26 @@ impl SymbolKind {
             SymbolKind::Comment => "comment",
             SymbolKind::Unparsed => "unparsed",
         }
+    }
+
+    /// Declarations that run code: the nodes of call trees.
+    pub fn is_callable(self) -> bool {
+        matches!(
+            self,
+            SymbolKind::Function
+                | SymbolKind::Method
+                | SymbolKind::Constructor
+                | SymbolKind::Getter
+                | SymbolKind::Setter
+        )
+    }
+
+    /// Declarations that own members and take part in type hierarchies.
+    pub fn is_type(self) -> bool {
+        matches!(
+            self,
+            SymbolKind::Class | SymbolKind::Interface | SymbolKind::Type | SymbolKind::Enum
+        )
     }
 
     /// Kinds that are root-level content rather than named declarations.

@@ -4,7 +4,7 @@
 use codectx_chunker::{CodeChunk, estimate_tokens};
 use codectx_connection_graph::ConnectionGraph;
 use codectx_graph::{MetadataOptions, SymbolMetadata};
-use codectx_parser::LineRange;
+use codectx_parser::{LineRange, SymbolKind};
 use serde::Serialize;
 
 use crate::project::Project;
@@ -28,7 +28,7 @@ pub struct ResultSymbol {
     /// Qualified name (`Class.method`).
     pub name: String,
     pub breadcrumb: String,
-    pub kind: String,
+    pub kind: SymbolKind,
     pub start_line: u32,
     pub end_line: u32,
     pub score: f32,
@@ -320,7 +320,7 @@ fn result_symbol(c: &CodeChunk, score: f32) -> ResultSymbol {
         file: c.relative_path.clone(),
         name: c.dotted_name(),
         breadcrumb: c.breadcrumb.clone(),
-        kind: c.node_kind.to_string(),
+        kind: c.node_kind,
         start_line: c.start_line,
         end_line: c.end_line,
         score,
@@ -384,7 +384,7 @@ pub fn symbol_metadata(project: &Project, chunk: &CodeChunk, call_depth: i32) ->
             ),
             name: chunk.name.clone(),
             qualified_name: qualified.join("."),
-            kind: chunk.node_kind.to_string(),
+            kind: chunk.node_kind,
             file: chunk.relative_path.clone(),
             start_line: chunk.start_line,
             end_line: chunk.end_line,

@@ -2,7 +2,7 @@
 //! (`breadth`: more symbols, less detail) or full bodies (`depth`: fewer symbols, whole).
 
 use codectx_chunker::{CodeChunk, estimate_tokens};
-use codectx_parser::LineRange;
+use codectx_parser::{LineRange, SymbolKind};
 use serde::{Deserialize, Serialize};
 
 use crate::project::Project;
@@ -33,7 +33,7 @@ pub enum Detail {
 pub struct ContextItem {
     pub file: String,
     pub name: String,
-    pub kind: String,
+    pub kind: SymbolKind,
     pub start_line: u32,
     pub end_line: u32,
     pub detail: Detail,
@@ -166,7 +166,7 @@ fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
     ContextItem {
         file: chunk.relative_path.clone(),
         name: chunk.dotted_name(),
-        kind: chunk.node_kind.to_string(),
+        kind: chunk.node_kind,
         start_line: chunk.start_line,
         end_line: chunk.end_line,
         detail,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use codectx_chunker::CodeChunk;
 use codectx_graph::{FileRelationships, RelatedSymbol};
+use codectx_parser::SymbolKind;
 use codectx_snapshot::{FileSkeleton, SkeletonCache};
 use serde::{Deserialize, Serialize};
 
@@ -75,7 +76,7 @@ pub enum Direction {
 #[serde(rename_all = "camelCase")]
 pub struct HierarchyNode {
     pub name: String,
-    pub kind: String,
+    pub kind: SymbolKind,
     pub breadcrumb: String,
     pub start_line: u32,
     pub end_line: u32,
@@ -207,7 +208,7 @@ pub fn symbol_hierarchy(
 fn node(chunk: &CodeChunk, depth: u32) -> HierarchyNode {
     HierarchyNode {
         name: chunk.name.clone(),
-        kind: chunk.node_kind.to_string(),
+        kind: chunk.node_kind,
         breadcrumb: chunk.breadcrumb.clone(),
         start_line: chunk.start_line,
         end_line: chunk.end_line,

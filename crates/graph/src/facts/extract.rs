@@ -400,7 +400,7 @@ impl<'a> Extractor<'_, '_> {
         index
     }
 
-    fn new_decl(&mut self, name: String, kind: DeclKind, node: Span, sig: (u32, u32)) -> Decl {
+    fn new_decl(&mut self, name: String, kind: SymbolKind, node: Span, sig: (u32, u32)) -> Decl {
         let start = self
             .export_start
             .take()
@@ -741,7 +741,7 @@ impl<'a> Extractor<'_, '_> {
                 // A local variable with a declared/constructed type is a typed value.
                 if let Raw::Symbol(symbol) = raw
                     && let Some(&decl) = self.symbol_decl.get(symbol)
-                    && self.facts.decls[decl as usize].kind == DeclKind::Variable
+                    && self.facts.decls[decl as usize].kind == SymbolKind::Variable
                     && let Some(t) = self.symbol_type.get(symbol)
                 {
                     return Some(Receiver::Typed {
@@ -903,7 +903,12 @@ impl<'a> Extractor<'_, '_> {
 
     fn class_decl(&mut self, c: &Class<'a>, name: String, symbol: Option<SymbolId>) -> u32 {
         let node = decorated(c.span, &c.decorators);
-        let mut decl = self.new_decl(name, DeclKind::Class, node, (node.start, c.body.span.start));
+        let mut decl = self.new_decl(
+            name,
+            SymbolKind::Class,
+            node,
+            (node.start, c.body.span.start),
+        );
         decl.is_abstract = c.r#abstract;
         decl.type_params = self.type_params(c.type_parameters.as_deref());
         let index = self.push_decl(decl, symbol);
@@ -1062,7 +1067,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             Some(name) if is_decl || self.export_start.is_some() => {
                 let body = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
                 let mut decl =
-                    self.new_decl(name, DeclKind::Function, f.span, (f.span.start, body));
+                    self.new_decl(name, SymbolKind::Function, f.span, (f.span.start, body));
                 decl.container = None;
                 let symbol = f.id.as_ref().and_then(|id| id.symbol_id.get());
                 // Functions nested in a class body are not its members.
@@ -1103,8 +1108,12 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         match init {
             Some(Expression::ArrowFunctionExpression(a)) => {
                 let body_start = a.body.span().start;
-                let decl =
-                    self.new_decl(name, DeclKind::Function, d.span, (d.span.start, body_start));
+                let decl = self.new_decl(
+                    name,
+                    SymbolKind::Function,
+                    d.span,
+                    (d.span.start, body_start),
+                );
                 let saved = std::mem::take(&mut self.containers);
                 let index = self.push_decl(decl, symbol);
                 self.containers = saved;
@@ -1116,8 +1125,12 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             }
             Some(Expression::FunctionExpression(f)) => {
                 let body_start = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
-                let decl =
-                    self.new_decl(name, DeclKind::Function, d.span, (d.span.start, body_start));
+                let decl = self.new_decl(
+                    name,
+                    SymbolKind::Function,
+                    d.span,
+                    (d.span.start, body_start),
+                );
                 let saved = std::mem::take(&mut self.containers);
                 let index = self.push_decl(decl, symbol);
                 self.containers = saved;
@@ -1141,7 +1154,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                     }
                 });
                 let mut decl =
-                    self.new_decl(name, DeclKind::Variable, d.span, (d.span.start, sig_end));
+                    self.new_decl(name, SymbolKind::Variable, d.span, (d.span.start, sig_end));
                 decl.constant = Some(self.constant_info(d));
                 let saved = std::mem::take(&mut self.containers);
                 let index = self.push_decl(decl, symbol);
@@ -1198,10 +1211,10 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
 
     fn visit_method_definition(&mut self, m: &MethodDefinition<'a>) {
         let kind = match m.kind {
-            MethodDefinitionKind::Constructor => DeclKind::Constructor,
-            MethodDefinitionKind::Method => DeclKind::Method,
-            MethodDefinitionKind::Get => DeclKind::Getter,
-            MethodDefinitionKind::Set => DeclKind::Setter,
+            MethodDefinitionKind::Constructor => SymbolKind::Constructor,
+            MethodDefinitionKind::Method => SymbolKind::Method,
+            MethodDefinitionKind::Get => SymbolKind::Getter,
+            MethodDefinitionKind::Set => SymbolKind::Setter,
         };
         let Some(name) = key_name(&m.key) else {
             return walk::walk_method_definition(self, m);
@@ -1215,13 +1228,13 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         for dec in &m.decorators {
             self.visit_decorator(dec);
         }
-        if kind == DeclKind::Getter
+        if kind == SymbolKind::Getter
             && let Some(r) = &m.value.return_type
             && let Some(raw) = primary_type(self.scoping, &r.type_annotation)
         {
             self.pending_types.push((TypeSlotRef::Value(index), raw));
         }
-        if kind == DeclKind::Constructor {
+        if kind == SymbolKind::Constructor {
             // `constructor(private repo: Repo)` declares typed properties.
             for p in &m.value.params.items {
                 if (p.accessibility.is_some() || p.readonly)
@@ -1229,7 +1242,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 {
                     let decl = self.new_decl(
                         id.name.to_string(),
-                        DeclKind::Property,
+                        SymbolKind::Property,
                         p.span,
                         (p.span.start, p.span.end),
                     );
@@ -1255,7 +1268,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         };
         let node = decorated(p.span, &p.decorators);
         let sig_end = p.value.as_ref().map_or(p.span.end, |v| v.span().start);
-        let mut decl = self.new_decl(name, DeclKind::Property, node, (node.start, sig_end));
+        let mut decl = self.new_decl(name, SymbolKind::Property, node, (node.start, sig_end));
         decl.is_static = p.r#static;
         let index = self.push_decl(decl, None);
         if let Some(t) = &p.type_annotation
@@ -1279,7 +1292,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         let name = it.id.name.to_string();
         let mut decl = self.new_decl(
             name,
-            DeclKind::Interface,
+            SymbolKind::Interface,
             it.span,
             (it.span.start, it.body.span.start),
         );
@@ -1299,7 +1312,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
 
     fn visit_ts_call_signature_declaration(&mut self, it: &TSCallSignatureDeclaration<'a>) {
         if let Some(&interface) = self.containers.last()
-            && self.facts.decls[interface as usize].kind == DeclKind::Interface
+            && self.facts.decls[interface as usize].kind == SymbolKind::Interface
         {
             let sig = self.facts.decls[interface as usize].call_signatures.len();
             let slots =
@@ -1314,9 +1327,9 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
     fn visit_ts_method_signature(&mut self, it: &TSMethodSignature<'a>) {
         if let Some(name) = key_name(&it.key) {
             let kind = match it.kind {
-                TSMethodSignatureKind::Get => DeclKind::Getter,
-                TSMethodSignatureKind::Set => DeclKind::Setter,
-                TSMethodSignatureKind::Method => DeclKind::Method,
+                TSMethodSignatureKind::Get => SymbolKind::Getter,
+                TSMethodSignatureKind::Set => SymbolKind::Setter,
+                TSMethodSignatureKind::Method => SymbolKind::Method,
             };
             let decl = self.new_decl(name, kind, it.span, (it.span.start, it.span.end));
             let index = self.push_decl(decl, None);
@@ -1336,7 +1349,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         if let Some(name) = key_name(&it.key) {
             let decl = self.new_decl(
                 name,
-                DeclKind::Property,
+                SymbolKind::Property,
                 it.span,
                 (it.span.start, it.span.end),
             );
@@ -1354,7 +1367,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         let name = it.id.name.to_string();
         let mut decl = self.new_decl(
             name,
-            DeclKind::TypeAlias,
+            SymbolKind::Type,
             it.span,
             (it.span.start, it.span.end),
         );
@@ -1392,7 +1405,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         let name = it.id.name.to_string();
         let decl = self.new_decl(
             name,
-            DeclKind::Enum,
+            SymbolKind::Enum,
             it.span,
             (it.span.start, it.body.span.start),
         );
@@ -1410,7 +1423,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         };
         let decl = self.new_decl(
             name,
-            DeclKind::Namespace,
+            SymbolKind::Namespace,
             it.span,
             (it.span.start, body_start),
         );
@@ -1633,7 +1646,7 @@ impl<'a> Extractor<'_, '_> {
         let index = match value {
             Expression::ArrowFunctionExpression(a) => {
                 let sig = (stmt.span.start, a.body.span().start);
-                let decl = self.new_decl(name, DeclKind::Function, stmt.span, sig);
+                let decl = self.new_decl(name, SymbolKind::Function, stmt.span, sig);
                 let index = self.push_decl(decl, None);
                 self.facts.decls[index as usize].type_params =
                     self.type_params(a.type_parameters.as_deref());
@@ -1643,8 +1656,12 @@ impl<'a> Extractor<'_, '_> {
             }
             Expression::FunctionExpression(f) => {
                 let body = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
-                let decl =
-                    self.new_decl(name, DeclKind::Function, stmt.span, (stmt.span.start, body));
+                let decl = self.new_decl(
+                    name,
+                    SymbolKind::Function,
+                    stmt.span,
+                    (stmt.span.start, body),
+                );
                 let index = self.push_decl(decl, None);
                 self.classes.push(None);
                 self.function_like(index, f, ScopeFlags::Function);
@@ -1664,7 +1681,7 @@ impl<'a> Extractor<'_, '_> {
                 };
                 let decl = self.new_decl(
                     name,
-                    DeclKind::Variable,
+                    SymbolKind::Variable,
                     stmt.span,
                     (stmt.span.start, sig_end),
                 );
@@ -1698,9 +1715,9 @@ impl<'a> Extractor<'_, '_> {
             match (func, key_name(&p.key)) {
                 (Some(f), Some(name)) => {
                     let kind = match p.kind {
-                        PropertyKind::Get => DeclKind::Getter,
-                        PropertyKind::Set => DeclKind::Setter,
-                        PropertyKind::Init => DeclKind::Method,
+                        PropertyKind::Get => SymbolKind::Getter,
+                        PropertyKind::Set => SymbolKind::Setter,
+                        PropertyKind::Init => SymbolKind::Method,
                     };
                     let body = f.body.as_ref().map_or(p.span.end, |b| b.span.start);
                     let mut decl = self.new_decl(name, kind, p.span, (p.span.start, body));

@@ -8,66 +8,10 @@
 
 mod extract;
 
+pub use codectx_parser::SymbolKind;
 use serde::{Deserialize, Serialize};
 
 pub use extract::{extract_facts, facts_of};
-
-/// What a declaration is, in the words of the blueprint's call hierarchy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DeclKind {
-    Function,
-    Method,
-    Constructor,
-    Getter,
-    Setter,
-    Class,
-    Interface,
-    TypeAlias,
-    Enum,
-    Property,
-    Variable,
-    Namespace,
-}
-
-impl DeclKind {
-    /// Declarations that run code: the nodes of call trees.
-    pub fn is_callable(self) -> bool {
-        matches!(
-            self,
-            DeclKind::Function
-                | DeclKind::Method
-                | DeclKind::Constructor
-                | DeclKind::Getter
-                | DeclKind::Setter
-        )
-    }
-
-    /// Declarations that own members and take part in type hierarchies.
-    pub fn is_type(self) -> bool {
-        matches!(
-            self,
-            DeclKind::Class | DeclKind::Interface | DeclKind::TypeAlias | DeclKind::Enum
-        )
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeclKind::Function => "function",
-            DeclKind::Method => "method",
-            DeclKind::Constructor => "constructor",
-            DeclKind::Getter => "getter",
-            DeclKind::Setter => "setter",
-            DeclKind::Class => "class",
-            DeclKind::Interface => "interface",
-            DeclKind::TypeAlias => "type",
-            DeclKind::Enum => "enum",
-            DeclKind::Property => "property",
-            DeclKind::Variable => "variable",
-            DeclKind::Namespace => "namespace",
-        }
-    }
-}
 
 /// A name as written in one file, resolved as far as that file allows.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -201,7 +145,7 @@ pub struct Decl {
     pub name: String,
     /// `Class.member` inside a class or interface, else the name.
     pub qualified_name: String,
-    pub kind: DeclKind,
+    pub kind: SymbolKind,
     pub start_line: u32,
     pub end_line: u32,
     pub span: (u32, u32),
@@ -391,5 +335,5 @@ impl FileFacts {
 /// one parse (`syntax_errors` counts its first attempt's diagnostics). 6: enums are
 /// externally tagged (`{"local": {"decl": 0}}`), which serde reads in one pass (an
 /// internally tagged enum is buffered whole before its tag is looked at). 7: stored as
-/// postcard ([`FileFacts::encode`]) instead of JSON.
-pub const FACTS_VERSION: u32 = 7;
+/// postcard ([`FileFacts::encode`]) instead of JSON. 8: kinds are the parser's `SymbolKind` (`type`, not `type-alias`).
+pub const FACTS_VERSION: u32 = 8;
