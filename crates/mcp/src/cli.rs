@@ -9,7 +9,8 @@ use std::time::Instant;
 use anyhow::Context;
 use codectx_embed::Embedder;
 use codectx_retrieval::{
-    ChunkFilter, CodeChunk, Engine, IndexSummary, Indexer, Project, SyncEvent, symbol_metadata,
+    ChunkFilter, CodeChunk, Engine, IndexSummary, Indexer, Project, SymbolKind, SyncEvent,
+    symbol_metadata,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -54,7 +55,7 @@ struct JsonResult {
     /// Qualified: `Class.method`.
     name: String,
     breadcrumb: String,
-    kind: String,
+    kind: SymbolKind,
     start_line: u32,
     end_line: u32,
     score: f32,
@@ -402,7 +403,7 @@ fn json_results(selected: Vec<(&CodeChunk, f32)>, limit: usize) -> Vec<JsonResul
             file: chunk.relative_path.clone(),
             name: chunk.dotted_name(),
             breadcrumb: chunk.breadcrumb.clone(),
-            kind: chunk.node_kind.to_string(),
+            kind: chunk.node_kind,
             start_line: chunk.start_line,
             end_line: chunk.end_line,
             score,

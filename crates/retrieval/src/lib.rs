@@ -42,6 +42,8 @@ pub use answer::{
     Answer, AnswerOptions, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, Shown, assemble,
     low_confidence_answer, symbol_metadata,
 };
+/// The kinds results carry.
+pub use codectx_parser::SymbolKind;
 /// The index types this crate's API takes and returns, so that a front end needs no
 /// direct dependency on the store.
 pub use codectx_store::{
