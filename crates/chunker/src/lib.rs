@@ -57,10 +57,11 @@ pub struct CodeChunk {
     pub full_source: String,
     pub start_line: u32,
     pub end_line: u32,
-    /// Bytes of the declaration from its JSDoc or decorators to its end (not whole lines):
-    /// the chunk's graph declaration is the one inside this span (see
-    /// `codectx_retrieval::Project::graph_symbol`).
+    /// Bytes of the declaration from its JSDoc or decorators to its end (not whole lines).
     pub span: ByteSpan,
+    /// The parser symbol the chunk was made from ([`ParsedSymbol::index`]): the graph's
+    /// declaration of it names the same number (`codectx_graph::facts::Decl::symbol`).
+    pub symbol: u32,
     pub jsdoc: Option<String>,
     /// Import statements whose bindings this chunk's own code (collapsed children excluded)
     /// references, as resolved by oxc_semantic.
@@ -218,6 +219,7 @@ impl<'p> Context<'p, '_> {
             start_line: sym.range.start,
             end_line: sym.range.end,
             span: sym.span,
+            symbol: sym.index,
             jsdoc: sym.jsdoc.clone(),
             relevant_imports: self.relevant_imports(sym, (start, end), &collapsed),
             embedding_text: cap_tokens(collapse(self.source, start, end, &collapsed)),

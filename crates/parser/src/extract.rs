@@ -86,7 +86,9 @@ pub(crate) fn unparsed_item(src: &str, lines: &LineIndex) -> Vec<ParsedSymbol> {
 /// A root item without modifiers, signature or children (comments, unparsed lines).
 fn leaf_item(name: String, kind: SymbolKind, range: LineRange, span: ByteSpan) -> ParsedSymbol {
     ParsedSymbol {
+        index: 0,
         name,
+        declared_at: None,
         naming: Naming::Source,
         kind,
         depth: 0,
@@ -187,6 +189,8 @@ struct Open {
     sig: (u32, u32),
     body: Option<Span>,
     modifiers: Vec<Modifier>,
+    /// [`ParsedSymbol::declared_at`].
+    declared_at: Option<u32>,
 }
 
 struct Extractor<'s> {
@@ -264,7 +268,9 @@ impl<'s> Extractor<'s> {
         let span = ByteSpan::new(start, outer.end);
         let exported = modifiers.contains(&Modifier::Exported);
         let sym = ParsedSymbol {
+            index: 0,
             name: o.name,
+            declared_at: o.declared_at,
             naming: o.naming,
             kind: o.kind,
             depth: 0,
@@ -425,6 +431,7 @@ impl<'s> Extractor<'s> {
                 sig: (span.start, span.end),
                 body: None,
                 modifiers: Vec::new(),
+                declared_at: None,
             },
             |_| {},
         );
@@ -510,6 +517,7 @@ impl<'s> Extractor<'s> {
             sig: (span.start, span.end),
             body: None,
             modifiers,
+            declared_at: None,
         }
     }
 
@@ -542,9 +550,13 @@ impl<'s> Extractor<'s> {
                     return;
                 };
                 let inner = unwrap_expr(expr);
-                if let Some(o) =
-                    self.function_valued("default".into(), inner.span().start, d.span, inner)
-                {
+                if let Some(o) = self.function_valued(
+                    "default".into(),
+                    inner.span().start,
+                    d.span,
+                    inner,
+                    Some(inner.span().start),
+                ) {
                     self.scoped(o, |s| s.visit_expression(expr));
                 } else {
                     let o = self.item(SymbolKind::Export, "default".into(), d.span, Vec::new());
@@ -564,7 +576,14 @@ impl<'s> Extractor<'s> {
                 span: e.span,
                 modifiers: vec![Modifier::Exported],
             });
-            let o = match self.function_valued(name.clone(), e.span.start, e.span, right) {
+            let declared_at = Some(e.span.start);
+            let o = match self.function_valued(
+                name.clone(),
+                e.span.start,
+                e.span,
+                right,
+                declared_at,
+            ) {
                 Some(o) => o,
                 None => {
                     // Exporting what another statement declared is an export list
@@ -579,6 +598,7 @@ impl<'s> Extractor<'s> {
                         SymbolKind::Variable
                     };
                     let mut o = self.item(kind, name, e.span, Vec::new());
+                    o.declared_at = declared_at;
                     o.sig = (
                         e.span.start,
                         self.head_or_all(e.span.start, Some(right.span().start), e.span.end),
@@ -602,6 +622,7 @@ impl<'s> Extractor<'s> {
         sig_start: u32,
         node: Span,
         expr: &Expression<'_>,
+        declared_at: Option<u32>,
     ) -> Option<Open> {
         let (func, wrapped) = match expr {
             Expression::CallExpression(call) if is_component_wrapper(&call.callee) => (
@@ -660,6 +681,7 @@ impl<'s> Extractor<'s> {
             sig: (sig_start, body.start),
             body: Some(body),
             modifiers,
+            declared_at,
         })
     }
 
@@ -769,6 +791,7 @@ impl<'s> Extractor<'s> {
             sig: (span.start, sig_end),
             body,
             modifiers,
+            declared_at: None,
         };
         self.scoped(o, walk);
     }
@@ -803,8 +826,13 @@ impl<'s> Extractor<'s> {
         } else {
             d.span.start
         };
+        let declared_at = match &d.id {
+            BindingPattern::BindingIdentifier(id) => Some(id.span.start),
+            _ => None,
+        };
         let init = d.init.as_ref().map(unwrap_expr);
-        let mut o = match init.and_then(|e| self.function_valued(name.clone(), sig_start, node, e))
+        let mut o = match init
+            .and_then(|e| self.function_valued(name.clone(), sig_start, node, e, declared_at))
         {
             Some(o) => o,
             None => {
@@ -828,6 +856,7 @@ impl<'s> Extractor<'s> {
                     sig: (sig_start, sig_end),
                     body: None,
                     modifiers: Vec::new(),
+                    declared_at,
                 }
             }
         };
@@ -863,6 +892,7 @@ impl<'s> Extractor<'s> {
             sig: (sig_start, sig_end),
             body,
             modifiers,
+            declared_at: None,
         }
     }
 }
@@ -952,6 +982,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
                 sig: (decl.span.start, sig_end),
                 body: None,
                 modifiers,
+                declared_at: None,
             });
         }
         for d in &decl.declarations {
@@ -997,6 +1028,8 @@ impl<'a> Visit<'a> for Extractor<'_> {
                     sig: (f.span.start, body.map_or(f.span.end, |b| b.start)),
                     body,
                     modifiers,
+                    // `export default function () {}` declares `default` where it begins.
+                    declared_at: Some(f.id.as_ref().map_or(f.span.start, |id| id.span.start)),
                 };
                 self.scoped(o, |s| {
                     if !s.walk_oversized_body(f.body.as_deref()) {
@@ -1040,12 +1073,14 @@ impl<'a> Visit<'a> for Extractor<'_> {
             return walk::walk_class(self, c);
         }
         let hint = self.hints.remove(&c.span.start);
-        let (name, naming) = match (&c.id, hint) {
-            (Some(id), _) => (id.name.to_string(), Naming::Source),
-            (None, Some(hint)) => hint,
+        let (name, naming, declared_at) = match (&c.id, hint) {
+            (Some(id), _) => (id.name.to_string(), Naming::Source, Some(id.span.start)),
+            (None, Some((name, naming))) => (name, naming, None),
             // `export default class {}` is imported as `default`.
-            (None, None) if self.wrapper.is_some() => ("default".into(), Naming::Source),
-            (None, None) => ("anonymous class".into(), Naming::Anonymous),
+            (None, None) if self.wrapper.is_some() => {
+                ("default".into(), Naming::Source, Some(c.span.start))
+            }
+            (None, None) => ("anonymous class".into(), Naming::Anonymous, None),
         };
         let kind = if extends_react_component(c) {
             SymbolKind::Component
@@ -1062,6 +1097,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let node = decorated_span(c.span, &c.decorators);
         let o = Open {
             naming,
+            declared_at,
             ..self.member_open(
                 name,
                 kind,
@@ -1114,6 +1150,10 @@ impl<'a> Visit<'a> for Extractor<'_> {
             body,
             modifiers,
         );
+        let o = Open {
+            declared_at: Some(m.key.span().start),
+            ..o
+        };
         self.scoped(o, |s| walk::walk_method_definition(s, m));
     }
 
@@ -1135,13 +1175,14 @@ impl<'a> Visit<'a> for Extractor<'_> {
             modifiers.push(Modifier::Abstract);
         }
         let name = property_key_name(self.src, &p.key);
+        let declared_at = Some(p.key.span().start);
         let node = decorated_span(p.span, &p.decorators);
         let sig_start = after_decorators(self.src, node.start, &p.decorators);
         let o = match p
             .value
             .as_ref()
             .map(unwrap_expr)
-            .and_then(|v| self.function_valued(name.clone(), sig_start, node, v))
+            .and_then(|v| self.function_valued(name.clone(), sig_start, node, v, declared_at))
         {
             Some(mut o) => {
                 if o.kind == SymbolKind::Function {
@@ -1164,6 +1205,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
                     sig: (sig_start, sig_end),
                     body: None,
                     modifiers,
+                    declared_at,
                 }
             }
         };
@@ -1190,6 +1232,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (sig_start, sig_end),
             body: None,
             modifiers,
+            declared_at: Some(p.key.span().start),
         };
         self.scoped(o, |s| walk::walk_accessor_property(s, p));
     }
@@ -1208,6 +1251,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (b.span.start, brace),
             body: Some(body),
             modifiers: vec![Modifier::Static],
+            declared_at: None,
         };
         self.scoped(o, |s| walk::walk_static_block(s, b));
     }
@@ -1242,6 +1286,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, it.span.end),
             body: None,
             modifiers,
+            declared_at: None,
         };
         self.scoped(o, |s| walk::walk_ts_index_signature(s, it));
     }
@@ -1266,6 +1311,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, it.span.end),
             body: None,
             modifiers,
+            declared_at: Some(it.key.span().start),
         };
         self.scoped(o, |s| walk::walk_ts_property_signature(s, it));
     }
@@ -1291,6 +1337,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, it.span.end),
             body: None,
             modifiers,
+            declared_at: Some(it.key.span().start),
         };
         self.scoped(o, |s| walk::walk_ts_method_signature(s, it));
     }
@@ -1338,6 +1385,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, it.body.span.start),
             body: Some(it.body.span),
             modifiers,
+            declared_at: Some(it.id.span.start),
         };
         self.scoped(o, |s| walk::walk_ts_interface_declaration(s, it));
     }
@@ -1361,6 +1409,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, sig_end),
             body: None,
             modifiers,
+            declared_at: Some(it.id.span.start),
         };
         self.scoped(o, |s| walk::walk_ts_type_alias_declaration(s, it));
     }
@@ -1381,6 +1430,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, it.body.span.start),
             body: Some(it.body.span),
             modifiers,
+            declared_at: Some(it.id.span.start),
         };
         self.scoped(o, |s| walk::walk_ts_enum_declaration(s, it));
     }
@@ -1400,6 +1450,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, body.start),
             body: Some(body),
             modifiers,
+            declared_at: Some(it.id.span.start),
         };
         self.scoped(o, |s| walk::walk_ts_namespace_declaration(s, it));
     }
@@ -1419,6 +1470,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, body.map_or(it.span.end, |b| b.start)),
             body,
             modifiers,
+            declared_at: None,
         };
         self.scoped(o, |s| walk::walk_ts_external_module_declaration(s, it));
     }
@@ -1437,6 +1489,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             sig: (it.span.start, it.body.span.start),
             body: Some(it.body.span),
             modifiers,
+            declared_at: None,
         };
         self.scoped(o, |s| walk::walk_ts_global_declaration(s, it));
     }
@@ -1455,7 +1508,8 @@ impl<'a> Visit<'a> for Extractor<'_> {
             return walk::walk_object_property(self, p);
         }
         let name = property_key_name(self.src, &p.key);
-        if let Some(mut o) = self.function_valued(name, p.span.start, p.span, value) {
+        let declared_at = Some(p.key.span().start);
+        if let Some(mut o) = self.function_valued(name, p.span.start, p.span, value, declared_at) {
             o.kind = match p.kind {
                 PropertyKind::Get => SymbolKind::Getter,
                 PropertyKind::Set => SymbolKind::Setter,

@@ -224,7 +224,7 @@ pub fn parse_with<R>(
             } else {
                 extract::add_unparsed_lines(symbols, source, &lines)
             };
-            let parsed = ParsedFile {
+            let mut parsed = ParsedFile {
                 path: path.to_string(),
                 language,
                 line_count: lines.line_count(),
@@ -239,6 +239,7 @@ pub fn parse_with<R>(
                 // Not needed by later attempts: this one returns.
                 lines: std::mem::take(&mut lines),
             };
+            parsed.number_symbols();
             let program = ParsedProgram {
                 program: &ret.program,
                 semantic: &semantic,
@@ -262,7 +263,7 @@ pub fn parse_with<R>(
             }
         }
     }
-    let parsed = ParsedFile {
+    let mut parsed = ParsedFile {
         path: path.to_string(),
         language,
         line_count: lines.line_count(),
@@ -272,6 +273,7 @@ pub fn parse_with<R>(
         diagnostics: first_diagnostics.unwrap_or_default(),
         lines,
     };
+    parsed.number_symbols();
     let f = f.take().expect("no attempt succeeded");
     f(parsed, None)
 }

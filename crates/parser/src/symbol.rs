@@ -295,7 +295,17 @@ impl Modifier {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ParsedSymbol {
+    /// The symbol's number in its file: pre-order from 0, as [`ParsedFile::walk`] visits
+    /// it. Chunks and graph declarations name the symbol they come from by it.
+    #[serde(default)]
+    pub index: u32,
     pub name: String,
+    /// Where the declared name is written: the identifier or property key (`exports.x = …`:
+    /// the assignment's start; an anonymous `export default`: the declaration's start).
+    /// `None` when no single name is declared (statements, imports, destructuring). The
+    /// graph's extractor finds a declaration's symbol by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_at: Option<u32>,
     /// Whether `name` is written in the source or made up by the parser.
     #[serde(default, skip_serializing_if = "Naming::is_source")]
     pub naming: Naming,
@@ -406,6 +416,18 @@ impl ParsedFile {
     /// Pre-order iterator over every symbol of the file.
     pub fn walk(&self) -> impl Iterator<Item = &ParsedSymbol> {
         self.symbols.iter().flat_map(ParsedSymbol::walk)
+    }
+
+    /// Numbers every symbol in [`ParsedFile::walk`] order ([`ParsedSymbol::index`]).
+    pub(crate) fn number_symbols(&mut self) {
+        fn number(symbols: &mut [ParsedSymbol], next: &mut u32) {
+            for s in symbols {
+                s.index = *next;
+                *next += 1;
+                number(&mut s.children, next);
+            }
+        }
+        number(&mut self.symbols, &mut 0);
     }
 }
 

@@ -370,7 +370,7 @@ fn outline_text(project: &Project, path: &str, chunks: &[&CodeChunk]) -> Option<
 /// The graph's metadata of a chunk; a chunk the graph has no declaration for (an import, a
 /// root expression) gets metadata from the chunk alone.
 pub fn symbol_metadata(project: &Project, chunk: &CodeChunk, call_depth: i32) -> SymbolMetadata {
-    if let Some(s) = project.graph_symbol(chunk) {
+    if let Some(s) = project.declaration(chunk) {
         return project.graph().metadata(s, &MetadataOptions { call_depth });
     }
     let qualified = chunk.qualified_parts();

@@ -293,7 +293,7 @@ pub fn related_symbols(
             ));
         }
     };
-    let related = match project.graph_symbol(chunk) {
+    let related = match project.declaration(chunk) {
         Some(s) => {
             // Ask for everything in scope, then cut: `graph.related` fills by priority.
             let all = project.graph().related(s, usize::MAX);

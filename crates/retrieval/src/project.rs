@@ -295,25 +295,13 @@ impl Project {
         self.file(relative_path)?.chunks.iter().find(|c| c.id == id)
     }
 
-    /// The graph declaration a chunk is the source of: the outermost declaration of the
-    /// chunk's name whose bytes lie inside the chunk's. Spans, not lines: two declarations
-    /// of one name on one line (overloads, minified code) stay apart.
-    pub fn graph_symbol(&self, chunk: &CodeChunk) -> Option<SymbolRef> {
+    /// The graph's declaration of a chunk: the one made from the same parser symbol.
+    pub fn declaration(&self, chunk: &CodeChunk) -> Option<SymbolRef> {
         let file = self.graph.file_index(&chunk.relative_path)?;
-        let decls = &self.graph.files()[file as usize].facts.decls;
-        let inside = |d: &codectx_graph::facts::Decl| {
-            chunk.span.start <= d.span.0 && d.span.1 <= chunk.span.end
-        };
-        let decl = decls
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.name == chunk.name && inside(d))
-            .min_by_key(|(_, d)| (d.span.0, std::cmp::Reverse(d.span.1)))?
-            .0;
-        Some(SymbolRef {
-            file,
-            decl: decl as u32,
-        })
+        let decl = self.graph.files()[file as usize]
+            .facts
+            .decl_of_symbol(chunk.symbol)?;
+        Some(SymbolRef { file, decl })
     }
 }
 
@@ -330,7 +318,7 @@ impl Project {
         {
             top = parent;
         }
-        let Some(symbol) = self.graph_symbol(top) else {
+        let Some(symbol) = self.declaration(top) else {
             return false;
         };
         self.graph.files()[symbol.file as usize]

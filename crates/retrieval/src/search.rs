@@ -405,7 +405,7 @@ fn describe(
     // (its best channel rank) says how much.
     let symbols: Vec<Option<codectx_graph::SymbolRef>> = chunks
         .iter()
-        .map(|chunk| project.graph_symbol(chunk))
+        .map(|chunk| project.declaration(chunk))
         .collect();
     let strength = |c: &Scored| {
         [c.lexical_rank, c.name_rank, c.quoted_rank, c.vector_rank]

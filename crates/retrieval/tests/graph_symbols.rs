@@ -1,5 +1,5 @@
-//! Chunks meet the graph by byte span: every chunk that declares a name has the graph
-//! declaration it is the source of, CommonJS exports (`exports.x = function …`,
+//! Chunks meet the graph by the parser symbol both were made from: every chunk that
+//! declares a name has its graph declaration, CommonJS exports (`exports.x = function …`,
 //! `module.exports = class …`) included.
 
 use std::fmt::Write;
@@ -38,7 +38,7 @@ fn joins(fixture: &str) -> (String, Vec<String>) {
     let project = Project::open(&root).unwrap();
     let (mut table, mut missing) = (String::new(), Vec::new());
     for chunk in project.chunks() {
-        let symbol = project.graph_symbol(chunk);
+        let symbol = project.declaration(chunk);
         let decl = symbol.map(|s| project.graph().decl(s));
         let joined = match decl {
             Some(d) => format!("{} {:?} @{}", d.qualified_name, d.kind, d.start_line),

@@ -148,7 +148,6 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
     let list = || DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
     let mut fields = vec![
         Field::new("id", DataType::Utf8, false),
-        Field::new("filePath", DataType::Utf8, false),
         Field::new("relativePath", DataType::Utf8, false),
         Field::new("nodeKind", DataType::Utf8, false),
         Field::new("name", DataType::Utf8, false),
@@ -163,6 +162,7 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("endLine", DataType::UInt32, false),
         Field::new("startByte", DataType::UInt32, false),
         Field::new("endByte", DataType::UInt32, false),
+        Field::new("symbolIndex", DataType::UInt32, false),
         Field::new("jsdoc", DataType::Utf8, true),
         Field::new("relevantImports", list(), false),
         Field::new("embeddingText", DataType::Utf8, false),
@@ -272,7 +272,6 @@ pub(crate) fn chunks_to_batch(
     };
     let mut columns: Vec<ArrayRef> = vec![
         text(&|r| &r.chunk.id),
-        text(&|r| &r.chunk.file_path),
         text(&|r| &r.chunk.relative_path),
         text(&|r| r.chunk.node_kind.as_str()),
         text(&|r| &r.chunk.name),
@@ -287,6 +286,7 @@ pub(crate) fn chunks_to_batch(
         number(&|r| r.chunk.end_line),
         number(&|r| r.chunk.span.start),
         number(&|r| r.chunk.span.end),
+        number(&|r| r.chunk.symbol),
         optional(&|r| r.chunk.jsdoc.as_deref()),
         list(&|r| &r.chunk.relevant_imports),
         text(&|r| &r.chunk.embedding_text),
@@ -324,8 +324,8 @@ pub(crate) fn chunks_to_batch(
 }
 
 /// The columns a [`CodeChunk`] is read from: everything but the vector, the history notes,
-/// the search names and the file stamps (and `filePath`, which the root gives).
-pub(crate) const CODE_CHUNK_COLUMNS: [&str; 19] = [
+/// the search names and the file stamps. `filePath` is not stored: the root gives it.
+pub(crate) const CODE_CHUNK_COLUMNS: [&str; 20] = [
     "id",
     "relativePath",
     "nodeKind",
@@ -341,6 +341,7 @@ pub(crate) const CODE_CHUNK_COLUMNS: [&str; 19] = [
     "endLine",
     "startByte",
     "endByte",
+    "symbolIndex",
     "jsdoc",
     "relevantImports",
     "embeddingText",
@@ -390,8 +391,8 @@ pub(crate) fn batch_to_chunks(
 }
 
 /// The chunks of `batch`, which needs only [`CODE_CHUNK_COLUMNS`]. `filePath` is `root`
-/// joined with `relativePath`, whatever the row says: an index built in another checkout
-/// (ids are relative) names this one's files.
+/// joined with `relativePath`: an index built in another checkout (ids are relative) names
+/// this one's files.
 pub(crate) fn batch_to_code_chunks(
     batch: &RecordBatch,
     root: &Path,
@@ -438,7 +439,11 @@ pub(crate) fn batch_to_code_chunks(
         number("startLine")?,
         number("endLine")?,
     );
-    let (start_byte, end_byte) = (number("startByte")?, number("endByte")?);
+    let (start_byte, end_byte, symbol) = (
+        number("startByte")?,
+        number("endByte")?,
+        number("symbolIndex")?,
+    );
     let (jsdoc, relevant_imports, embedding_text, breadcrumb) = (
         text("jsdoc")?,
         list("relevantImports")?,
@@ -466,6 +471,7 @@ pub(crate) fn batch_to_code_chunks(
             start_line: start_line.value(i),
             end_line: end_line.value(i),
             span: ByteSpan::new(start_byte.value(i), end_byte.value(i)),
+            symbol: symbol.value(i),
             jsdoc: opt(jsdoc, i),
             relevant_imports: strings(relevant_imports, i),
             embedding_text: embedding_text.value(i).into(),

@@ -30,7 +30,9 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// 6: the `startByte` and `endByte` columns (chunks meet graph declarations by span).
 /// 7: the `naming` column (whether the parser made a chunk's name up).
 /// 8: the files table keeps facts as binary (`FileFacts::encode`), not JSON.
-pub(crate) const FORMAT: &str = "codectx-index/8";
+/// 9: `symbolIndex` (chunks meet graph declarations by the parser's symbol number); no
+/// `filePath` column (the root gives it).
+pub(crate) const FORMAT: &str = "codectx-index/9";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";

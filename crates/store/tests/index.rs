@@ -403,6 +403,8 @@ async fn enumeration_skips_what_is_not_source() {
 }
 
 /// The blueprint's schema, field for field, plus the model recorded on the vector column.
+/// `filePath` is the one blueprint field not stored: a chunk read back takes it from the
+/// root, so an index serves any checkout of the repository.
 #[tokio::test]
 async fn chunk_table_schema_is_the_blueprint_code_chunk() {
     let root = workspace();

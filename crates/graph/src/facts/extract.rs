@@ -36,6 +36,7 @@ pub fn facts_of(parsed: &ParsedFile, program: Option<&ParsedProgram<'_, '_>>) ->
         last_line: std::cell::Cell::new(1),
         scoping,
         facts: &mut facts,
+        symbol_at: symbol_by_declared_at(parsed),
         symbol_decl: BySymbol::new(scoping),
         symbol_import: BySymbol::new(scoping),
         symbol_type: BySymbol::new(scoping),
@@ -62,6 +63,18 @@ pub fn facts_of(parsed: &ParsedFile, program: Option<&ParsedProgram<'_, '_>>) ->
     ex.visit_program(program.program);
     ex.finish();
     facts
+}
+
+/// The parser's symbols by [`codectx_parser::ParsedSymbol::declared_at`]: where a
+/// declaration's name is written is what both walks of the one parse agree on.
+fn symbol_by_declared_at(parsed: &ParsedFile) -> HashMap<u32, u32> {
+    let mut by_offset = HashMap::new();
+    for symbol in parsed.walk() {
+        if let Some(at) = symbol.declared_at {
+            by_offset.entry(at).or_insert(symbol.index);
+        }
+    }
+    by_offset
 }
 
 // ---- extraction -------------------------------------------------------------------------
@@ -146,6 +159,8 @@ struct Extractor<'s, 'f> {
     last_line: std::cell::Cell<u32>,
     scoping: &'s Scoping,
     facts: &'f mut FileFacts,
+    /// The parser's symbols by where their names are written.
+    symbol_at: HashMap<u32, u32>,
     symbol_decl: BySymbol<u32>,
     symbol_import: BySymbol<Target>,
     /// Declared or constructed type of parameters and locals, as raw names.
@@ -400,7 +415,17 @@ impl<'a> Extractor<'_, '_> {
         index
     }
 
-    fn new_decl(&mut self, name: String, kind: SymbolKind, node: Span, sig: (u32, u32)) -> Decl {
+    /// A declaration of `name`, written at `declared_at` (see
+    /// [`codectx_parser::ParsedSymbol::declared_at`]: the same offset finds the parser's
+    /// symbol for it).
+    fn new_decl(
+        &mut self,
+        name: String,
+        declared_at: Option<u32>,
+        kind: SymbolKind,
+        node: Span,
+        sig: (u32, u32),
+    ) -> Decl {
         let start = self
             .export_start
             .take()
@@ -409,6 +434,7 @@ impl<'a> Extractor<'_, '_> {
         Decl {
             qualified_name: name.clone(),
             name,
+            symbol: declared_at.and_then(|at| self.symbol_at.get(&at).copied()),
             kind,
             start_line: self.line(start),
             end_line: self.lines.end_line_of(node.start, node.end),
@@ -901,10 +927,17 @@ impl<'a> Extractor<'_, '_> {
         });
     }
 
-    fn class_decl(&mut self, c: &Class<'a>, name: String, symbol: Option<SymbolId>) -> u32 {
+    fn class_decl(
+        &mut self,
+        c: &Class<'a>,
+        name: String,
+        declared_at: Option<u32>,
+        symbol: Option<SymbolId>,
+    ) -> u32 {
         let node = decorated(c.span, &c.decorators);
         let mut decl = self.new_decl(
             name,
+            declared_at,
             SymbolKind::Class,
             node,
             (node.start, c.body.span.start),
@@ -1066,8 +1099,13 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         match name {
             Some(name) if is_decl || self.export_start.is_some() => {
                 let body = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
-                let mut decl =
-                    self.new_decl(name, SymbolKind::Function, f.span, (f.span.start, body));
+                let mut decl = self.new_decl(
+                    name,
+                    Some(f.id.as_ref().map_or(f.span.start, |id| id.span.start)),
+                    SymbolKind::Function,
+                    f.span,
+                    (f.span.start, body),
+                );
                 decl.container = None;
                 let symbol = f.id.as_ref().and_then(|id| id.symbol_id.get());
                 // Functions nested in a class body are not its members.
@@ -1110,6 +1148,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 let body_start = a.body.span().start;
                 let decl = self.new_decl(
                     name,
+                    Some(id.span.start),
                     SymbolKind::Function,
                     d.span,
                     (d.span.start, body_start),
@@ -1127,6 +1166,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 let body_start = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
                 let decl = self.new_decl(
                     name,
+                    Some(id.span.start),
                     SymbolKind::Function,
                     d.span,
                     (d.span.start, body_start),
@@ -1141,7 +1181,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             }
             Some(Expression::ClassExpression(c)) => {
                 let saved = std::mem::take(&mut self.containers);
-                let index = self.class_decl(c, name, symbol);
+                let index = self.class_decl(c, name, Some(id.span.start), symbol);
                 self.containers = saved;
                 self.walk_class_body(index, c);
             }
@@ -1153,8 +1193,13 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                         d.span.end
                     }
                 });
-                let mut decl =
-                    self.new_decl(name, SymbolKind::Variable, d.span, (d.span.start, sig_end));
+                let mut decl = self.new_decl(
+                    name,
+                    Some(id.span.start),
+                    SymbolKind::Variable,
+                    d.span,
+                    (d.span.start, sig_end),
+                );
                 decl.constant = Some(self.constant_info(d));
                 let saved = std::mem::take(&mut self.containers);
                 let index = self.push_decl(decl, symbol);
@@ -1197,7 +1242,12 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             Some(name) => {
                 let symbol = c.id.as_ref().and_then(|id| id.symbol_id.get());
                 let saved = std::mem::take(&mut self.containers);
-                let index = self.class_decl(c, name, symbol);
+                let index = self.class_decl(
+                    c,
+                    name,
+                    Some(c.id.as_ref().map_or(c.span.start, |id| id.span.start)),
+                    symbol,
+                );
                 self.containers = saved;
                 self.walk_class_body(index, c);
             }
@@ -1221,7 +1271,13 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         };
         let node = decorated(m.span, &m.decorators);
         let body = m.value.body.as_ref().map_or(m.span.end, |b| b.span.start);
-        let mut decl = self.new_decl(name, kind, node, (node.start, body));
+        let mut decl = self.new_decl(
+            name,
+            Some(m.key.span().start),
+            kind,
+            node,
+            (node.start, body),
+        );
         decl.is_static = m.r#static;
         decl.is_abstract = m.r#type == MethodDefinitionType::TSAbstractMethodDefinition;
         let index = self.push_decl(decl, None);
@@ -1242,6 +1298,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 {
                     let decl = self.new_decl(
                         id.name.to_string(),
+                        Some(id.span.start),
                         SymbolKind::Property,
                         p.span,
                         (p.span.start, p.span.end),
@@ -1268,7 +1325,13 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         };
         let node = decorated(p.span, &p.decorators);
         let sig_end = p.value.as_ref().map_or(p.span.end, |v| v.span().start);
-        let mut decl = self.new_decl(name, SymbolKind::Property, node, (node.start, sig_end));
+        let mut decl = self.new_decl(
+            name,
+            Some(p.key.span().start),
+            SymbolKind::Property,
+            node,
+            (node.start, sig_end),
+        );
         decl.is_static = p.r#static;
         let index = self.push_decl(decl, None);
         if let Some(t) = &p.type_annotation
@@ -1292,6 +1355,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         let name = it.id.name.to_string();
         let mut decl = self.new_decl(
             name,
+            Some(it.id.span.start),
             SymbolKind::Interface,
             it.span,
             (it.span.start, it.body.span.start),
@@ -1331,7 +1395,13 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 TSMethodSignatureKind::Set => SymbolKind::Setter,
                 TSMethodSignatureKind::Method => SymbolKind::Method,
             };
-            let decl = self.new_decl(name, kind, it.span, (it.span.start, it.span.end));
+            let decl = self.new_decl(
+                name,
+                Some(it.key.span().start),
+                kind,
+                it.span,
+                (it.span.start, it.span.end),
+            );
             let index = self.push_decl(decl, None);
             self.facts.decls[index as usize].type_params =
                 self.type_params(it.type_parameters.as_deref());
@@ -1349,6 +1419,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         if let Some(name) = key_name(&it.key) {
             let decl = self.new_decl(
                 name,
+                Some(it.key.span().start),
                 SymbolKind::Property,
                 it.span,
                 (it.span.start, it.span.end),
@@ -1367,6 +1438,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         let name = it.id.name.to_string();
         let mut decl = self.new_decl(
             name,
+            Some(it.id.span.start),
             SymbolKind::Type,
             it.span,
             (it.span.start, it.span.end),
@@ -1405,6 +1477,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         let name = it.id.name.to_string();
         let decl = self.new_decl(
             name,
+            Some(it.id.span.start),
             SymbolKind::Enum,
             it.span,
             (it.span.start, it.body.span.start),
@@ -1423,6 +1496,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         };
         let decl = self.new_decl(
             name,
+            Some(it.id.span.start),
             SymbolKind::Namespace,
             it.span,
             (it.span.start, body_start),
@@ -1646,7 +1720,13 @@ impl<'a> Extractor<'_, '_> {
         let index = match value {
             Expression::ArrowFunctionExpression(a) => {
                 let sig = (stmt.span.start, a.body.span().start);
-                let decl = self.new_decl(name, SymbolKind::Function, stmt.span, sig);
+                let decl = self.new_decl(
+                    name,
+                    Some(stmt.span.start),
+                    SymbolKind::Function,
+                    stmt.span,
+                    sig,
+                );
                 let index = self.push_decl(decl, None);
                 self.facts.decls[index as usize].type_params =
                     self.type_params(a.type_parameters.as_deref());
@@ -1658,6 +1738,7 @@ impl<'a> Extractor<'_, '_> {
                 let body = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
                 let decl = self.new_decl(
                     name,
+                    Some(stmt.span.start),
                     SymbolKind::Function,
                     stmt.span,
                     (stmt.span.start, body),
@@ -1669,7 +1750,7 @@ impl<'a> Extractor<'_, '_> {
                 index
             }
             Expression::ClassExpression(c) => {
-                let index = self.class_decl(c, name, None);
+                let index = self.class_decl(c, name, Some(stmt.span.start), None);
                 self.walk_class_body(index, c);
                 index
             }
@@ -1681,6 +1762,7 @@ impl<'a> Extractor<'_, '_> {
                 };
                 let decl = self.new_decl(
                     name,
+                    Some(stmt.span.start),
                     SymbolKind::Variable,
                     stmt.span,
                     (stmt.span.start, sig_end),
@@ -1720,7 +1802,13 @@ impl<'a> Extractor<'_, '_> {
                         PropertyKind::Init => SymbolKind::Method,
                     };
                     let body = f.body.as_ref().map_or(p.span.end, |b| b.span.start);
-                    let mut decl = self.new_decl(name, kind, p.span, (p.span.start, body));
+                    let mut decl = self.new_decl(
+                        name,
+                        Some(p.key.span().start),
+                        kind,
+                        p.span,
+                        (p.span.start, body),
+                    );
                     decl.owner = Some(owner);
                     let index = self.push_decl(decl, None);
                     self.classes.push(None);

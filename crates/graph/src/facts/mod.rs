@@ -143,6 +143,10 @@ pub struct TypedSlot {
 #[serde(rename_all = "camelCase")]
 pub struct Decl {
     pub name: String,
+    /// The parser's symbol for this declaration ([`codectx_parser::ParsedSymbol::index`]),
+    /// which its chunk names too; `None` for what the parser does not make a symbol of
+    /// (constructor parameter properties, one-line callbacks).
+    pub symbol: Option<u32>,
     /// `Class.member` inside a class or interface, else the name.
     pub qualified_name: String,
     pub kind: SymbolKind,
@@ -330,10 +334,19 @@ impl FileFacts {
     }
 }
 
+impl FileFacts {
+    /// The declaration made from the parser's symbol `symbol` ([`Decl::symbol`]).
+    pub fn decl_of_symbol(&self, symbol: u32) -> Option<u32> {
+        let decl = self.decls.iter().position(|d| d.symbol == Some(symbol))?;
+        Some(decl as u32)
+    }
+}
+
 /// Version of what [`extract_facts`] finds and how it is stored: caches of facts written by
 /// another version are stale even when the file did not change. 4: taken from the parser's
 /// one parse (`syntax_errors` counts its first attempt's diagnostics). 6: enums are
 /// externally tagged (`{"local": {"decl": 0}}`), which serde reads in one pass (an
 /// internally tagged enum is buffered whole before its tag is looked at). 7: stored as
-/// postcard ([`FileFacts::encode`]) instead of JSON. 8: kinds are the parser's `SymbolKind` (`type`, not `type-alias`).
-pub const FACTS_VERSION: u32 = 8;
+/// postcard ([`FileFacts::encode`]) instead of JSON. 8: kinds are the parser's `SymbolKind` (`type`, not `type-alias`). 9: each
+/// declaration names its parser symbol (`Decl::symbol`).
+pub const FACTS_VERSION: u32 = 9;
