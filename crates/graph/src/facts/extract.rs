@@ -1021,8 +1021,23 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
     }
 
     fn visit_export_default_declaration(&mut self, it: &ExportDefaultDeclaration<'a>) {
-        self.export_start = Some(it.span.start);
-        self.exported = true;
+        // Only a declaration, or a function or class as the whole expression, is the
+        // default export; the functions inside `export default defineConfig({ … })` are not.
+        let declares = match &it.declaration {
+            ExportDefaultDeclarationKind::FunctionDeclaration(_)
+            | ExportDefaultDeclarationKind::ClassDeclaration(_)
+            | ExportDefaultDeclarationKind::TSInterfaceDeclaration(_) => true,
+            other => other.as_expression().is_some_and(|e| {
+                matches!(
+                    e.get_inner_expression(),
+                    Expression::FunctionExpression(_) | Expression::ClassExpression(_)
+                )
+            }),
+        };
+        if declares {
+            self.export_start = Some(it.span.start);
+            self.exported = true;
+        }
         let before = self.facts.decls.len();
         match &it.declaration {
             ExportDefaultDeclarationKind::Identifier(id) => {
@@ -1034,7 +1049,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         walk::walk_export_default_declaration(self, it);
         self.export_start = None;
         self.exported = false;
-        if self.facts.decls.len() > before {
+        if declares && self.facts.decls.len() > before {
             self.export_decl(before as u32, "default");
         } else if !matches!(&it.declaration, ExportDefaultDeclarationKind::Identifier(_)) {
             let line = self.line(it.span.start);

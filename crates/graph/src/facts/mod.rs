@@ -348,5 +348,6 @@ impl FileFacts {
 /// externally tagged (`{"local": {"decl": 0}}`), which serde reads in one pass (an
 /// internally tagged enum is buffered whole before its tag is looked at). 7: stored as
 /// postcard ([`FileFacts::encode`]) instead of JSON. 8: kinds are the parser's `SymbolKind` (`type`, not `type-alias`). 9: each
-/// declaration names its parser symbol (`Decl::symbol`).
-pub const FACTS_VERSION: u32 = 9;
+/// declaration names its parser symbol (`Decl::symbol`). 10: only a declaration, function
+/// or class is a default export's declaration, not the first function inside its expression.
+pub const FACTS_VERSION: u32 = 10;
