@@ -20,9 +20,8 @@ use crate::{
     Strategy, TextQuery, assemble, code_context, lookup, lookup_answer, low_confidence_answer,
 };
 
-/// Above this many changed files a sync re-reads the whole project from the index instead
-/// of patching it (a branch switch, a new extractor version): one scan beats thousands of
-/// filtered reads.
+/// Above this many files changed by another process, a sync re-reads the whole project from
+/// the index instead of patching it: one scan beats thousands of filtered reads.
 const MAX_PATCHED_FILES: usize = 256;
 
 /// How to open an [`Engine`].
@@ -69,16 +68,16 @@ impl Engine {
         mut options: EngineOptions,
         observer: &dyn SyncObserver,
     ) -> Result<Self, RetrievalError> {
-        options.store.keep_first_build = true;
+        options.store.hand_over_changes = true;
         let started = Instant::now();
         let mut index = Indexer::open(root, &options).await?;
         let opened = started.elapsed();
         let sync = index.sync(observer).await?;
         tracing::debug!(?opened, steps = ?sync.timings, "index opened and synced");
         // A new index: link what the sync parsed instead of reading it back.
-        let project = match index.store.take_first_build() {
-            Some(build) => Project::from_first_build(&index.store, build)?,
-            None => Project::from_index(&index.store).await?,
+        let project = match index.store.take_changes() {
+            Some(changes) if changes.complete => Project::from_changes(&index.store, changes)?,
+            _ => Project::from_index(&index.store).await?,
         };
         Ok(Self {
             index,
@@ -119,12 +118,17 @@ impl Engine {
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, RetrievalError> {
         let stats = self.index.store.sync(None, observer).await?;
-        if stats.repaired || stats.changed_paths.len() > MAX_PATCHED_FILES {
-            self.project = Project::from_index(&self.index.store).await?;
-        } else if !stats.changed_paths.is_empty() {
-            self.project
-                .apply_changes(&self.index.store, &stats.changed_paths)
-                .await?;
+        let changes = self.index.store.take_changes();
+        match changes {
+            // A repair forgets rows the sync did not write: only the index knows the state.
+            _ if stats.repaired => self.project = Project::from_index(&self.index.store).await?,
+            Some(c) if c.elsewhere.len() > MAX_PATCHED_FILES => {
+                self.project = Project::from_index(&self.index.store).await?
+            }
+            Some(c) if !c.rewritten.is_empty() || !c.elsewhere.is_empty() => {
+                self.project.apply_changes(&self.index.store, c).await?
+            }
+            _ => {}
         }
         Ok(stats)
     }

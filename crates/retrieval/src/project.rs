@@ -5,6 +5,7 @@
 //! parsing anything. Either way a file's source and parse are only needed to draw a
 //! snapshot, so they are loaded the first time one is drawn.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -14,7 +15,7 @@ use codectx_files::FileSelection;
 use codectx_graph::{ProjectGraph, SymbolRef};
 use codectx_parser::ParsedFile;
 use codectx_snapshot::SnapshotFile;
-use codectx_store::Store;
+use codectx_store::{Store, SyncChanges};
 
 use crate::RetrievalError;
 
@@ -153,14 +154,11 @@ impl Project {
         project
     }
 
-    /// Links what the first build of `store`'s index parsed
-    /// ([`Store::take_first_build`]), which is what [`Project::from_index`] would read back
-    /// right after it.
-    pub fn from_first_build(
-        store: &Store,
-        build: codectx_store::FirstBuild,
-    ) -> Result<Self, RetrievalError> {
-        Self::from_rows(store, build.facts, build.chunks)
+    /// Links what the first sync of a new index parsed ([`Store::take_changes`], with
+    /// `complete` set), which is what [`Project::from_index`] would read back right after it.
+    pub fn from_changes(store: &Store, changes: SyncChanges) -> Result<Self, RetrievalError> {
+        debug_assert!(changes.complete, "a project from changes needs all of them");
+        Self::from_rows(store, changes.facts, changes.chunks)
     }
 
     fn from_rows(
@@ -202,23 +200,55 @@ impl Project {
         Ok(Self::new(root, files, graph, skipped_files(store)))
     }
 
-    /// Patches the project for the files a sync of `store` rewrote or removed
-    /// (`SyncStats::changed_paths`): their chunks and facts are read back from the index and
-    /// the graph re-linked, instead of re-reading every file's rows.
+    /// Patches the project with what one sync of `store` changed, as the sync handed it over
+    /// ([`Store::take_changes`]): the rewritten files' chunks and facts are taken as they
+    /// are, and only files another process changed (`elsewhere`) are read from the index.
     pub async fn apply_changes(
         &mut self,
         store: &Store,
-        changed: &[String],
+        changes: SyncChanges,
     ) -> Result<(), RetrievalError> {
-        let mut facts: std::collections::HashMap<String, codectx_graph::FileFacts> =
-            store.load_facts_of(changed).await?.into_iter().collect();
-        let mut chunks: std::collections::HashMap<String, Vec<CodeChunk>> =
-            changed.iter().map(|p| (p.clone(), Vec::new())).collect();
-        for chunk in store.code_chunks_of_files(changed).await? {
-            if let Some(file) = chunks.get_mut(&chunk.relative_path) {
-                file.push(chunk);
-            }
+        let elsewhere: Vec<String> = changes
+            .elsewhere
+            .iter()
+            .filter(|p| changes.rewritten.binary_search(p).is_err())
+            .cloned()
+            .collect();
+        let chunks = by_file(&changes.rewritten, changes.chunks);
+        self.patch(
+            &changes.rewritten,
+            changes.facts.into_iter().collect(),
+            chunks,
+        );
+        if !elsewhere.is_empty() {
+            self.reload_files(store, &elsewhere).await?;
         }
+        self.skipped = skipped_files(store);
+        Ok(())
+    }
+
+    /// Patches the project for `paths`, reading their chunks and facts from the index:
+    /// what another process's sync wrote.
+    pub async fn reload_files(
+        &mut self,
+        store: &Store,
+        paths: &[String],
+    ) -> Result<(), RetrievalError> {
+        let facts = store.load_facts_of(paths).await?.into_iter().collect();
+        let chunks = by_file(paths, store.code_chunks_of_files(paths).await?);
+        self.patch(paths, facts, chunks);
+        self.skipped = skipped_files(store);
+        Ok(())
+    }
+
+    /// Replaces the chunks and facts of `changed` (a file absent from `chunks` and `facts`
+    /// is gone) and re-links the graph.
+    fn patch(
+        &mut self,
+        changed: &[String],
+        mut facts: HashMap<String, codectx_graph::FileFacts>,
+        chunks: HashMap<String, Vec<CodeChunk>>,
+    ) {
         self.graph.update_facts(
             changed
                 .iter()
@@ -242,8 +272,6 @@ impl Project {
         }
         self.files
             .sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
-        self.skipped = skipped_files(store);
-        Ok(())
     }
 
     fn new(
@@ -327,6 +355,18 @@ impl Project {
             .iter()
             .any(|e| matches!(e.target, codectx_graph::facts::ExportTarget::Local { decl } if decl == symbol.decl))
     }
+}
+
+/// `chunks` grouped by file, with an empty list for each of `paths` that has none.
+fn by_file(paths: &[String], chunks: Vec<CodeChunk>) -> HashMap<String, Vec<CodeChunk>> {
+    let mut by_file: HashMap<String, Vec<CodeChunk>> =
+        paths.iter().map(|p| (p.clone(), Vec::new())).collect();
+    for chunk in chunks {
+        if let Some(file) = by_file.get_mut(&chunk.relative_path) {
+            file.push(chunk);
+        }
+    }
+    by_file
 }
 
 /// The files `store` skipped, each with its reason.

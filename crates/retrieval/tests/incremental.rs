@@ -109,49 +109,90 @@ async fn a_patched_project_equals_a_fresh_load() {
     assert_eq!(patched, fresh);
 }
 
-/// The engine's first project on a new index is linked from what the sync parsed; it must
-/// be the project that reading the index back gives: the same chunks, field for field, the
-/// same facts and edges.
+/// A project patched from what each sync hands over (its change set) is the project a
+/// fresh load of the index gives: the first build, an edit, a new file and a removal, and
+/// another process's sync, whose files alone are read from the index.
 #[tokio::test]
-async fn a_project_from_the_first_build_equals_one_read_back() {
+async fn a_syncs_change_set_patches_the_project_to_a_fresh_load() {
     let root = tempfile::tempdir().unwrap();
     codectx_corpus::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/search"),
         root.path(),
     );
-    let mut store = codectx_store::Store::open(
-        root.path(),
-        StoreOptions {
-            keep_first_build: true,
-            history: codectx_store::HistoryOptions {
-                max_commits: 0,
-                ..Default::default()
-            },
-            ..StoreOptions::default()
+    let options = || StoreOptions {
+        hand_over_changes: true,
+        history: codectx_store::HistoryOptions {
+            max_commits: 0,
+            ..Default::default()
         },
-    )
-    .await
-    .unwrap();
+        ..StoreOptions::default()
+    };
+    let same_as_a_fresh_load = |project: &Project, fresh: &Project| {
+        assert!(
+            project.chunks().eq(fresh.chunks()),
+            "the patched chunks differ from the index's"
+        );
+        assert_eq!(render(project), render(fresh));
+    };
+    let mut store = codectx_store::Store::open(root.path(), options())
+        .await
+        .unwrap();
     store.sync(None, &()).await.unwrap();
-    let build = store
-        .take_first_build()
-        .expect("a new index keeps its first build");
-    assert!(store.take_first_build().is_none(), "handed out once");
-    let first = Project::from_first_build(&store, build).unwrap();
-    let read_back = Project::from_index(&store).await.unwrap();
-    assert!(first.chunks().count() > 20);
+    let first = store
+        .take_changes()
+        .expect("the sync hands its changes over");
+    assert!(store.take_changes().is_none(), "handed out once");
     assert!(
-        first.chunks().eq(read_back.chunks()),
-        "the first build's chunks differ from the index's"
+        first.complete,
+        "a new index's changes are the whole project"
     );
-    assert_eq!(render(&first), render(&read_back));
+    let mut project = Project::from_changes(&store, first).unwrap();
+    assert!(project.chunks().count() > 20);
+    same_as_a_fresh_load(&project, &Project::from_index(&store).await.unwrap());
 
-    // A later sync, even one that parses, keeps nothing.
+    // This store's own sync: an edit, a new file, a removal.
+    let session = root.path().join("src/auth/session.ts");
+    let source = std::fs::read_to_string(&session).unwrap();
+    std::fs::write(
+        &session,
+        format!("{source}\nexport function touchSession() {{}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("src/auth/logout.ts"),
+        "import { endSession } from \"./session\";\n\nexport function logout(token: string) {\n  endSession(token);\n}\n",
+    )
+    .unwrap();
+    std::fs::remove_file(root.path().join("src/utils/retry.ts")).unwrap();
+    store.sync(None, &()).await.unwrap();
+    let changes = store.take_changes().unwrap();
+    assert!(!changes.complete);
+    assert_eq!(
+        changes.rewritten,
+        [
+            "src/auth/logout.ts",
+            "src/auth/session.ts",
+            "src/utils/retry.ts"
+        ]
+    );
+    assert!(changes.elsewhere.is_empty(), "nothing to read back");
+    project.apply_changes(&store, changes).await.unwrap();
+    same_as_a_fresh_load(&project, &Project::from_index(&store).await.unwrap());
+
+    // Another process's sync: only its file is read from the index.
+    let mut other = codectx_store::Store::open(root.path(), StoreOptions::default())
+        .await
+        .unwrap();
     std::fs::write(
         root.path().join("src/auth/logout.ts"),
         "export function logout() {}\n",
     )
     .unwrap();
+    other.sync(None, &()).await.unwrap();
     store.sync(None, &()).await.unwrap();
-    assert!(store.take_first_build().is_none());
+    let changes = store.take_changes().unwrap();
+    assert!(changes.rewritten.is_empty(), "{:?}", changes.rewritten);
+    assert_eq!(changes.elsewhere, ["src/auth/logout.ts"]);
+    project.apply_changes(&store, changes).await.unwrap();
+    same_as_a_fresh_load(&project, &Project::from_index(&store).await.unwrap());
 }

@@ -17,7 +17,7 @@ use crate::schema::{FileRecord, FileStatus, SkipReason};
 pub(crate) struct Processed {
     pub record: FileRecord,
     pub chunks: Vec<CodeChunk>,
-    /// What `record.facts` holds encoded, when the sync keeps its first build (`None`
+    /// What `record.facts` holds encoded, when the sync hands its changes over (`None`
     /// otherwise, and for a skipped file): a whole repository's facts are not held twice.
     pub facts: Option<FileFacts>,
 }

@@ -71,18 +71,27 @@ pub struct StoreOptions {
     /// sync, so a new index answers from its code first. Later syncs read new commits as
     /// usual.
     pub defer_history: bool,
-    /// Keep what the first build of a new index parsed (its chunks and facts) for
-    /// [`Store::take_first_build`], so the caller can link a project without reading back
-    /// what it just wrote.
-    pub keep_first_build: bool,
+    /// Keep what each sync parsed and removed for [`Store::take_changes`], so a caller
+    /// holding a project of the index patches it without reading back what the sync wrote.
+    pub hand_over_changes: bool,
 }
 
-/// What the first build of a new index parsed: every chunk, and every parsed file's graph
-/// facts by repository-relative path, exactly as they were written.
+/// What one sync changed, as typed data ([`StoreOptions::hand_over_changes`]): the chunks
+/// and facts of the files it parsed, exactly as it wrote them, and the paths it rewrote or
+/// removed.
 #[derive(Debug, Default)]
-pub struct FirstBuild {
+pub struct SyncChanges {
+    /// Files whose rows the sync replaced or deleted (parsed, skipped or removed), sorted.
+    pub rewritten: Vec<String>,
+    /// Every chunk of the `rewritten` files.
     pub chunks: Vec<CodeChunk>,
+    /// The graph facts of the `rewritten` files that parsed, by path, sorted.
     pub facts: Vec<(String, FileFacts)>,
+    /// Files another process's sync changed since this store last looked: their rows are in
+    /// the index only.
+    pub elsewhere: Vec<String>,
+    /// The index held no file before the sync: the changes are the whole project.
+    pub complete: bool,
 }
 
 impl Default for StoreOptions {
@@ -99,7 +108,7 @@ impl Default for StoreOptions {
             fts_catch_up_rows: 512,
             history: HistoryOptions::default(),
             defer_history: false,
-            keep_first_build: false,
+            hand_over_changes: false,
         }
     }
 }
@@ -128,8 +137,8 @@ pub struct Store {
     pub(crate) history: HistoryStatus,
     /// Some row carries commit notes: the lexical channel searches the `history` field.
     pub(crate) history_searched: bool,
-    /// See [`StoreOptions::keep_first_build`].
-    pub(crate) first_build: Option<FirstBuild>,
+    /// See [`StoreOptions::hand_over_changes`].
+    pub(crate) changes: Option<SyncChanges>,
 }
 
 impl StoreOptions {
@@ -310,7 +319,7 @@ impl Store {
             rebuilt,
             history: HistoryStatus::NotRead,
             history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),
-            first_build: None,
+            changes: None,
         };
         let _ = store.reload_known().await?;
         Ok(store)
@@ -471,10 +480,10 @@ impl Store {
             .await
     }
 
-    /// What the first build of this index parsed, once, when
-    /// [`StoreOptions::keep_first_build`] asked for it; `None` after any other sync.
-    pub fn take_first_build(&mut self) -> Option<FirstBuild> {
-        self.first_build.take()
+    /// What the last sync changed, once, when [`StoreOptions::hand_over_changes`] asked for
+    /// it; `None` when it was not asked for or was already taken.
+    pub fn take_changes(&mut self) -> Option<SyncChanges> {
+        self.changes.take()
     }
 
     async fn query_facts(&self, filter: String) -> Result<Vec<(String, FileFacts)>, StoreError> {

@@ -14,7 +14,7 @@ use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::FileStatus;
 use crate::sql::{in_list, text_column};
 use crate::store::{CollectBatches, FACTS_KEY};
-use crate::{FirstBuild, Store, StoreError};
+use crate::{Store, StoreError, SyncChanges};
 use lancedb::arrow::arrow_array::RecordBatch;
 use lancedb::query::{QueryBase, Select};
 
@@ -39,6 +39,9 @@ impl Store {
         stats.timings.look = started.elapsed();
         self.sync_structure(observer, &mut stats).await?;
         if !changed_elsewhere.is_empty() {
+            if let Some(changes) = &mut self.changes {
+                changes.elsewhere = changed_elsewhere.clone();
+            }
             stats.changed_paths.extend(changed_elsewhere);
             stats.changed_paths.sort();
             stats.changed_paths.dedup();
@@ -83,9 +86,12 @@ impl Store {
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
         let started = Instant::now();
-        // Only this sync's own parse may be handed out.
-        self.first_build = None;
-        let first_build = self.options.keep_first_build && self.known.is_empty();
+        // Only this sync's own changes may be handed out.
+        let keep = self.options.hand_over_changes;
+        self.changes = keep.then(|| SyncChanges {
+            complete: self.known.is_empty(),
+            ..SyncChanges::default()
+        });
         let disk = {
             let root = self.root.clone();
             let selection = self.options.files.clone();
@@ -146,7 +152,7 @@ impl Store {
                 })
                 .collect();
             let max_bytes = self.options.files.max_file_bytes;
-            off_the_runtime(|| process_files(&moved, &known, max_bytes, first_build, observer))
+            off_the_runtime(|| process_files(&moved, &known, max_bytes, keep, observer))
         };
         stats.timings.parse = started.elapsed();
         let mut touched = Vec::new();
@@ -189,8 +195,8 @@ impl Store {
             stats.timings.marks += started.elapsed();
             observer.event(SyncEvent::MarkedDirty);
         }
-        let mut kept = FirstBuild::default();
-        if first_build {
+        let mut kept = SyncChanges::default();
+        if keep {
             kept.chunks = changed.iter().flat_map(|p| p.chunks.clone()).collect();
         }
         if !rewritten.is_empty() || !touched_paths.is_empty() {
@@ -210,9 +216,11 @@ impl Store {
 
         file_rows.extend(self.moved_file_rows(&touched).await?);
         self.write_files(&file_rows, &removed, stats).await?;
-        if first_build {
+        if let Some(changes) = &mut self.changes {
             kept.facts.sort_by(|a, b| a.0.cmp(&b.0));
-            self.first_build = Some(kept);
+            changes.rewritten = stats.changed_paths.clone();
+            changes.chunks = kept.chunks;
+            changes.facts = kept.facts;
         }
         if facts_stale {
             self.set_meta(FACTS_KEY, &codectx_graph::facts::FACTS_VERSION.to_string())
