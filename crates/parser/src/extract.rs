@@ -328,14 +328,12 @@ impl<'s> Extractor<'s> {
         let (mut out, complete) =
             collapse_whitespace(self.text(Span::new(start, end)), MAX_SIGNATURE);
         // Trailing punctuation only matters when the whole text fit: a cut text ends in `…`.
-        while complete {
-            let trimmed = out.trim_end();
-            let stripped = ["=>", "{", "=", ";", ",", "(", "."]
-                .iter()
-                .find_map(|t| trimmed.strip_suffix(t).map(|s| s.trim_end().len()));
-            match stripped {
-                Some(len) => out.truncate(len),
-                None => break,
+        if complete {
+            while let Some(len) = ["=>", "{", "=", ";", ",", "(", "."].iter().find_map(|t| {
+                let trimmed = out.trim_end();
+                trimmed.strip_suffix(t).map(|s| s.trim_end().len())
+            }) {
+                out.truncate(len);
             }
         }
         truncate(out, MAX_SIGNATURE)

@@ -207,7 +207,7 @@ pub fn parse_with<R>(
                 .iter()
                 .map(|d| Diagnostic {
                     message: d.message.to_string(),
-                    line: d.labels.first().map(|l| lines.line_of(l.offset() as u32)),
+                    line: d.labels.first().map(|l| lines.line_of(l.offset())),
                 })
                 .collect();
             if ret.panicked || (ret.program.body.is_empty() && !diagnostics.is_empty()) {

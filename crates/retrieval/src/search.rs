@@ -591,11 +591,23 @@ fn sort(project: &Project, candidates: &mut [Scored]) {
     });
 }
 
-/// An `f32` score ordered by `total_cmp`, to sort by key.
-#[derive(PartialEq, PartialOrd)]
+/// An `f32` score ordered by `total_cmp`, to sort by key. Equality and order both follow
+/// `total_cmp`.
 struct OrderedScore(f32);
 
+impl PartialEq for OrderedScore {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
 impl Eq for OrderedScore {}
+
+impl PartialOrd for OrderedScore {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl Ord for OrderedScore {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
