@@ -86,14 +86,15 @@ async fn network_padding_in_a_batch_does_not_change_a_vector() {
 
 #[test]
 fn a_directory_without_a_model_is_a_clear_error() {
-    let dir = tempfile_dir("no-model");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
     std::fs::write(dir.join("config.json"), "{}").unwrap();
-    let err = LocalEmbedder::load(&dir).unwrap_err();
+    let err = LocalEmbedder::load(dir).unwrap_err();
     assert!(
         matches!(&err, EmbedError::Config(m) if m.contains("tokenizer.json, model.safetensors missing")),
         "{err}"
     );
-    let err = locate_model(Some(&dir), "someone/not-cached-model").unwrap_err();
+    let err = locate_model(Some(dir), "someone/not-cached-model").unwrap_err();
     assert!(
         err.to_string().contains(&dir.display().to_string()),
         "{err}"
@@ -103,7 +104,8 @@ fn a_directory_without_a_model_is_a_clear_error() {
 #[test]
 fn network_corrupt_weights_are_an_error_not_a_panic() {
     let Some(real) = model() else { return };
-    let dir = tempfile_dir("corrupt");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
     for f in ["config.json", "tokenizer.json"] {
         std::fs::copy(real.dir().join(f), dir.join(f)).unwrap();
     }
@@ -112,14 +114,7 @@ fn network_corrupt_weights_are_an_error_not_a_panic() {
         b"\x08\x00\x00\x00\x00\x00\x00\x00{}garbage",
     )
     .unwrap();
-    let err = LocalEmbedder::load(&dir).unwrap_err();
+    let err = LocalEmbedder::load(dir).unwrap_err();
     assert!(matches!(err, EmbedError::Model(_)), "{err}");
     assert!(err.to_string().contains("model.safetensors"), "{err}");
-}
-
-fn tempfile_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("codectx-embed-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }

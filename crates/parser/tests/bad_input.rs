@@ -2,29 +2,28 @@
 
 use codectx_parser::{ParseError, ParseStatus, SymbolKind, parse_source, read_source};
 
-fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("codectx-bad-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+fn temp_file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
     path
 }
 
 #[test]
 fn binary_non_utf8_and_unsupported_files_are_named_errors() {
-    let binary = temp_file("image.ts", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    let dir = tempfile::tempdir().unwrap();
+    let binary = temp_file(&dir, "image.ts", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
     let err = read_source(&binary).unwrap_err();
     assert!(matches!(err, ParseError::Binary { .. }));
     assert!(err.to_string().contains("image.ts"), "{err}");
 
-    let latin1 = temp_file("latin1.js", b"const caf\xe9 = 1;\n");
+    let latin1 = temp_file(&dir, "latin1.js", b"const caf\xe9 = 1;\n");
     let err = read_source(&latin1).unwrap_err();
     assert!(
         matches!(err, ParseError::NotUtf8 { offset: 9, .. }),
         "{err}"
     );
 
-    let md = temp_file("notes.md", b"# hi\n");
+    let md = temp_file(&dir, "notes.md", b"# hi\n");
     assert!(matches!(
         read_source(&md).unwrap_err(),
         ParseError::UnsupportedExtension { .. }
