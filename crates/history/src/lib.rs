@@ -28,10 +28,15 @@
 //!   reformat or dependency bump describes no symbol);
 //! - renames reported by git's similarity detection are followed: notes of older commits
 //!   land on the file's current path.
+//!
+//! [`files_at`] reads what any revision (branch, tag, commit) holds: the selected files under
+//! the root with their blob ids and bytes, from git objects, without a checkout.
 
 mod attribute;
+mod tree;
 mod walk;
 
+pub use tree::{Revision, RevisionError, RevisionFile, files_at};
 pub use walk::{probe, read_history};
 
 /// How much history is read.

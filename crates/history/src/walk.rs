@@ -85,7 +85,7 @@ fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, Objec
 
 /// The root's path inside the work tree, `/`-separated with a trailing `/` (empty for the
 /// work tree itself).
-fn root_prefix(workdir: &Path, root: &Path) -> std::io::Result<String> {
+pub(crate) fn root_prefix(workdir: &Path, root: &Path) -> std::io::Result<String> {
     let workdir = workdir.canonicalize()?;
     let root = root.canonicalize()?;
     let inside = root.strip_prefix(&workdir).unwrap_or(Path::new(""));

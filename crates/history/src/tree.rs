@@ -1,0 +1,103 @@
+//! A revision's files, read from git objects: what a branch, tag or commit holds, without a
+//! checkout and without the `git` binary. Each file comes with its blob id, the content's
+//! name in git: two revisions (or worktrees) holding the same blob hold the same content.
+
+use std::path::Path;
+
+use codectx_files::FileSelection;
+use gix::bstr::ByteSlice;
+
+/// What a revision names, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    /// The revision as asked for (`v1.2.0`, `main`, `HEAD~3`, a commit id).
+    pub name: String,
+    /// The commit it resolved to (hex).
+    pub commit: String,
+    /// The selected files of the commit's tree under the root, in path order.
+    pub files: Vec<RevisionFile>,
+    /// Selected files over the selection's size limit, by path: not read.
+    pub too_large: Vec<String>,
+}
+
+/// One file of a revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionFile {
+    /// Relative to the root, `/`-separated, as the index names files.
+    pub path: String,
+    /// The blob's id (hex).
+    pub blob: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Why a revision's files could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevisionError {
+    #[error("the root is not inside a git repository")]
+    NotARepository,
+    #[error("`{0}` names no commit of this repository")]
+    Unknown(String),
+    #[error("the repository could not be read: {0}")]
+    Unreadable(String),
+}
+
+/// The files `selection` selects under `root` as of revision `name` (anything
+/// `git rev-parse` accepts that leads to a commit), read from the repository's objects.
+pub fn files_at(
+    root: &Path,
+    name: &str,
+    selection: &FileSelection,
+) -> Result<Revision, RevisionError> {
+    let repo = gix::discover(root).map_err(|_| RevisionError::NotARepository)?;
+    let unreadable = |e: &dyn std::fmt::Display| RevisionError::Unreadable(e.to_string());
+    let commit = repo
+        .rev_parse_single(name)
+        .ok()
+        .and_then(|id| id.object().ok())
+        .and_then(|object| object.peel_to_commit().ok())
+        .ok_or_else(|| RevisionError::Unknown(name.to_string()))?;
+    let prefix = match repo.workdir() {
+        Some(workdir) => crate::walk::root_prefix(workdir, root).map_err(|e| unreadable(&e))?,
+        None => String::new(),
+    };
+    let tree = commit.tree().map_err(|e| unreadable(&e))?;
+    let mut recorder = gix::traverse::tree::Recorder::default();
+    tree.traverse()
+        .breadthfirst(&mut recorder)
+        .map_err(|e| unreadable(&e))?;
+    let mut revision = Revision {
+        name: name.to_string(),
+        commit: commit.id.to_string(),
+        files: Vec::new(),
+        too_large: Vec::new(),
+    };
+    for entry in recorder.records {
+        if !entry.mode.is_blob() {
+            continue;
+        }
+        let Some(path) = entry
+            .filepath
+            .to_str()
+            .ok()
+            .and_then(|p| p.strip_prefix(prefix.as_str()))
+        else {
+            continue;
+        };
+        if !selection.selects_path(path) {
+            continue;
+        }
+        let blob = repo.find_object(entry.oid).map_err(|e| unreadable(&e))?;
+        if selection.too_large(blob.data.len() as u64) {
+            revision.too_large.push(path.to_string());
+            continue;
+        }
+        revision.files.push(RevisionFile {
+            path: path.to_string(),
+            blob: entry.oid.to_string(),
+            bytes: blob.detach().data,
+        });
+    }
+    revision.files.sort_by(|a, b| a.path.cmp(&b.path));
+    revision.too_large.sort();
+    Ok(revision)
+}
