@@ -212,7 +212,6 @@ impl Embedder for LocalEmbedder {
             crate::EmbeddingView::NaturalLanguage => VectorCalibration {
                 floor: 0.30,
                 ceiling: 0.75,
-                channel_weight: 1.0,
             },
             crate::EmbeddingView::Code => VectorCalibration::default(),
         }

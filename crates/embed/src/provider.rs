@@ -46,8 +46,7 @@ impl EmbeddingView {
     }
 }
 
-/// How to read one model's cosine similarities, and how much its channel should count in
-/// fusion when no reranker judges the candidates. A property of the model, measured on the
+/// How to read one model's cosine similarities. A property of the model, measured on the
 /// tuning corpus (`cargo xtask eval --corpus --embedder …`); configuration may override it.
 /// Not part of [`EmbeddingSpec`]: a new calibration must not re-embed an index.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -56,8 +55,6 @@ pub struct VectorCalibration {
     pub floor: f32,
     /// Cosine that means "says the same thing" (maps to 1).
     pub ceiling: f32,
-    /// The vector channel's weight beside the lexical and name channels (1.0: equal).
-    pub channel_weight: f32,
 }
 
 impl Default for VectorCalibration {
@@ -67,7 +64,6 @@ impl Default for VectorCalibration {
         Self {
             floor: 0.15,
             ceiling: 0.65,
-            channel_weight: 1.0,
         }
     }
 }

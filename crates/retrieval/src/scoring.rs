@@ -98,7 +98,6 @@ impl SearchOptions {
         VectorCalibration {
             floor: self.vector_floor.unwrap_or(model.floor),
             ceiling: self.vector_ceiling.unwrap_or(model.ceiling),
-            channel_weight: model.channel_weight,
         }
     }
 }
