@@ -1637,6 +1637,12 @@ fn collapse_whitespace(text: &str, max_chars: usize) -> (String, bool) {
     (out, complete)
 }
 
+/// `text` as one line, each run of whitespace one space, cut to `max_chars` characters with
+/// `…` when longer: how signatures and type texts are shown.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    truncate(collapse_whitespace(text, max_chars).0, max_chars)
+}
+
 fn truncate(mut s: String, max: usize) -> String {
     // A string no longer in bytes than `max` has at most `max` characters.
     if s.len() > max && s.chars().count() > max {

@@ -39,6 +39,7 @@ use oxc_span::SourceType;
 use serde::{Deserialize, Serialize};
 
 pub use comments::clean_jsdoc;
+pub use extract::one_line;
 pub use lines::LineIndex;
 pub use symbol::{
     ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, Naming, ParseStatus, ParsedFile,

@@ -1932,24 +1932,12 @@ fn trim_head_end(out: &mut String) {
     out.truncate(trimmed);
 }
 
-/// Whitespace-normalized text, capped for display.
+/// Longest signature or type text kept, in characters.
+const MAX_SHOWN: usize = 400;
+
+/// Whitespace-normalized text, capped for display, as the parser shows signatures.
 fn collapse(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(400));
-    for word in text.split_ascii_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-        if out.len() > 400 {
-            let cut = (0..=400)
-                .rev()
-                .find(|&i| out.is_char_boundary(i))
-                .unwrap_or(0);
-            out.truncate(cut);
-            out.push('…');
-            break;
-        }
-    }
+    let mut out = codectx_parser::one_line(text, MAX_SHOWN);
     trim_head_end(&mut out);
     out
 }

@@ -350,4 +350,5 @@ impl FileFacts {
 /// postcard ([`FileFacts::encode`]) instead of JSON. 8: kinds are the parser's `SymbolKind` (`type`, not `type-alias`). 9: each
 /// declaration names its parser symbol (`Decl::symbol`). 10: only a declaration, function
 /// or class is a default export's declaration, not the first function inside its expression.
-pub const FACTS_VERSION: u32 = 10;
+/// 11: signatures and type texts cut at 400 characters by the parser's `one_line`.
+pub const FACTS_VERSION: u32 = 11;
