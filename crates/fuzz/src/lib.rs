@@ -75,7 +75,14 @@ pub fn facts(data: &[u8]) {
     let Some((path, source)) = source_file(data) else {
         return;
     };
-    let facts = codectx_graph::facts::extract_facts(&path, source);
+    // The parser's symbols, by number: where each declares its name.
+    let (facts, declared_at) = codectx_parser::parse_with(&path, source, |parsed, program| {
+        let declared_at: Vec<Option<u32>> = parsed.walk().map(|s| s.declared_at).collect();
+        (
+            codectx_graph::facts::facts_of(&parsed, program),
+            declared_at,
+        )
+    });
     let decls = facts.decls.len() as u32;
     let lines = facts.line_count.max(1);
     for d in &facts.decls {
@@ -93,6 +100,15 @@ pub fn facts(data: &[u8]) {
             d.span,
             source.len()
         );
+        if let Some(symbol) = d.symbol {
+            let at = declared_at.get(symbol as usize).copied().flatten();
+            assert!(
+                at.is_some_and(|at| d.span.0 <= at && at < d.span.1),
+                "{} names parser symbol {symbol}, declared at {at:?}, outside {:?}",
+                d.name,
+                d.span
+            );
+        }
         for i in d.container.iter().chain(&d.owner).chain(&d.members) {
             assert!(
                 *i < decls,
