@@ -99,6 +99,13 @@ pub fn source_files(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `fixtures/<relative>` of the workspace: the inputs every crate's fixture tests read.
+pub fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(relative)
+}
+
 /// Copies the tree `from` into `to` (created as needed): tests edit a fixture's copy.
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();

@@ -1,7 +1,6 @@
 //! The targets that build answers: a whole two-file project, and the `symbol =` query
 //! language on a fixed one.
 
-use std::path::Path;
 use std::sync::OnceLock;
 
 use codectx_retrieval::{AnswerOptions, Project, search_symbol};
@@ -67,7 +66,7 @@ pub fn symbol_query(data: &[u8]) {
 fn fixture_project() -> &'static Project {
     static PROJECT: OnceLock<Project> = OnceLock::new();
     PROJECT.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth");
+        let root = codectx_corpus::fixture("retrieval/auth");
         Project::open(&root).expect("the auth fixture opens")
     })
 }

@@ -2,7 +2,6 @@
 //! writes instead of JSON-RPC, gets an answer or a coded error, and the session keeps
 //! serving. The server runs in-process over an in-memory pipe, on a fixed repository.
 
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -153,7 +152,7 @@ fn server() -> &'static FuzzServer {
     SERVER.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temporary directory");
         let root = dir.path().join("repo");
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth");
+        let fixture = codectx_corpus::fixture("retrieval/auth");
         codectx_corpus::copy_tree(&fixture, &root);
         let root = root.canonicalize().expect("the copy exists");
         let mut config = Config::default();

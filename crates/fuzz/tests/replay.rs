@@ -15,7 +15,7 @@ fn replay(target: &str, what: &str, data: &[u8]) {
 #[test]
 fn seeds_and_reproducers_replay() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let seeds = codectx_fuzz::seeds(&crate_dir.join("../../fixtures")).unwrap();
+    let seeds = codectx_fuzz::seeds(&codectx_corpus::fixture("")).unwrap();
     for target in codectx_fuzz::TARGETS {
         let mut replayed = 0;
         for seed in seeds.iter().filter(|s| s.target == target) {

@@ -28,7 +28,7 @@ fn fixture_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn facts_do_not_change_without_a_new_facts_version() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let fixtures = manifest.join("../../fixtures/graph");
+    let fixtures = codectx_corpus::fixture("graph");
     let mut files = Vec::new();
     fixture_files(&fixtures, &mut files);
     assert!(files.len() > 20, "{} fixture files", files.len());

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use codectx_graph::{CallerRef, MetadataOptions, ProjectGraph, SymbolRef};
 
 fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/graph")
+    codectx_corpus::fixture("graph")
 }
 
 fn load(name: &str) -> ProjectGraph {

@@ -58,8 +58,7 @@ fn unnamed_symbols(root: &Path) -> (usize, Vec<String>) {
 
 #[test]
 fn every_fixture_declaration_names_its_parser_symbol() {
-    let (checked, missing) =
-        unnamed_symbols(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures"));
+    let (checked, missing) = unnamed_symbols(&codectx_corpus::fixture(""));
     assert!(checked > 500, "only {checked} symbols checked");
     assert!(missing.is_empty(), "{}", missing.join("\n"));
 }

@@ -20,10 +20,7 @@ fn network_the_python_sdk_drives_every_tool_over_stdio() {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
-        root.path(),
-    );
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), root.path());
     // Large enough that the first indexing outlasts the first call (progress notifications).
     let large = tempfile::tempdir().unwrap();
     for i in 0..3000 {

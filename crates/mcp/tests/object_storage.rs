@@ -104,10 +104,7 @@ fn mcp_server(server: &S3Server, home: &Path, args: &[&str]) -> Output {
 fn checkout() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
-        &root,
-    );
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), &root);
     std::fs::write(
         root.join(".codectx.toml"),
         format!("[index]\ndir = \"s3://{BUCKET}/index\"\n"),

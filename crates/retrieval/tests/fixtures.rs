@@ -65,11 +65,8 @@ fn lookup_by_name_parent_and_file() {
 /// and the overloads as one match.
 #[test]
 fn lookup_orders_matches_by_what_is_meant() {
-    let root = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/retrieval/lookup-order"
-    ));
-    let project = codectx_retrieval::Project::open(root).unwrap();
+    let root = codectx_corpus::fixture("retrieval/lookup-order");
+    let project = codectx_retrieval::Project::open(&root).unwrap();
     let query = SymbolQuery::parse("symbol = ref").unwrap().unwrap();
     let order: Vec<String> = lookup(&project, &query)
         .matches
@@ -274,8 +271,7 @@ fn no_candidates_and_default_budget() {
 /// identifiers and quoted messages are told apart.
 #[test]
 fn queries_are_parsed_once_into_lookups_or_questions() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/queries");
+    let dir = codectx_corpus::fixture("retrieval/queries");
     let mut out = String::new();
     let lines = std::fs::read_to_string(dir.join("queries.txt")).unwrap();
     for line in lines.lines() {

@@ -3,7 +3,6 @@
 //! `module.exports = class …`) included.
 
 use std::fmt::Write;
-use std::path::Path;
 
 use codectx_parser::SymbolKind;
 use codectx_retrieval::Project;
@@ -32,9 +31,7 @@ fn declares(kind: SymbolKind) -> bool {
 
 /// Each chunk with the declaration it joins, and the declaring chunks that join none.
 fn joins(fixture: &str) -> (String, Vec<String>) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(fixture);
+    let root = codectx_corpus::fixture("").join(fixture);
     let project = Project::open(&root).unwrap();
     let (mut table, mut missing) = (String::new(), Vec::new());
     for chunk in project.chunks() {

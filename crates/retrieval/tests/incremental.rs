@@ -2,8 +2,6 @@
 //! result must be the project a fresh load of the index gives: same files, chunks, facts
 //! and cross-file edges.
 
-use std::path::Path;
-
 use codectx_retrieval::{Engine, EngineOptions, Project};
 use codectx_store::StoreOptions;
 
@@ -51,10 +49,7 @@ fn render(project: &Project) -> String {
 #[tokio::test]
 async fn a_patched_project_equals_a_fresh_load() {
     let root = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/search"),
-        root.path(),
-    );
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/search"), root.path());
     let options = EngineOptions {
         store: StoreOptions {
             history: codectx_store::HistoryOptions {
@@ -115,10 +110,7 @@ async fn a_patched_project_equals_a_fresh_load() {
 #[tokio::test]
 async fn a_syncs_change_set_patches_the_project_to_a_fresh_load() {
     let root = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/search"),
-        root.path(),
-    );
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/search"), root.path());
     let options = || StoreOptions {
         hand_over_changes: true,
         history: codectx_store::HistoryOptions {

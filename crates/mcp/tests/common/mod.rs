@@ -8,10 +8,7 @@ use std::process::Command;
 /// A fresh copy of `fixtures/retrieval/auth`, a small TypeScript project, to serve.
 pub fn auth_repo() -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/retrieval/auth"),
-        repo.path(),
-    );
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.path());
     repo
 }
 

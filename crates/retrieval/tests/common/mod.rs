@@ -1,6 +1,5 @@
 //! Shared by the retrieval tests.
 
-use std::path::Path;
 use std::sync::OnceLock;
 
 use codectx_retrieval::Project;
@@ -9,10 +8,7 @@ use codectx_retrieval::Project;
 pub fn auth_project() -> &'static Project {
     static PROJECT: OnceLock<Project> = OnceLock::new();
     PROJECT.get_or_init(|| {
-        let root = Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../fixtures/retrieval/auth"
-        ));
-        Project::open(root).unwrap()
+        let root = codectx_corpus::fixture("retrieval/auth");
+        Project::open(&root).unwrap()
     })
 }
