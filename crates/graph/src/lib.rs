@@ -65,6 +65,34 @@ pub struct FileNode {
     pub resolved: Vec<Resolved>,
     /// File index of each request that resolved inside the project.
     pub request_files: Vec<Option<u32>>,
+    /// (parser symbol, declaration) pairs sorted by symbol, the first declaration of each
+    /// symbol only: chunks find their declarations here ([`ProjectGraph::declaration_of`]).
+    by_symbol: Vec<(u32, u32)>,
+}
+
+impl FileNode {
+    fn new(path: String, abs: PathBuf, facts: FileFacts) -> Self {
+        let mut node = FileNode {
+            path,
+            abs,
+            facts,
+            resolved: Vec::new(),
+            request_files: Vec::new(),
+            by_symbol: Vec::new(),
+        };
+        node.index_symbols();
+        node
+    }
+
+    fn index_symbols(&mut self) {
+        let mut by_symbol: Vec<(u32, u32)> = (0u32..)
+            .zip(&self.facts.decls)
+            .filter_map(|(decl, d)| d.symbol.map(|s| (s, decl)))
+            .collect();
+        by_symbol.sort_unstable();
+        by_symbol.dedup_by_key(|(symbol, _)| *symbol);
+        self.by_symbol = by_symbol;
+    }
 }
 
 /// The linked structural graph of a project.
@@ -122,13 +150,7 @@ impl ProjectGraph {
         let resolver = ModuleResolver::new(root);
         let files = facts
             .into_iter()
-            .map(|(abs, facts)| FileNode {
-                path: relative(root, &abs),
-                abs,
-                facts,
-                resolved: Vec::new(),
-                request_files: Vec::new(),
-            })
+            .map(|(abs, facts)| FileNode::new(relative(root, &abs), abs, facts))
             .collect();
         let mut graph = Self {
             root: root.to_path_buf(),
@@ -166,16 +188,11 @@ impl ProjectGraph {
                         outward = true;
                     }
                     self.files[i as usize].facts = facts;
+                    self.files[i as usize].index_symbols();
                     updated.push(path);
                 }
                 (None, Some(facts)) => {
-                    self.files.push(FileNode {
-                        facts,
-                        path: path.clone(),
-                        abs,
-                        resolved: Vec::new(),
-                        request_files: Vec::new(),
-                    });
+                    self.files.push(FileNode::new(path.clone(), abs, facts));
                     self.by_path.insert(path, (self.files.len() - 1) as u32);
                     added_or_removed = true;
                 }
@@ -260,6 +277,17 @@ impl ProjectGraph {
 
     pub fn file_index(&self, path: &str) -> Option<u32> {
         self.by_path.get(path).copied()
+    }
+
+    /// The declaration of file `file` made from the parser's symbol `symbol`
+    /// ([`facts::Decl::symbol`]): the first one, when a symbol has several.
+    pub fn declaration_of(&self, file: u32, symbol: u32) -> Option<SymbolRef> {
+        let by_symbol = &self.files.get(file as usize)?.by_symbol;
+        let i = by_symbol.binary_search_by_key(&symbol, |&(s, _)| s).ok()?;
+        Some(SymbolRef {
+            file,
+            decl: by_symbol[i].1,
+        })
     }
 
     pub fn decl(&self, s: SymbolRef) -> &facts::Decl {

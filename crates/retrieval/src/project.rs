@@ -326,10 +326,7 @@ impl Project {
     /// The graph's declaration of a chunk: the one made from the same parser symbol.
     pub fn declaration(&self, chunk: &CodeChunk) -> Option<SymbolRef> {
         let file = self.graph.file_index(&chunk.relative_path)?;
-        let decl = self.graph.files()[file as usize]
-            .facts
-            .decl_of_symbol(chunk.symbol)?;
-        Some(SymbolRef { file, decl })
+        self.graph.declaration_of(file, chunk.symbol)
     }
 }
 

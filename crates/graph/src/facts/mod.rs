@@ -334,14 +334,6 @@ impl FileFacts {
     }
 }
 
-impl FileFacts {
-    /// The declaration made from the parser's symbol `symbol` ([`Decl::symbol`]).
-    pub fn decl_of_symbol(&self, symbol: u32) -> Option<u32> {
-        let decl = self.decls.iter().position(|d| d.symbol == Some(symbol))?;
-        Some(decl as u32)
-    }
-}
-
 /// Version of what [`extract_facts`] finds and how it is stored: caches of facts written by
 /// another version are stale even when the file did not change. 4: taken from the parser's
 /// one parse (`syntax_errors` counts its first attempt's diagnostics). 6: enums are
