@@ -1026,8 +1026,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
                     sig: (f.span.start, body.map_or(f.span.end, |b| b.start)),
                     body,
                     modifiers,
-                    // `export default function () {}` declares `default` where it begins.
-                    declared_at: Some(f.id.as_ref().map_or(f.span.start, |id| id.span.start)),
+                    declared_at: Some(crate::declared_at(f.id.as_ref(), f.span)),
                 };
                 self.scoped(o, |s| {
                     if !s.walk_oversized_body(f.body.as_deref()) {
@@ -1071,14 +1070,15 @@ impl<'a> Visit<'a> for Extractor<'_> {
             return walk::walk_class(self, c);
         }
         let hint = self.hints.remove(&c.span.start);
-        let (name, naming, declared_at) = match (&c.id, hint) {
-            (Some(id), _) => (id.name.to_string(), Naming::Source, Some(id.span.start)),
-            (None, Some((name, naming))) => (name, naming, None),
+        // The class declares its own name, or `default` when an export wraps it.
+        let declared_at = (c.id.is_some() || (hint.is_none() && self.wrapper.is_some()))
+            .then(|| crate::declared_at(c.id.as_ref(), c.span));
+        let (name, naming) = match (&c.id, hint) {
+            (Some(id), _) => (id.name.to_string(), Naming::Source),
+            (None, Some(hint)) => hint,
             // `export default class {}` is imported as `default`.
-            (None, None) if self.wrapper.is_some() => {
-                ("default".into(), Naming::Source, Some(c.span.start))
-            }
-            (None, None) => ("anonymous class".into(), Naming::Anonymous, None),
+            (None, None) if self.wrapper.is_some() => ("default".into(), Naming::Source),
+            (None, None) => ("anonymous class".into(), Naming::Anonymous),
         };
         let kind = if extends_react_component(c) {
             SymbolKind::Component
@@ -1139,7 +1139,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let body = m.value.body.as_ref().map(|b| b.span);
         let name = property_key_name(self.src, &m.key);
         let node = decorated_span(m.span, &m.decorators);
-        let o = self.member_open(
+        let mut o = self.member_open(
             name,
             kind,
             node,
@@ -1148,10 +1148,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
             body,
             modifiers,
         );
-        let o = Open {
-            declared_at: Some(m.key.span().start),
-            ..o
-        };
+        o.declared_at = Some(m.key.span().start);
         self.scoped(o, |s| walk::walk_method_definition(s, m));
     }
 

@@ -279,6 +279,13 @@ pub fn parse_with<R>(
     f(parsed, None)
 }
 
+/// Where a function or class declares its name ([`ParsedSymbol::declared_at`]): at its
+/// identifier, or where it begins when it has none (`export default function () {}`). Both
+/// walks of a parse call this, so the graph's declarations find the parser's symbols.
+pub fn declared_at(id: Option<&oxc_ast::ast::BindingIdentifier<'_>>, node: oxc_span::Span) -> u32 {
+    id.map_or(node.start, |id| id.span.start)
+}
+
 /// Arenas above this size are dropped after use instead of reset and kept.
 const MAX_RETAINED_ARENA_BYTES: usize = 16 << 20;
 

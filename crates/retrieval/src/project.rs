@@ -221,22 +221,11 @@ impl Project {
             chunks,
         );
         if !elsewhere.is_empty() {
-            self.reload_files(store, &elsewhere).await?;
+            // What another process's sync wrote is only in the index.
+            let facts = store.load_facts_of(&elsewhere).await?.into_iter().collect();
+            let chunks = by_file(&elsewhere, store.code_chunks_of_files(&elsewhere).await?);
+            self.patch(&elsewhere, facts, chunks);
         }
-        self.skipped = skipped_files(store);
-        Ok(())
-    }
-
-    /// Patches the project for `paths`, reading their chunks and facts from the index:
-    /// what another process's sync wrote.
-    pub async fn reload_files(
-        &mut self,
-        store: &Store,
-        paths: &[String],
-    ) -> Result<(), RetrievalError> {
-        let facts = store.load_facts_of(paths).await?.into_iter().collect();
-        let chunks = by_file(paths, store.code_chunks_of_files(paths).await?);
-        self.patch(paths, facts, chunks);
         self.skipped = skipped_files(store);
         Ok(())
     }

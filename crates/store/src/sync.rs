@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use codectx_chunker::CodeChunk;
 use codectx_files::SourceFile;
 
 use crate::Embedder;
@@ -195,10 +196,12 @@ impl Store {
             stats.timings.marks += started.elapsed();
             observer.event(SyncEvent::MarkedDirty);
         }
-        let mut kept = SyncChanges::default();
-        if keep {
-            kept.chunks = changed.iter().flat_map(|p| p.chunks.clone()).collect();
-        }
+        // The chunks as written, for the hand-over: writing consumes them.
+        let kept_chunks: Vec<CodeChunk> = if keep {
+            changed.iter().flat_map(|p| p.chunks.clone()).collect()
+        } else {
+            Vec::new()
+        };
         if !rewritten.is_empty() || !touched_paths.is_empty() {
             let started = Instant::now();
             self.write_chunks(&mut changed, &touched, &rewritten, stats)
@@ -208,19 +211,19 @@ impl Store {
         }
         let started = Instant::now();
         let mut file_rows = Vec::with_capacity(changed.len());
+        let mut kept_facts = Vec::new();
         for p in changed {
-            kept.facts
-                .extend(p.facts.map(|f| (p.record.path.clone(), f)));
+            kept_facts.extend(p.facts.map(|f| (p.record.path.clone(), f)));
             file_rows.push(p.record);
         }
 
         file_rows.extend(self.moved_file_rows(&touched).await?);
         self.write_files(&file_rows, &removed, stats).await?;
         if let Some(changes) = &mut self.changes {
-            kept.facts.sort_by(|a, b| a.0.cmp(&b.0));
+            kept_facts.sort_by(|a, b| a.0.cmp(&b.0));
             changes.rewritten = stats.changed_paths.clone();
-            changes.chunks = kept.chunks;
-            changes.facts = kept.facts;
+            changes.chunks = kept_chunks;
+            changes.facts = kept_facts;
         }
         if facts_stale {
             self.set_meta(FACTS_KEY, &codectx_graph::facts::FACTS_VERSION.to_string())

@@ -1104,19 +1104,17 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
         );
         // Function expressions and anonymous functions are not declarations of their own
         // (const-bound ones are handled by the declarator); they rebind `this`.
-        let name = if is_decl {
-            f.id.as_ref().map(|id| id.name.to_string())
-        } else {
-            None
-        };
-        let name = name.or_else(|| self.exported.then(|| "default".to_string()));
+        let id = if is_decl { f.id.as_ref() } else { None };
+        let name = id
+            .map(|id| id.name.to_string())
+            .or_else(|| self.exported.then(|| "default".to_string()));
         self.classes.push(None);
         match name {
             Some(name) if is_decl || self.export_start.is_some() => {
                 let body = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
                 let mut decl = self.new_decl(
                     name,
-                    Some(f.id.as_ref().map_or(f.span.start, |id| id.span.start)),
+                    Some(codectx_parser::declared_at(id, f.span)),
                     SymbolKind::Function,
                     f.span,
                     (f.span.start, body),
@@ -1260,7 +1258,7 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 let index = self.class_decl(
                     c,
                     name,
-                    Some(c.id.as_ref().map_or(c.span.start, |id| id.span.start)),
+                    Some(codectx_parser::declared_at(c.id.as_ref(), c.span)),
                     symbol,
                 );
                 self.containers = saved;

@@ -339,8 +339,10 @@ impl FileFacts {
 /// one parse (`syntax_errors` counts its first attempt's diagnostics). 6: enums are
 /// externally tagged (`{"local": {"decl": 0}}`), which serde reads in one pass (an
 /// internally tagged enum is buffered whole before its tag is looked at). 7: stored as
-/// postcard ([`FileFacts::encode`]) instead of JSON. 8: kinds are the parser's `SymbolKind` (`type`, not `type-alias`). 9: each
-/// declaration names its parser symbol (`Decl::symbol`). 10: only a declaration, function
-/// or class is a default export's declaration, not the first function inside its expression.
-/// 11: signatures and type texts cut at 400 characters by the parser's `one_line`.
-pub const FACTS_VERSION: u32 = 11;
+/// postcard ([`FileFacts::encode`]) instead of JSON. 8: kinds are the parser's `SymbolKind`
+/// (`type`, not `type-alias`). 9: each declaration names its parser symbol (`Decl::symbol`).
+/// 10: only a declaration, function or class is a default export's declaration, not the
+/// first function inside its expression. 11: signatures and type texts cut at 400
+/// characters by the parser's `one_line`. 12: a default-exported function expression is
+/// declared where it begins, as the parser has it (`codectx_parser::declared_at`).
+pub const FACTS_VERSION: u32 = 12;
