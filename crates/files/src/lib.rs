@@ -37,6 +37,11 @@ pub struct FileSelection {
     pub max_file_bytes: u64,
     /// The index's own directory when it lies inside the root: never walked or watched.
     pub index_dir: Option<PathBuf>,
+    /// Apply `.gitignore`, `.ignore` and git's exclude files, the root's parents' included.
+    /// On for a work tree; off for a revision's files written out from git objects: they
+    /// are tracked files, to which ignore rules do not apply, and they lie inside the
+    /// index directory, which ignores itself.
+    pub ignore_files: bool,
 }
 
 impl Default for FileSelection {
@@ -48,6 +53,7 @@ impl Default for FileSelection {
                 .to_vec(),
             max_file_bytes: 2 << 20,
             index_dir: None,
+            ignore_files: true,
         }
     }
 }
@@ -82,6 +88,7 @@ impl FileSelection {
         let index_dir = self.index_dir.clone();
         let found = Mutex::new(Vec::new());
         ignore::WalkBuilder::new(root)
+            .standard_filters(self.ignore_files)
             .hidden(true)
             .follow_links(false)
             .require_git(false)
@@ -139,10 +146,24 @@ impl FileSelection {
     /// walk selects, by its path alone: a source name, no hidden or skipped directory on
     /// the way. For paths that come from elsewhere than the walk (a commit's tree).
     pub fn selects_path(&self, relative_path: &str) -> bool {
-        let mut parts = relative_path.rsplit('/');
-        let name = parts.next().unwrap_or("");
-        self.is_source_name(name)
-            && !parts.any(|dir| dir.starts_with('.') || self.skip_dirs.iter().any(|d| d == dir))
+        let (dirs, name) = split_name(relative_path);
+        self.is_source_name(name) && self.enters(dirs)
+    }
+
+    /// Whether the file at `relative_path` is a module configuration the module resolver
+    /// reads (see [`is_module_config_name`]) in a directory the walk enters. A revision's
+    /// files are written out with these beside them, so that its imports resolve as the
+    /// work tree's do.
+    pub fn selects_module_config(&self, relative_path: &str) -> bool {
+        let (dirs, name) = split_name(relative_path);
+        is_module_config_name(name) && self.enters(dirs)
+    }
+
+    /// No hidden or skipped directory on a `/`-separated path of directories.
+    fn enters(&self, dirs: &str) -> bool {
+        !dirs
+            .split('/')
+            .any(|dir| dir.starts_with('.') || self.skip_dirs.iter().any(|d| d == dir))
     }
 
     /// Whether a change at `path` (from a file watcher) can matter to the index: it is
@@ -168,6 +189,23 @@ impl FileSelection {
     pub fn too_large(&self, size: u64) -> bool {
         size > self.max_file_bytes
     }
+}
+
+/// `("a/b", "c.ts")` for `a/b/c.ts`; `("", "c.ts")` for `c.ts`.
+fn split_name(relative_path: &str) -> (&str, &str) {
+    relative_path
+        .rsplit_once('/')
+        .unwrap_or(("", relative_path))
+}
+
+/// The files the module resolver reads beside the source: `package.json` (`exports`,
+/// `main`, workspaces) and `tsconfig*.json` / `jsconfig*.json` (`paths`, `baseUrl`,
+/// `extends`, references).
+pub fn is_module_config_name(name: &str) -> bool {
+    name == "package.json"
+        || ["tsconfig", "jsconfig"]
+            .iter()
+            .any(|stem| name.starts_with(stem) && name.ends_with(".json"))
 }
 
 /// `*.d.ts` and friends: declarations, not user code.

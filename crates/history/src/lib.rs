@@ -36,7 +36,7 @@ mod attribute;
 mod tree;
 mod walk;
 
-pub use tree::{Revision, RevisionError, RevisionFile, files_at};
+pub use tree::{Revision, RevisionError, RevisionFile, files_at, resolve_commit};
 pub use walk::{probe, read_history};
 
 /// How much history is read.

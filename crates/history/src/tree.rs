@@ -16,6 +16,10 @@ pub struct Revision {
     pub commit: String,
     /// The selected files of the commit's tree under the root, in path order.
     pub files: Vec<RevisionFile>,
+    /// The module configurations beside them (`package.json`, `tsconfig*.json`: see
+    /// [`FileSelection::selects_module_config`]), in path order: what the module resolver
+    /// reads to resolve the files' imports.
+    pub module_configs: Vec<RevisionFile>,
     /// Selected files over the selection's size limit, by path: not read.
     pub too_large: Vec<String>,
 }
@@ -41,8 +45,24 @@ pub enum RevisionError {
     Unreadable(String),
 }
 
+/// The commit (hex) revision `name` (anything `git rev-parse` accepts that leads to a
+/// commit) names in the repository holding `root`. Cheap: no tree is read.
+pub fn resolve_commit(root: &Path, name: &str) -> Result<String, RevisionError> {
+    let repo = gix::discover(root).map_err(|_| RevisionError::NotARepository)?;
+    Ok(commit_of(&repo, name)?.id.to_string())
+}
+
+fn commit_of<'r>(repo: &'r gix::Repository, name: &str) -> Result<gix::Commit<'r>, RevisionError> {
+    repo.rev_parse_single(name)
+        .ok()
+        .and_then(|id| id.object().ok())
+        .and_then(|object| object.peel_to_commit().ok())
+        .ok_or_else(|| RevisionError::Unknown(name.to_string()))
+}
+
 /// The files `selection` selects under `root` as of revision `name` (anything
-/// `git rev-parse` accepts that leads to a commit), read from the repository's objects.
+/// `git rev-parse` accepts that leads to a commit), read from the repository's objects,
+/// with the module configurations beside them.
 pub fn files_at(
     root: &Path,
     name: &str,
@@ -50,12 +70,7 @@ pub fn files_at(
 ) -> Result<Revision, RevisionError> {
     let repo = gix::discover(root).map_err(|_| RevisionError::NotARepository)?;
     let unreadable = |e: &dyn std::fmt::Display| RevisionError::Unreadable(e.to_string());
-    let commit = repo
-        .rev_parse_single(name)
-        .ok()
-        .and_then(|id| id.object().ok())
-        .and_then(|object| object.peel_to_commit().ok())
-        .ok_or_else(|| RevisionError::Unknown(name.to_string()))?;
+    let commit = commit_of(&repo, name)?;
     let prefix = match repo.workdir() {
         Some(workdir) => crate::walk::root_prefix(workdir, root).map_err(|e| unreadable(&e))?,
         None => String::new(),
@@ -69,6 +84,7 @@ pub fn files_at(
         name: name.to_string(),
         commit: commit.id.to_string(),
         files: Vec::new(),
+        module_configs: Vec::new(),
         too_large: Vec::new(),
     };
     for entry in recorder.records {
@@ -83,21 +99,30 @@ pub fn files_at(
         else {
             continue;
         };
-        if !selection.selects_path(path) {
+        let source = selection.selects_path(path);
+        if !source && !selection.selects_module_config(path) {
             continue;
         }
         let blob = repo.find_object(entry.oid).map_err(|e| unreadable(&e))?;
         if selection.too_large(blob.data.len() as u64) {
-            revision.too_large.push(path.to_string());
+            if source {
+                revision.too_large.push(path.to_string());
+            }
             continue;
         }
-        revision.files.push(RevisionFile {
+        let file = RevisionFile {
             path: path.to_string(),
             blob: entry.oid.to_string(),
             bytes: blob.detach().data,
-        });
+        };
+        if source {
+            revision.files.push(file);
+        } else {
+            revision.module_configs.push(file);
+        }
     }
     revision.files.sort_by(|a, b| a.path.cmp(&b.path));
+    revision.module_configs.sort_by(|a, b| a.path.cmp(&b.path));
     revision.too_large.sort();
     Ok(revision)
 }

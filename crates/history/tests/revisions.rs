@@ -4,7 +4,7 @@
 
 use codectx_corpus::GitRepo;
 use codectx_files::FileSelection;
-use codectx_history::{RevisionError, files_at};
+use codectx_history::{RevisionError, files_at, resolve_commit};
 
 /// `path blob-prefix: first line` of each file.
 fn listing(revision: &codectx_history::Revision) -> Vec<String> {
@@ -27,6 +27,9 @@ fn a_tag_never_checked_out_gives_its_own_files() {
     repo.write("src/types.d.ts", "export type T = 1;\n");
     repo.write("dist/bundle.js", "var a = 1;\n");
     repo.write("README.md", "# r\n");
+    repo.write("package.json", "{\"name\": \"r\"}\n");
+    repo.write("tsconfig.build.json", "{}\n");
+    repo.write("dist/package.json", "{}\n");
     let first = repo.commit("first");
     repo.git(&["tag", "v1"]);
     repo.write("src/a.ts", "export const a = 2;\n");
@@ -46,8 +49,13 @@ fn a_tag_never_checked_out_gives_its_own_files() {
             "src/old.ts export const old = 1;"
         ]
     );
+    // The module configurations come beside them, outside skipped directories.
+    let configs: Vec<&str> = v1.module_configs.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(configs, ["package.json", "tsconfig.build.json"]);
     let head = files_at(dir.path(), "HEAD", &selection).unwrap();
     assert_eq!(head.commit, second);
+    assert_eq!(resolve_commit(dir.path(), "v1").unwrap(), first);
+    assert_eq!(resolve_commit(dir.path(), "HEAD").unwrap(), second);
     assert_eq!(
         listing(&head),
         [
@@ -106,6 +114,7 @@ fn a_name_that_leads_to_no_commit_is_a_typed_error() {
     for name in ["v9.9.9", "no-such-branch", "HEAD~5", "0123456789abcdef"] {
         let err = files_at(dir.path(), name, &selection).unwrap_err();
         assert_eq!(err, RevisionError::Unknown(name.to_string()));
+        assert_eq!(resolve_commit(dir.path(), name).unwrap_err(), err);
         assert!(err.to_string().contains(name), "{err}");
     }
     let plain = tempfile::tempdir().unwrap();

@@ -42,6 +42,10 @@ pub struct SearchArgs {
     /// JSON lines of {"id", "query"}: answer each (needs --json); the model loads once.
     #[arg(long, conflicts_with = "query")]
     queries: Option<PathBuf>,
+    /// Answer at this git branch, tag or commit (read from git objects, no checkout;
+    /// lexical), instead of the working tree.
+    #[arg(long = "ref")]
+    git_ref: Option<String>,
     /// A question, or `symbol = …`.
     #[arg(required_unless_present = "queries")]
     query: Option<String>,
@@ -100,7 +104,20 @@ async fn embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
     }
 }
 
-async fn open(root: &Path, config: &Config, with_models: bool) -> anyhow::Result<Engine> {
+/// The engine of the working tree, or of git revision `git_ref` (lexical, without history:
+/// see [`codectx_retrieval::open_at_revision`]).
+async fn open(
+    root: &Path,
+    config: &Config,
+    with_models: bool,
+    git_ref: Option<&str>,
+) -> anyhow::Result<Engine> {
+    if let Some(name) = git_ref {
+        let revision = codectx_retrieval::resolve_revision(root, name)?;
+        eprintln!("answering at {name} ({})", revision.commit);
+        let options = config.engine_options(None, None);
+        return Ok(codectx_retrieval::open_at_revision(root, &revision, options).await?);
+    }
     let embedder = if with_models {
         embedder(config).await
     } else {
@@ -314,7 +331,7 @@ struct QueryLine {
 }
 
 pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::Result<()> {
-    let mut engine = open(root, config, true).await?;
+    let mut engine = open(root, config, true, args.git_ref.as_deref()).await?;
     let counts = engine.vector_counts().await?;
     if engine.has_embedder() && counts.embedded < counts.total {
         eprintln!(
@@ -417,10 +434,11 @@ pub async fn lookup(
     query: &str,
     call_depth: i32,
     json: bool,
+    git_ref: Option<&str>,
 ) -> anyhow::Result<()> {
     // A bare name (`symbolize`, `Router > match`) or a whole `symbol = …` query.
     let parsed = codectx_retrieval::Query::lookup_of(query)?;
-    let engine = open(root, config, false).await?;
+    let engine = open(root, config, false, git_ref).await?;
     let project: &Project = engine.project();
     let found = codectx_retrieval::lookup(project, &parsed);
     if found.matches.is_empty() {

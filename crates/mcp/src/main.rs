@@ -75,6 +75,9 @@ enum Command {
         /// Connection-graph call depth (1 direct, N hops, -1 transitive).
         #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         call_depth: i32,
+        /// Look up at this git branch, tag or commit instead of the working tree.
+        #[arg(long = "ref")]
+        git_ref: Option<String>,
         query: String,
     },
     /// Download the configured in-process model (local or static) from the Hugging Face hub
@@ -165,8 +168,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Lookup {
             json,
             call_depth,
+            git_ref,
             query,
-        } => cli::lookup(&root, &config, &query, call_depth, json).await,
+        } => cli::lookup(&root, &config, &query, call_depth, json, git_ref.as_deref()).await,
         Command::FetchModel => cli::fetch_model(&config).await,
         Command::Setup {
             agent,

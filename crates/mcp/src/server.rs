@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use codectx_retrieval::{Answer, CodeContext, Engine, NavigationError, RetrievalError, SearchMode};
-use codectx_retrieval::{ChunkFilter, StoreError};
+use codectx_retrieval::{ChunkFilter, RevisionError, StoreError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -87,6 +87,10 @@ pub struct SearchParams {
     /// Only results in these languages: `typescript`, `javascript`.
     #[serde(default)]
     pub languages: Vec<String>,
+    /// A git branch, tag or commit to answer at, read from git objects without a checkout
+    /// (default: the working tree, `live`).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -99,6 +103,10 @@ pub struct HierarchyParams {
     /// (the symbol and everything declared inside it).
     #[serde(default)]
     pub direction: Direction,
+    /// A git branch, tag or commit to answer at, read from git objects without a checkout
+    /// (default: the working tree, `live`).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -113,6 +121,10 @@ pub struct RelatedParams {
     pub scope: Scope,
     /// At most this many results (default 20), same file first.
     pub limit: Option<usize>,
+    /// A git branch, tag or commit to answer at, read from git objects without a checkout
+    /// (default: the working tree, `live`).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -127,15 +139,51 @@ pub struct ContextParams {
     /// Only symbols under these files, directories or globs.
     #[serde(default)]
     pub path: Vec<String>,
+    /// A git branch, tag or commit to answer at, read from git objects without a checkout
+    /// (default: the working tree, `live`).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FileParams {
     /// A file relative to the project root (e.g. `src/auth/token.ts`).
     pub path: String,
+    /// A git branch, tag or commit to answer at, read from git objects without a checkout
+    /// (default: the working tree, `live`).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
-/// The server: the tools over one [`Service`].
+/// What an answer is about: the work tree as it is, or a git revision (seed 002's `ref`).
+#[derive(Debug, Clone)]
+enum Answered {
+    /// The work tree (`ref: "live"`), as fresh as the sync before the answer.
+    Live(Freshness),
+    /// A git revision: the name asked, and the commit it resolved to (none when it did not).
+    Revision {
+        name: String,
+        commit: Option<String>,
+    },
+}
+
+impl Answered {
+    fn of(git_ref: Option<&str>) -> Self {
+        match git_ref {
+            Some(name) => Self::Revision {
+                name: name.to_string(),
+                commit: None,
+            },
+            None => Self::Live(Freshness::Fresh),
+        }
+    }
+}
+
+/// `None` for the working tree: no `ref`, or `ref: "live"`.
+fn revision_asked(git_ref: Option<String>) -> Option<String> {
+    git_ref.filter(|r| r != "live" && !r.trim().is_empty())
+}
+
 /// The MCP tools over one [`Service`]: an rmcp server handler.
 #[derive(Clone)]
 pub struct CodeContextServer {
@@ -168,15 +216,47 @@ impl CodeContextServer {
         }
     }
 
-    /// Waits for the index (with progress notifications), syncs, and runs `f`; any failure
-    /// becomes a coded tool error. While the model downloads, a request with a progress
-    /// token is told how far the download is.
+    /// Runs `f` on the engine of the work tree (`git_ref` `None`: see [`Self::call_live`])
+    /// or of a git revision; any failure becomes a coded tool error.
     async fn call<T: Send>(
         &self,
         meta: &RequestMetaObject,
         peer: &Peer<RoleServer>,
+        git_ref: Option<String>,
         f: impl for<'e> FnOnce(&'e mut Engine) -> EngineFuture<'e, T> + Send,
-    ) -> Result<(T, Freshness), CallToolResult> {
+    ) -> Result<(T, Answered), CallToolResult> {
+        let Some(name) = revision_asked(git_ref) else {
+            return self.call_live(meta, peer, f).await;
+        };
+        match self.service.with_revision(&name, f).await {
+            Ok((value, revision)) => Ok((
+                value,
+                Answered::Revision {
+                    name,
+                    commit: Some(revision.commit),
+                },
+            )),
+            Err(e) => {
+                let code = match &e {
+                    RetrievalError::Revision(
+                        RevisionError::Unknown(_) | RevisionError::NotARepository,
+                    ) => "ref_not_found",
+                    other => error_code(other),
+                };
+                Err(self.error(code, &e.to_string(), &Answered::of(Some(&name))))
+            }
+        }
+    }
+
+    /// Waits for the work tree's index (with progress notifications), syncs, and runs `f`.
+    /// While the model downloads, a request with a progress token is told how far the
+    /// download is.
+    async fn call_live<T: Send>(
+        &self,
+        meta: &RequestMetaObject,
+        peer: &Peer<RoleServer>,
+        f: impl for<'e> FnOnce(&'e mut Engine) -> EngineFuture<'e, T> + Send,
+    ) -> Result<(T, Answered), CallToolResult> {
         let token = meta.get_progress_token();
         let waited = self
             .service
@@ -222,19 +302,13 @@ impl CodeContextServer {
             return Err(self.error(
                 "index_failed",
                 &format!("The project could not be indexed: {reason}"),
-                None,
+                &Answered::of(None),
             ));
         }
-        self.service.with_engine(f).await.map_err(|e| {
-            let code = match &e {
-                RetrievalError::Index(StoreError::Filter(_)) => "invalid_argument",
-                RetrievalError::OutsideRoot(_) => "path_outside_root",
-                RetrievalError::EmptyLookup(_) => "invalid_argument",
-                RetrievalError::Embed(_) => "embedding_failed",
-                _ => "index_error",
-            };
-            self.error(code, &e.to_string(), None)
-        })
+        match self.service.with_engine(f).await {
+            Ok((value, freshness)) => Ok((value, Answered::Live(freshness))),
+            Err(e) => Err(self.error(error_code(&e), &e.to_string(), &Answered::of(None))),
+        }
     }
 
     /// [`Self::call`] for a navigation function: synchronous, on the project, failing with
@@ -243,12 +317,14 @@ impl CodeContextServer {
         &self,
         meta: &RequestMetaObject,
         peer: &Peer<RoleServer>,
+        git_ref: Option<String>,
         f: impl FnOnce(&Engine) -> Result<T, NavigationError> + Send,
-    ) -> Result<(T, Freshness), CallToolResult> {
-        let (found, freshness) = self
+    ) -> Result<(T, Answered), CallToolResult> {
+        let (found, answered) = self
             .call(
                 meta,
                 peer,
+                git_ref,
                 move |engine: &mut Engine| -> EngineFuture<'_, _> {
                     let found = f(engine);
                     Box::pin(std::future::ready(Ok(found)))
@@ -256,13 +332,19 @@ impl CodeContextServer {
             )
             .await?;
         match found {
-            Ok(value) => Ok((value, freshness)),
-            Err(e) => Err(self.error(e.code.as_str(), &e.message, Some(&freshness))),
+            Ok(value) => Ok((value, answered)),
+            Err(e) => Err(self.error(e.code.as_str(), &e.message, &answered)),
         }
     }
 
     /// The index state as `metadata` (seed 002's Protocol v1 fields) and as a text line.
-    fn metadata(&self, freshness: &Freshness, completeness: &str) -> (serde_json::Value, String) {
+    fn metadata(&self, answered: &Answered, completeness: &str) -> (serde_json::Value, String) {
+        let freshness = match answered {
+            Answered::Live(freshness) => freshness,
+            Answered::Revision { name, commit } => {
+                return revision_metadata(name, commit.as_deref(), completeness);
+            }
+        };
         let state = self.service.state();
         let (freshness_status, stale_reason) = match freshness {
             Freshness::Fresh => ("fresh", None),
@@ -311,11 +393,13 @@ impl CodeContextServer {
     }
 
     /// Complete unless vectors are missing for a configured model (the vector channel saw
-    /// only part of the code).
-    fn search_completeness(&self, truncated: bool) -> &'static str {
+    /// only part of the code). A revision is searched lexically, all of it.
+    fn search_completeness(&self, answered: &Answered, truncated: bool) -> &'static str {
         let state = self.service.state();
         if truncated {
             "truncated"
+        } else if matches!(answered, Answered::Revision { .. }) {
+            "complete"
         } else if matches!(
             state.embedding,
             EmbeddingState::Unavailable(_) | EmbeddingState::Fetching(_)
@@ -328,8 +412,8 @@ impl CodeContextServer {
         }
     }
 
-    fn error(&self, code: &str, message: &str, freshness: Option<&Freshness>) -> CallToolResult {
-        let (metadata, line) = self.metadata(freshness.unwrap_or(&Freshness::Fresh), "complete");
+    fn error(&self, code: &str, message: &str, answered: &Answered) -> CallToolResult {
+        let (metadata, line) = self.metadata(answered, "complete");
         let mut result = CallToolResult::structured_error(json!({
             "error": { "code": code, "message": message },
             "metadata": metadata,
@@ -343,15 +427,49 @@ impl CodeContextServer {
         &self,
         text: String,
         mut value: serde_json::Value,
-        freshness: &Freshness,
+        answered: &Answered,
         completeness: &str,
     ) -> CallToolResult {
-        let (metadata, line) = self.metadata(freshness, completeness);
+        let (metadata, line) = self.metadata(answered, completeness);
         value["metadata"] = metadata;
         let mut result = CallToolResult::structured(value);
         result.content = vec![assistant_text(format!("{text}\n{line}"), None)];
         result
     }
+}
+
+/// The tool error code of a failed query on an open engine.
+fn error_code(e: &RetrievalError) -> &'static str {
+    match e {
+        RetrievalError::Index(StoreError::Filter(_)) => "invalid_argument",
+        RetrievalError::OutsideRoot(_) => "path_outside_root",
+        RetrievalError::EmptyLookup(_) | RetrievalError::RevisionNeedsLocalIndex => {
+            "invalid_argument"
+        }
+        RetrievalError::Embed(_) => "embedding_failed",
+        _ => "index_error",
+    }
+}
+
+/// A revision's `metadata` and text line: its files never change, so it is always fresh
+/// and ready; `commit` is `None` when the name did not resolve.
+fn revision_metadata(
+    name: &str,
+    commit: Option<&str>,
+    completeness: &str,
+) -> (serde_json::Value, String) {
+    let short = commit.map_or("unresolved", |c| &c[..c.len().min(12)]);
+    let value = json!({
+        "codecompass_protocol_version": "1",
+        "indexing_status": if commit.is_some() { "ready" } else { "not_indexed" },
+        "freshness_status": "fresh",
+        "stale_reason": null,
+        "result_completeness": completeness,
+        "ref": name,
+        "commit": commit,
+    });
+    let line = format!("[ref: {name} ({short}) · {completeness} · lexical]");
+    (value, line)
 }
 
 fn assistant_text(text: String, priority: Option<f32>) -> ContentBlock {
@@ -389,12 +507,13 @@ impl CodeContextServer {
             .call(
                 &meta,
                 &peer,
+                params.git_ref,
                 move |engine: &mut Engine| -> EngineFuture<'_, _> {
                     Box::pin(async move { engine.answer(&query, &options, depth).await })
                 },
             )
             .await;
-        let ((answer, ranking), freshness) = match outcome {
+        let ((answer, ranking), answered) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
@@ -402,9 +521,9 @@ impl CodeContextServer {
         let completeness = if lookup && !answer.is_truncated() {
             "complete"
         } else {
-            self.search_completeness(answer.is_truncated())
+            self.search_completeness(&answered, answer.is_truncated())
         };
-        Ok(self.search_result(&answer, ranking.mode, &freshness, completeness))
+        Ok(self.search_result(&answer, ranking.mode, &answered, completeness))
     }
 
     #[tool(
@@ -418,7 +537,7 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .navigate(&meta, &peer, move |engine| {
+            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
                 codectx_retrieval::symbol_hierarchy(
                     engine.project(),
                     &params.symbol_name,
@@ -427,7 +546,7 @@ impl CodeContextServer {
                 )
             })
             .await;
-        let (hierarchies, freshness) = match outcome {
+        let (hierarchies, answered) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
@@ -453,7 +572,7 @@ impl CodeContextServer {
         Ok(self.answer(
             text,
             json!({ "hierarchies": to_value(&hierarchies) }),
-            &freshness,
+            &answered,
             if truncated { "truncated" } else { "complete" },
         ))
     }
@@ -470,7 +589,7 @@ impl CodeContextServer {
     ) -> Result<CallToolResult, ErrorData> {
         let limit = params.limit.unwrap_or(20);
         let outcome = self
-            .navigate(&meta, &peer, move |engine| {
+            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
                 codectx_retrieval::related_symbols(
                     engine.project(),
                     &params.symbol_name,
@@ -480,7 +599,7 @@ impl CodeContextServer {
                 )
             })
             .await;
-        let (related, freshness) = match outcome {
+        let (related, answered) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
@@ -502,7 +621,7 @@ impl CodeContextServer {
         if related.related.is_empty() {
             text.push_str("(no related symbols)\n");
         }
-        Ok(self.answer(text, to_value(&related), &freshness, "complete"))
+        Ok(self.answer(text, to_value(&related), &answered, "complete"))
     }
 
     #[tool(
@@ -521,6 +640,7 @@ impl CodeContextServer {
             .call(
                 &meta,
                 &peer,
+                params.git_ref.clone(),
                 move |engine: &mut Engine| -> EngineFuture<'_, _> {
                     Box::pin(async move {
                         engine
@@ -535,7 +655,7 @@ impl CodeContextServer {
                 },
             )
             .await;
-        let (context, freshness): (CodeContext, _) = match outcome {
+        let (context, answered): (CodeContext, _) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
@@ -558,12 +678,12 @@ impl CodeContextServer {
         let completeness = if context.truncated {
             "truncated"
         } else {
-            self.search_completeness(false)
+            self.search_completeness(&answered, false)
         };
         Ok(self.answer(
             text.join("\n\n"),
             to_value(&context),
-            &freshness,
+            &answered,
             completeness,
         ))
     }
@@ -579,11 +699,11 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .navigate(&meta, &peer, move |engine| {
+            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
                 codectx_retrieval::file_relationships(engine.project(), &params.path)
             })
             .await;
-        let (rel, freshness) = match outcome {
+        let (rel, answered) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
@@ -606,7 +726,7 @@ impl CodeContextServer {
                 e.names.join(", ")
             ));
         }
-        Ok(self.answer(text, to_value(&rel), &freshness, "complete"))
+        Ok(self.answer(text, to_value(&rel), &answered, "complete"))
     }
 
     #[tool(
@@ -620,11 +740,11 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .navigate(&meta, &peer, move |engine| {
+            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
                 codectx_retrieval::file_skeleton(engine.project(), engine.skeletons(), &params.path)
             })
             .await;
-        let (skeleton, freshness) = match outcome {
+        let (skeleton, answered) = match outcome {
             Ok(v) => v,
             Err(e) => return Ok(e),
         };
@@ -637,7 +757,7 @@ impl CodeContextServer {
         Ok(self.answer(
             format!("// {}\n{}", skeleton.relative_path, skeleton.text),
             value,
-            &freshness,
+            &answered,
             "complete",
         ))
     }
@@ -650,10 +770,10 @@ impl CodeContextServer {
         &self,
         answer: &Answer,
         mode: SearchMode,
-        freshness: &Freshness,
+        answered: &Answered,
         completeness: &str,
     ) -> CallToolResult {
-        let (metadata, line) = self.metadata(freshness, completeness);
+        let (metadata, line) = self.metadata(answered, completeness);
         let mut content = Vec::with_capacity(answer.content.len() + 1);
         for (i, item) in answer.content.iter().enumerate() {
             let mut text = item.text.clone();
@@ -713,7 +833,8 @@ impl rmcp::ServerHandler for CodeContextServer {
                     .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
                     .collect::<Vec<_>>()
                     .join(" ");
-                self.error("invalid_argument", &message, None).into()
+                self.error("invalid_argument", &message, &Answered::of(None))
+                    .into()
             }
             other => other,
         })

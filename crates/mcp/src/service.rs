@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codectx_retrieval::{
-    Engine, HistoryCatchUp, RetrievalError, SyncEvent, SyncStats, VectorFiller,
+    Engine, HistoryCatchUp, RetrievalError, RevisionRef, SyncEvent, SyncStats, VectorFiller,
 };
 use serde::Serialize;
 use tokio::sync::Notify;
@@ -119,7 +119,15 @@ pub struct Service {
     /// watcher as the event arrives, before its debounced sync, so an answer never misses
     /// a change the watcher has seen.
     changed: AtomicBool,
+    /// Engines over the git revisions answered at (a tool's `ref`), keyed by commit, the
+    /// most recently used last; at most [`MAX_REVISION_ENGINES`].
+    revisions: tokio::sync::Mutex<Vec<(String, Engine)>>,
 }
+
+/// Revisions whose engines stay open between calls. Each holds its project in memory; the
+/// files and index behind it stay on disk, so an evicted revision reopens in a fraction of
+/// its first open.
+const MAX_REVISION_ENGINES: usize = 4;
 
 impl Service {
     /// Starts opening the index of `root` in the background and returns at once.
@@ -142,6 +150,7 @@ impl Service {
             embed_wake: Notify::new(),
             watched: AtomicBool::new(false),
             changed: AtomicBool::new(true),
+            revisions: tokio::sync::Mutex::new(Vec::new()),
         });
         tokio::spawn(Arc::clone(&service).open());
         service
@@ -262,6 +271,44 @@ impl Service {
         };
         let value = f(engine).await?;
         Ok((value, freshness))
+    }
+
+    /// Runs `f` on the engine of git revision `name` (a branch, tag or commit), opening it
+    /// when no recent call did: the revision's files are read from git objects and indexed
+    /// once (see [`codectx_retrieval::open_at_revision`]). Lexical: a revision's chunks get
+    /// no vectors. The name is resolved on every call, since a branch moves.
+    pub async fn with_revision<T>(
+        &self,
+        name: &str,
+        f: impl for<'e> FnOnce(&'e mut Engine) -> EngineFuture<'e, T>,
+    ) -> Result<(T, RevisionRef), RetrievalError> {
+        let revision = codectx_retrieval::resolve_revision(&self.root, name)?;
+        let mut engines = self.revisions.lock().await;
+        let at = match engines.iter().position(|(c, _)| *c == revision.commit) {
+            Some(at) => at,
+            None => {
+                let started = std::time::Instant::now();
+                let options = self.config.engine_options(None, None);
+                let engine =
+                    codectx_retrieval::open_at_revision(&self.root, &revision, options).await?;
+                tracing::info!(
+                    "{name} ({}): {} files indexed in {:.2} s",
+                    &revision.commit[..revision.commit.len().min(12)],
+                    engine.project().files().len(),
+                    started.elapsed().as_secs_f64()
+                );
+                if engines.len() == MAX_REVISION_ENGINES {
+                    engines.remove(0);
+                }
+                engines.push((revision.commit.clone(), engine));
+                engines.len() - 1
+            }
+        };
+        let used = engines.remove(at);
+        engines.push(used);
+        let (_, engine) = engines.last_mut().expect("just pushed");
+        let value = f(engine).await?;
+        Ok((value, revision))
     }
 
     /// Whether the watcher saw a change no sync has taken in, clearing the mark: the sync

@@ -32,6 +32,7 @@ mod navigate;
 mod project;
 mod query;
 pub mod ranker;
+mod revision;
 mod scoring;
 mod search;
 mod status;
@@ -42,6 +43,8 @@ pub use answer::{
     Answer, AnswerOptions, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, Shown, assemble,
     low_confidence_answer, symbol_metadata,
 };
+/// Why a revision cannot be answered at.
+pub use codectx_history::RevisionError;
 /// The kinds results carry.
 pub use codectx_parser::SymbolKind;
 /// The index types this crate's API takes and returns, so that a front end needs no
@@ -61,6 +64,7 @@ pub use navigate::{
 };
 pub use project::{Project, ProjectFile};
 pub use query::{Query, StackFrame, TextQuery};
+pub use revision::{RevisionRef, open_at_revision, resolve_revision};
 pub use scoring::{
     SearchOptions, blend, calibrated_vector, code_words, is_companion_file, is_test_file,
     query_terms, term_coverage,
@@ -83,6 +87,13 @@ pub enum RetrievalError {
         "{0:?} names no symbol: write `symbol = Name`, `symbol = Parent > Name` or `symbol = path/file.ts > Name`"
     )]
     EmptyLookup(String),
+    /// A git revision that does not resolve, or whose files cannot be read.
+    #[error(transparent)]
+    Revision(#[from] RevisionError),
+    #[error(
+        "answering at a git revision needs a local index directory (index.dir is a remote URI)"
+    )]
+    RevisionNeedsLocalIndex,
 }
 
 /// Answers a `symbol = …` query: `None` when `query` is not a lookup. Several matches are

@@ -149,6 +149,13 @@ impl StoreOptions {
             .unwrap_or_else(|| root.join(DEFAULT_INDEX_DIR).to_string_lossy().into_owned())
     }
 
+    /// Where the index of `root` keeps what it has of revision `commit` (a git ref answered
+    /// at: its files as of the commit, and their own index): `<index>/refs/<commit>`.
+    /// `None` when the index is not a local directory.
+    pub fn revision_dir(&self, root: &Path, commit: &str) -> Option<PathBuf> {
+        local_path(&self.index_uri(root)).map(|dir| dir.join(REVISIONS_DIR).join(commit))
+    }
+
     /// The files a sync of `root` (canonical) walks: [`StoreOptions::files`], with the
     /// index's own directory left out when it lies inside the root. The file watcher asks
     /// the same selection.
@@ -642,6 +649,9 @@ pub(crate) fn lance_error(
 }
 
 /// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
+/// The index directory's subdirectory of revisions ([`StoreOptions::revision_dir`]).
+const REVISIONS_DIR: &str = "refs";
+
 fn local_path(uri: &str) -> Option<PathBuf> {
     if let Some(path) = uri.strip_prefix("file://") {
         return Some(PathBuf::from(path));
@@ -660,6 +670,7 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
         .filter(|n| {
             !n.ends_with(".lance")
                 && n != ".gitignore"
+                && n != REVISIONS_DIR
                 && n != crate::lock::LOCK_FILE
                 && n != crate::lock::DIRTY_FILE
         })

@@ -1,0 +1,109 @@
+//! An engine at a git revision (`open_at_revision`): the revision's files, read from git
+//! objects, with its module configurations, so imports resolve as in a checkout; written
+//! once and reused; a name that resolves to nothing is a typed error.
+
+use codectx_corpus::GitRepo;
+use codectx_retrieval::{
+    EngineOptions, RetrievalError, RevisionError, open_at_revision, resolve_revision,
+};
+
+fn names(engine: &codectx_retrieval::Engine) -> Vec<String> {
+    let mut names: Vec<String> = engine
+        .project()
+        .files()
+        .iter()
+        .flat_map(|f| f.chunks.iter().map(|c| c.breadcrumb.clone()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(dir.path());
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "baseUrl": ".", "paths": { "@lib/*": ["src/lib/*"] } } }"#,
+    );
+    repo.write(
+        "src/lib/math.ts",
+        "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
+    );
+    repo.write(
+        "src/app.ts",
+        "import { add } from '@lib/math';\n\nexport function total(xs: number[]): number {\n  return xs.reduce(add, 0);\n}\n",
+    );
+    // Ignored by the work tree's rules, but tracked: a revision holds it.
+    repo.write(".gitignore", "generated/\n");
+    repo.write("generated/kept.ts", "export const kept = 1;\n");
+    repo.git(&["add", "-f", "generated/kept.ts"]);
+    repo.commit("first");
+    repo.git(&["tag", "v1"]);
+    repo.write(
+        "src/lib/math.ts",
+        "export function sum(a: number, b: number): number {\n  return a + b;\n}\n",
+    );
+    repo.commit("rename add to sum");
+
+    let revision = resolve_revision(dir.path(), "v1").unwrap();
+    assert_eq!(revision.name, "v1");
+    let engine = open_at_revision(dir.path(), &revision, EngineOptions::default())
+        .await
+        .unwrap();
+    insta::assert_snapshot!(names(&engine).join("\n"), @r"
+    generated/kept.ts > kept
+    src/app.ts > import:@lib/math
+    src/app.ts > total
+    src/lib/math.ts > add
+    ");
+    // The alias resolves through the revision's tsconfig.json.
+    let rel = codectx_retrieval::file_relationships(engine.project(), "src/app.ts").unwrap();
+    assert_eq!(rel.imports[0].file, "src/lib/math.ts");
+    assert_eq!(rel.imports[0].resolution, "file");
+
+    // The files are written once, under the work tree's index, and reused.
+    let tree = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join(".codectx/refs")
+        .join(&revision.commit)
+        .join("tree");
+    assert!(tree.join("src/lib/math.ts").is_file());
+    drop(engine);
+    let again = open_at_revision(dir.path(), &revision, EngineOptions::default())
+        .await
+        .unwrap();
+    assert!(names(&again).contains(&"src/lib/math.ts > add".to_string()));
+    let leftovers: Vec<_> = std::fs::read_dir(tree.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(leftovers.len(), 2, "tree and index only: {leftovers:?}");
+
+    // The work tree's own engine sees none of the revision's copies.
+    let live = codectx_retrieval::Engine::open(dir.path(), EngineOptions::default())
+        .await
+        .unwrap();
+    assert!(names(&live).contains(&"src/lib/math.ts > sum".to_string()));
+    assert!(!names(&live).iter().any(|n| n.contains("refs/")));
+    assert!(!names(&live).iter().any(|n| n.contains("generated/")));
+}
+
+#[test]
+fn a_name_that_resolves_to_no_commit_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(dir.path());
+    repo.write("a.ts", "export const a = 1;\n");
+    repo.commit("first");
+    match resolve_revision(dir.path(), "v9") {
+        Err(RetrievalError::Revision(RevisionError::Unknown(name))) => assert_eq!(name, "v9"),
+        other => panic!("{other:?}"),
+    }
+    let plain = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        resolve_revision(plain.path(), "HEAD"),
+        Err(RetrievalError::Revision(RevisionError::NotARepository))
+    ));
+}
