@@ -86,7 +86,8 @@ fn write_tree(tree: &Path, revision: &codectx_history::Revision) -> Result<(), R
     };
     let parent = tree.parent().expect("a revision's tree has a parent");
     std::fs::create_dir_all(parent).map_err(io(parent))?;
-    let partial = parent.join(format!("tree.partial-{}", std::process::id()));
+    remove_abandoned_writes(parent);
+    let partial = parent.join(format!("{PARTIAL_PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
     for file in revision.files.iter().chain(&revision.module_configs) {
         let Some(path) = inside(&partial, &file.path) else {
@@ -106,6 +107,33 @@ fn write_tree(tree: &Path, revision: &codectx_history::Revision) -> Result<(), R
             Ok(())
         }
         Err(e) => Err(io(tree)(e)),
+    }
+}
+
+/// A tree being written, by process id ([`write_tree`]).
+const PARTIAL_PREFIX: &str = "tree.partial-";
+
+/// A partial tree untouched this long was left by a killed process: writing a revision's
+/// files takes seconds.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the partial trees killed processes left in `dir`.
+fn remove_abandoned_writes(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let abandoned = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(PARTIAL_PREFIX)
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > ABANDONED_AFTER));
+        if abandoned {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

@@ -48,6 +48,20 @@ async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
 
     let revision = resolve_revision(dir.path(), "v1").unwrap();
     assert_eq!(revision.name, "v1");
+    // A write a killed process left behind, an hour ago.
+    let revision_dir = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join(".codectx/refs")
+        .join(&revision.commit);
+    let abandoned = revision_dir.join("tree.partial-1");
+    std::fs::create_dir_all(abandoned.join("src")).unwrap();
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(&abandoned)
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
     let engine = open_at_revision(dir.path(), &revision, EngineOptions::default())
         .await
         .unwrap();
@@ -63,24 +77,19 @@ async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
     assert_eq!(rel.imports[0].resolution, "file");
 
     // The files are written once, under the work tree's index, and reused.
-    let tree = dir
-        .path()
-        .canonicalize()
-        .unwrap()
-        .join(".codectx/refs")
-        .join(&revision.commit)
-        .join("tree");
+    let tree = revision_dir.join("tree");
     assert!(tree.join("src/lib/math.ts").is_file());
     drop(engine);
     let again = open_at_revision(dir.path(), &revision, EngineOptions::default())
         .await
         .unwrap();
     assert!(names(&again).contains(&"src/lib/math.ts > add".to_string()));
-    let leftovers: Vec<_> = std::fs::read_dir(tree.parent().unwrap())
+    let mut leftovers: Vec<_> = std::fs::read_dir(&revision_dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(leftovers.len(), 2, "tree and index only: {leftovers:?}");
+    leftovers.sort();
+    assert_eq!(leftovers, ["index", "tree"]);
 
     // The work tree's own engine sees none of the revision's copies.
     let live = codectx_retrieval::Engine::open(dir.path(), EngineOptions::default())
