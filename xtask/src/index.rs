@@ -80,7 +80,7 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
     );
 
     let mut store = Store::open(root, options(0)).await?;
-    let mut warm = Vec::new();
+    let (mut warm, mut warm_steps) = (Vec::new(), Vec::new());
     for _ in 0..runs.max(5) {
         let start = Instant::now();
         let stats = store.sync(None, &()).await?;
@@ -89,8 +89,10 @@ async fn run(root: &Path, runs: usize, file: Option<&str>) -> anyhow::Result<()>
             stats.files_parsed == 0 && stats.commits == 0,
             "not a no-change sync: {stats:?}"
         );
+        warm_steps.push(stats.timings);
     }
     report("warm no-change sync", &mut warm, "ms");
+    report_steps(&warm_steps);
 
     let mut restart = Vec::new();
     for _ in 0..runs {

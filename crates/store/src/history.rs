@@ -112,12 +112,26 @@ impl Store {
             }
         };
         stats.history_commits = read.commits_read;
-        if recorded.as_deref() != Some(read.head.as_str()) {
+        let new_head = recorded.as_deref() != Some(read.head.as_str());
+        if new_head {
             stats.history_rows = self.rewrite_history(&read).await?;
             if stats.history_rows > 0 {
                 stats.commits += 1;
             }
             self.set_meta(HISTORY_HEAD_KEY, &read.head).await?;
+        }
+        // Counting the annotated symbols scans the chunk table: a sync that changed no row
+        // (no commit, no file, nothing from another process) keeps the last count.
+        let rows_changed = new_head
+            || stats.chunks_written > 0
+            || stats.chunks_deleted > 0
+            || stats.repaired
+            || !stats.changed_paths.is_empty();
+        if !rows_changed
+            && let HistoryStatus::On { head, .. } = &self.history
+            && *head == read.head
+        {
+            return Ok(());
         }
         let symbols = self.count("history != ''").await?;
         self.history_searched = symbols > 0;
