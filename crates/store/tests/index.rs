@@ -601,8 +601,10 @@ mod faults {
             seed ^= seed << 17;
             (seed >> 11) as f64 / (1u64 << 53) as f64
         };
+        // A kill drawn after the child's end counts for nothing: on a loaded machine the
+        // children's times vary around the calibration, so allow attempts to spare.
         let (mut kills, mut version_b) = (0, false);
-        for attempt in 0..80 {
+        for attempt in 0..150 {
             if kills == 50 {
                 break;
             }
