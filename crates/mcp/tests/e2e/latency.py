@@ -1,9 +1,10 @@
 """Latency of `codebase_search` as an MCP client sees it (JSON-RPC over stdio, sync before
 each call, full answer with connection graph and snapshots).
 
-Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [--watch] [-- SERVER_ARGS...]
+Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [--watch] [--ref REF] [-- SERVER_ARGS...]
 
 `--watch` runs `serve --watch`: answers sync only after the watcher saw a change.
+`--ref REF` asks every question at git ref REF (the first call opens the revision).
 
 QUERIES.jsonl holds one {"query": ...} per line (a CommitLoc set works). Prints the time to
 the first answer (from the call, and from starting the server: on a never-indexed checkout
@@ -33,6 +34,11 @@ async def main():
         i = args.index("--runs")
         runs = int(args[i + 1])
         del args[i:i + 2]
+    tool_args = {}
+    if "--ref" in args:
+        i = args.index("--ref")
+        tool_args["ref"] = args[i + 1]
+        del args[i:i + 2]
     serve = ["serve"]
     if "--watch" in args:
         args.remove("--watch")
@@ -47,7 +53,7 @@ async def main():
         async with ClientSession(read, write) as session:
             await session.initialize()
             started = time.perf_counter()
-            first = await session.call_tool("codebase_search", {"query": queries[0]})
+            first = await session.call_tool("codebase_search", {"query": queries[0], **tool_args})
             first_ms = (time.perf_counter() - started) * 1e3
             # What a user waits: from starting the server to the first answer.
             spawn_to_first_ms = (time.perf_counter() - spawned) * 1e3
@@ -59,7 +65,7 @@ async def main():
             for _ in range(runs):
                 for q in queries:
                     t = time.perf_counter()
-                    result = await session.call_tool("codebase_search", {"query": q})
+                    result = await session.call_tool("codebase_search", {"query": q, **tool_args})
                     times.append((time.perf_counter() - t) * 1e3)
                     mode = result.structured_content.get("mode", "error")
                     modes[mode] = modes.get(mode, 0) + 1
@@ -77,7 +83,9 @@ async def main():
         "modes": modes,
         # Questions answered with nothing (every candidate under the relevance gate).
         "empty": sorted(empty),
-        "index": meta["index"],
+        "ref": meta.get("ref"),
+        "commit": meta.get("commit"),
+        "index": meta.get("index"),
     }, indent=2))
 
 
