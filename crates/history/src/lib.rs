@@ -100,7 +100,7 @@ pub struct HistoryRead {
 /// Why history is off for a root; the index is built exactly as without it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HistoryOff {
-    #[error("history is turned off in the configuration")]
+    #[error("history is turned off (max_commits = 0)")]
     Disabled,
     #[error("the root is not inside a git repository")]
     NotARepository,
