@@ -43,7 +43,7 @@ pub struct SearchArgs {
     #[arg(long, conflicts_with = "query")]
     queries: Option<PathBuf>,
     /// Answer at this git branch, tag or commit (read from git objects, no checkout;
-    /// lexical), instead of the working tree.
+    /// lexical) instead of the working tree (`live`).
     #[arg(long = "ref")]
     git_ref: Option<String>,
     /// A question, or `symbol = …`.
@@ -112,7 +112,7 @@ async fn open(
     with_models: bool,
     git_ref: Option<&str>,
 ) -> anyhow::Result<Engine> {
-    if let Some(name) = git_ref {
+    if let Some(name) = codectx_retrieval::asked_revision(git_ref) {
         let revision = codectx_retrieval::resolve_revision(root, name)?;
         eprintln!("answering at {name} ({})", revision.commit);
         let options = config.engine_options(None, None);

@@ -87,10 +87,8 @@ pub struct SearchParams {
     /// Only results in these languages: `typescript`, `javascript`.
     #[serde(default)]
     pub languages: Vec<String>,
-    /// A git branch, tag or commit to answer at, read from git objects without a checkout
-    /// (default: the working tree, `live`).
-    #[serde(default, rename = "ref")]
-    pub git_ref: Option<String>,
+    #[serde(flatten)]
+    pub at: AtRef,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -103,10 +101,8 @@ pub struct HierarchyParams {
     /// (the symbol and everything declared inside it).
     #[serde(default)]
     pub direction: Direction,
-    /// A git branch, tag or commit to answer at, read from git objects without a checkout
-    /// (default: the working tree, `live`).
-    #[serde(default, rename = "ref")]
-    pub git_ref: Option<String>,
+    #[serde(flatten)]
+    pub at: AtRef,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -121,10 +117,8 @@ pub struct RelatedParams {
     pub scope: Scope,
     /// At most this many results (default 20), same file first.
     pub limit: Option<usize>,
-    /// A git branch, tag or commit to answer at, read from git objects without a checkout
-    /// (default: the working tree, `live`).
-    #[serde(default, rename = "ref")]
-    pub git_ref: Option<String>,
+    #[serde(flatten)]
+    pub at: AtRef,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -139,16 +133,21 @@ pub struct ContextParams {
     /// Only symbols under these files, directories or globs.
     #[serde(default)]
     pub path: Vec<String>,
-    /// A git branch, tag or commit to answer at, read from git objects without a checkout
-    /// (default: the working tree, `live`).
-    #[serde(default, rename = "ref")]
-    pub git_ref: Option<String>,
+    #[serde(flatten)]
+    pub at: AtRef,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FileParams {
     /// A file relative to the project root (e.g. `src/auth/token.ts`).
     pub path: String,
+    #[serde(flatten)]
+    pub at: AtRef,
+}
+
+/// The `ref` every tool takes (seed 002 FR-212).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct AtRef {
     /// A git branch, tag or commit to answer at, read from git objects without a checkout
     /// (default: the working tree, `live`).
     #[serde(default, rename = "ref")]
@@ -177,11 +176,6 @@ impl Answered {
             None => Self::Live(Freshness::Fresh),
         }
     }
-}
-
-/// `None` for the working tree: no `ref`, or `ref: "live"`.
-fn revision_asked(git_ref: Option<String>) -> Option<String> {
-    git_ref.filter(|r| r != "live" && !r.trim().is_empty())
 }
 
 /// The MCP tools over one [`Service`]: an rmcp server handler.
@@ -216,35 +210,27 @@ impl CodeContextServer {
         }
     }
 
-    /// Runs `f` on the engine of the work tree (`git_ref` `None`: see [`Self::call_live`])
+    /// Runs `f` on the engine of the work tree (no `ref`: see [`Self::call_live`])
     /// or of a git revision; any failure becomes a coded tool error.
     async fn call<T: Send>(
         &self,
         meta: &RequestMetaObject,
         peer: &Peer<RoleServer>,
-        git_ref: Option<String>,
+        at: AtRef,
         f: impl for<'e> FnOnce(&'e mut Engine) -> EngineFuture<'e, T> + Send,
     ) -> Result<(T, Answered), CallToolResult> {
-        let Some(name) = revision_asked(git_ref) else {
+        let Some(name) = codectx_retrieval::asked_revision(at.git_ref.as_deref()) else {
             return self.call_live(meta, peer, f).await;
         };
-        match self.service.with_revision(&name, f).await {
+        match self.service.with_revision(name, f).await {
             Ok((value, revision)) => Ok((
                 value,
                 Answered::Revision {
-                    name,
+                    name: revision.name,
                     commit: Some(revision.commit),
                 },
             )),
-            Err(e) => {
-                let code = match &e {
-                    RetrievalError::Revision(
-                        RevisionError::Unknown(_) | RevisionError::NotARepository,
-                    ) => "ref_not_found",
-                    other => error_code(other),
-                };
-                Err(self.error(code, &e.to_string(), &Answered::of(Some(&name))))
-            }
+            Err(e) => Err(self.error(error_code(&e), &e.to_string(), &Answered::of(Some(name)))),
         }
     }
 
@@ -317,14 +303,14 @@ impl CodeContextServer {
         &self,
         meta: &RequestMetaObject,
         peer: &Peer<RoleServer>,
-        git_ref: Option<String>,
+        at: AtRef,
         f: impl FnOnce(&Engine) -> Result<T, NavigationError> + Send,
     ) -> Result<(T, Answered), CallToolResult> {
         let (found, answered) = self
             .call(
                 meta,
                 peer,
-                git_ref,
+                at,
                 move |engine: &mut Engine| -> EngineFuture<'_, _> {
                     let found = f(engine);
                     Box::pin(std::future::ready(Ok(found)))
@@ -438,9 +424,12 @@ impl CodeContextServer {
     }
 }
 
-/// The tool error code of a failed query on an open engine.
+/// The tool error code of a failed query (on the work tree or at a ref).
 fn error_code(e: &RetrievalError) -> &'static str {
     match e {
+        RetrievalError::Revision(RevisionError::Unknown(_) | RevisionError::NotARepository) => {
+            "ref_not_found"
+        }
         RetrievalError::Index(StoreError::Filter(_)) => "invalid_argument",
         RetrievalError::OutsideRoot(_) => "path_outside_root",
         RetrievalError::EmptyLookup(_) | RetrievalError::RevisionNeedsLocalIndex => {
@@ -507,7 +496,7 @@ impl CodeContextServer {
             .call(
                 &meta,
                 &peer,
-                params.git_ref,
+                params.at,
                 move |engine: &mut Engine| -> EngineFuture<'_, _> {
                     Box::pin(async move { engine.answer(&query, &options, depth).await })
                 },
@@ -537,7 +526,7 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
+            .navigate(&meta, &peer, params.at, move |engine| {
                 codectx_retrieval::symbol_hierarchy(
                     engine.project(),
                     &params.symbol_name,
@@ -589,7 +578,7 @@ impl CodeContextServer {
     ) -> Result<CallToolResult, ErrorData> {
         let limit = params.limit.unwrap_or(20);
         let outcome = self
-            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
+            .navigate(&meta, &peer, params.at, move |engine| {
                 codectx_retrieval::related_symbols(
                     engine.project(),
                     &params.symbol_name,
@@ -640,7 +629,7 @@ impl CodeContextServer {
             .call(
                 &meta,
                 &peer,
-                params.git_ref.clone(),
+                params.at,
                 move |engine: &mut Engine| -> EngineFuture<'_, _> {
                     Box::pin(async move {
                         engine
@@ -699,7 +688,7 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
+            .navigate(&meta, &peer, params.at, move |engine| {
                 codectx_retrieval::file_relationships(engine.project(), &params.path)
             })
             .await;
@@ -740,7 +729,7 @@ impl CodeContextServer {
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let outcome = self
-            .navigate(&meta, &peer, params.git_ref.clone(), move |engine| {
+            .navigate(&meta, &peer, params.at, move |engine| {
                 codectx_retrieval::file_skeleton(engine.project(), engine.skeletons(), &params.path)
             })
             .await;

@@ -64,108 +64,104 @@ fn every_tool_answers_at_a_ref_and_only_from_its_files() {
         &["--root", root, "--embedder", "none", "serve"],
         &[],
     );
+    // (label, tool, arguments); each answer's summary is snapshotted under its label.
+    let lookup = "symbol = TokenService > validateToken";
+    let service = "src/auth/tokenService.ts";
+    let session_file = "src/auth/session.ts";
+    let related = |r: &str| json!({"symbol_name": "validate", "path": service, "ref": r});
+    let cases = [
+        // Every tool at the tag.
+        (
+            "search@v1",
+            "codebase_search",
+            json!({"query": lookup, "ref": "v1"}),
+        ),
+        (
+            "question@v1",
+            "codebase_search",
+            json!({"query": "validate a token and open a session", "ref": "v1"}),
+        ),
+        (
+            "hierarchy@v1",
+            "get_symbol_hierarchy",
+            json!({"symbol_name": "TokenService.validateToken", "ref": "v1"}),
+        ),
+        ("related@v1", "find_related_symbols", related("v1")),
+        (
+            "context@v1",
+            "get_code_context",
+            json!({"query": lookup, "ref": "v1"}),
+        ),
+        (
+            "relationships@v1",
+            "get_file_relationships",
+            json!({"path": service, "ref": "v1"}),
+        ),
+        (
+            "skeleton@v1",
+            "get_file_skeleton",
+            json!({"path": service, "ref": "v1"}),
+        ),
+        // What exists only at HEAD, or only in the work tree, is not at the tag.
+        (
+            "hierarchy of verifyToken@v1",
+            "get_symbol_hierarchy",
+            json!({"symbol_name": "TokenService.verifyToken", "ref": "v1"}),
+        ),
+        (
+            "relationships of session.ts@v1",
+            "get_file_relationships",
+            json!({"path": session_file, "ref": "v1"}),
+        ),
+        // A branch name and a commit id; HEAD holds the rename but not the draft.
+        ("related@main", "find_related_symbols", related("main")),
+        (
+            "skeleton@main",
+            "get_file_skeleton",
+            json!({"path": service, "ref": "main"}),
+        ),
+        (
+            "relationships of session.ts@head-commit",
+            "get_file_relationships",
+            json!({"path": session_file, "ref": head}),
+        ),
+        (
+            "draft@main",
+            "codebase_search",
+            json!({"query": "symbol = draftOnly", "ref": "main"}),
+        ),
+        // The working tree: no ref, or "live".
+        (
+            "draft@live",
+            "codebase_search",
+            json!({"query": "symbol = draftOnly", "ref": "live"}),
+        ),
+        (
+            "skeleton@work-tree",
+            "get_file_skeleton",
+            json!({"path": service}),
+        ),
+        // A ref that does not resolve.
+        (
+            "search@v9",
+            "codebase_search",
+            json!({"query": lookup, "ref": "v9"}),
+        ),
+        // The tag again: its engine is kept.
+        (
+            "search@v1 again",
+            "codebase_search",
+            json!({"query": lookup, "ref": "v1"}),
+        ),
+    ];
     let mut calls = serde_json::Map::new();
-    let mut call = |label: &str, tool: &str, arguments: Value| {
+    for (label, tool, arguments) in cases {
         let content = session.call(tool, arguments);
         calls.insert(label.to_string(), summary(&content));
-        content
-    };
+    }
 
-    // Every tool at the tag.
-    let lookup = "symbol = TokenService > validateToken";
-    call(
-        "search@v1",
-        "codebase_search",
-        json!({"query": lookup, "ref": "v1"}),
-    );
-    call(
-        "question@v1",
-        "codebase_search",
-        json!({"query": "validate a token and open a session", "ref": "v1"}),
-    );
-    call(
-        "hierarchy@v1",
-        "get_symbol_hierarchy",
-        json!({"symbol_name": "TokenService.validateToken", "ref": "v1"}),
-    );
-    call(
-        "related@v1",
-        "find_related_symbols",
-        json!({"symbol_name": "validate", "path": "src/auth/tokenService.ts", "ref": "v1"}),
-    );
-    call(
-        "context@v1",
-        "get_code_context",
-        json!({"query": lookup, "ref": "v1"}),
-    );
-    call(
-        "relationships@v1",
-        "get_file_relationships",
-        json!({"path": "src/auth/tokenService.ts", "ref": "v1"}),
-    );
-    call(
-        "skeleton@v1",
-        "get_file_skeleton",
-        json!({"path": "src/auth/tokenService.ts", "ref": "v1"}),
-    );
-    // What exists only at HEAD, or only in the work tree, is not at the tag.
-    call(
-        "hierarchy of verifyToken@v1",
-        "get_symbol_hierarchy",
-        json!({"symbol_name": "TokenService.verifyToken", "ref": "v1"}),
-    );
-    call(
-        "relationships of session.ts@v1",
-        "get_file_relationships",
-        json!({"path": "src/auth/session.ts", "ref": "v1"}),
-    );
-    // A branch name and a commit id; HEAD holds the rename but not the draft.
-    call(
-        "related@main",
-        "find_related_symbols",
-        json!({"symbol_name": "validate", "path": "src/auth/tokenService.ts", "ref": "main"}),
-    );
-    call(
-        "skeleton@main",
-        "get_file_skeleton",
-        json!({"path": "src/auth/tokenService.ts", "ref": "main"}),
-    );
-    call(
-        "relationships of session.ts@head-commit",
-        "get_file_relationships",
-        json!({"path": "src/auth/session.ts", "ref": head}),
-    );
-    call(
-        "draft@main",
-        "codebase_search",
-        json!({"query": "symbol = draftOnly", "ref": "main"}),
-    );
-    // The working tree: no ref, or "live".
-    call(
-        "draft@live",
-        "codebase_search",
-        json!({"query": "symbol = draftOnly", "ref": "live"}),
-    );
-    let live = call(
-        "skeleton@work-tree",
-        "get_file_skeleton",
-        json!({"path": "src/auth/tokenService.ts"}),
-    );
-    // A ref that does not resolve.
-    call(
-        "search@v9",
-        "codebase_search",
-        json!({"query": lookup, "ref": "v9"}),
-    );
-    // The tag again: its engine is kept; the work tree's index holds none of its files.
-    call(
-        "search@v1 again",
-        "codebase_search",
-        json!({"query": lookup, "ref": "v1"}),
-    );
-    let files_before = live["metadata"]["index"]["files"].clone();
+    // The work tree's index holds none of the revisions' files.
     let again = session.call("codebase_search", json!({"query": "symbol = validate"}));
-    assert_eq!(again["metadata"]["index"]["files"], files_before);
     let work_tree_files = codectx_corpus::source_files(repo_dir.path()).len();
     assert_eq!(
         again["metadata"]["index"]["files"], work_tree_files,

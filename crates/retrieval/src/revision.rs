@@ -14,7 +14,6 @@
 
 use std::path::{Path, PathBuf};
 
-use codectx_history::RevisionError;
 use serde::Serialize;
 
 use crate::{Engine, EngineOptions, RetrievalError};
@@ -26,6 +25,12 @@ pub struct RevisionRef {
     pub name: String,
     /// Hex commit id.
     pub commit: String,
+}
+
+/// What a tool's `ref` names: `None` for the working tree (no ref, or `"live"`, seed 002's
+/// name for it), else the revision asked for.
+pub fn asked_revision(git_ref: Option<&str>) -> Option<&str> {
+    git_ref.filter(|r| *r != "live" && !r.trim().is_empty())
 }
 
 /// The commit revision `name` names in the repository holding `root`, without reading any
@@ -75,13 +80,14 @@ pub async fn open_at_revision(
 /// renamed into place when complete, so a killed write leaves no partial tree behind that a
 /// later open would take for whole.
 fn write_tree(tree: &Path, revision: &codectx_history::Revision) -> Result<(), RetrievalError> {
+    // Written inside the index directory: a failure is the index's.
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |e: std::io::Error| {
-            RetrievalError::Revision(RevisionError::Unreadable(format!(
-                "writing {}: {e}",
-                path.display()
-            )))
+            RetrievalError::Index(codectx_store::StoreError::Io {
+                path,
+                message: e.to_string(),
+            })
         }
     };
     let parent = tree.parent().expect("a revision's tree has a parent");
