@@ -307,6 +307,8 @@ impl Service {
         let used = engines.remove(at);
         engines.push(used);
         let (_, engine) = engines.last_mut().expect("just pushed");
+        // Another process's open prunes revisions unused for long: this one is in use.
+        codectx_retrieval::mark_used(engine);
         let value = f(engine).await?;
         Ok((value, revision))
     }

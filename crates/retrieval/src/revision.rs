@@ -11,8 +11,13 @@
 //! What a revision's engine leaves out: commit notes (history is read for the work tree
 //! only) and vectors (the caller decides: [`open_at_revision`] uses the options' embedder,
 //! if any, for queries only).
+//!
+//! Revisions do not pile up: each open and each answer marks its revision used
+//! ([`mark_used`]), and an open removes the revisions unused for [`UNUSED_FOR`] and those
+//! beyond the [`KEPT_REVISIONS`] most recently used ([`prune_revisions`]).
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
@@ -58,6 +63,9 @@ pub async fn open_at_revision(
         .revision_dir(&root, &revision.commit)
         .ok_or(RetrievalError::RevisionNeedsLocalIndex)?;
     let tree = dir.join("tree");
+    if let Some(refs) = dir.parent() {
+        prune_revisions(refs, &dir, std::time::SystemTime::now());
+    }
     if !tree.is_dir() {
         let selection = options.store.file_selection(&root);
         let commit = revision.commit.clone();
@@ -73,7 +81,79 @@ pub async fn open_at_revision(
     options.store.files.ignore_files = false;
     options.store.history.max_commits = 0;
     options.store.defer_history = false;
-    Engine::open(&tree, options).await
+    let engine = Engine::open(&tree, options).await?;
+    mark_used(&engine);
+    Ok(engine)
+}
+
+/// How many revisions' files and indexes stay beside the work tree's index at most.
+pub const KEPT_REVISIONS: usize = 16;
+
+/// A revision unused this long is removed at the next open of another.
+pub const UNUSED_FOR: Duration = Duration::from_secs(30 * 86_400);
+
+/// A revision used this recently is kept whatever the count: another process (a server in
+/// another agent's session) may be answering from it.
+const IN_USE_WINDOW: Duration = Duration::from_secs(3_600);
+
+/// The file whose modification time says when a revision was last used.
+const USED_MARKER: &str = "used";
+
+/// Marks the revision `engine` answers at as used now, so that pruning keeps it. A server
+/// that keeps a revision's engine open calls this on every answer. `engine` must come from
+/// [`open_at_revision`]; for any other engine this does nothing. Best effort: a revision
+/// that cannot be marked is only pruned sooner.
+pub fn mark_used(engine: &Engine) {
+    let root = engine.project().root();
+    let Some(dir) = root.parent().filter(|_| root.ends_with("tree")) else {
+        return;
+    };
+    let marker = dir.join(USED_MARKER);
+    let marked = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&marker)
+        .and_then(|f| f.set_modified(SystemTime::now()));
+    if let Err(e) = marked {
+        tracing::debug!("{}: not marked used ({e})", marker.display());
+    }
+}
+
+/// Removes from `refs` (the index's directory of revisions) every revision other than
+/// `keep` unused for [`UNUSED_FOR`], and the least recently used beyond
+/// [`KEPT_REVISIONS`] that were not used within the last hour. A revision never marked
+/// counts from its directory's own modification time; failures to remove are left for the
+/// next open.
+pub fn prune_revisions(refs: &Path, keep: &Path, now: SystemTime) {
+    let Ok(entries) = std::fs::read_dir(refs) else {
+        return;
+    };
+    let mut revisions: Vec<(Duration, PathBuf)> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir() && path != keep)
+        .map(|path| {
+            let used = std::fs::metadata(path.join(USED_MARKER))
+                .or_else(|_| std::fs::metadata(&path))
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .unwrap_or_default();
+            (used, path)
+        })
+        .collect();
+    // Most recently used first; `keep` is one of the kept.
+    revisions.sort();
+    for (rank, (unused, path)) in revisions.iter().enumerate() {
+        let beyond_count = rank + 1 >= KEPT_REVISIONS && *unused > IN_USE_WINDOW;
+        if *unused > UNUSED_FOR || beyond_count {
+            match std::fs::remove_dir_all(path) {
+                Ok(()) => tracing::info!("{}: unused revision removed", path.display()),
+                Err(e) => tracing::debug!("{}: not removed ({e})", path.display()),
+            }
+        }
+    }
 }
 
 /// Writes `revision`'s files under `tree`: into a directory of this process's own first,
@@ -157,8 +237,59 @@ fn inside(base: &Path, relative: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::inside;
+    use super::{IN_USE_WINDOW, KEPT_REVISIONS, UNUSED_FOR, USED_MARKER, inside, prune_revisions};
     use std::path::Path;
+    use std::time::{Duration, SystemTime};
+
+    /// A revision directory under `refs` last used `ago` before `now`.
+    fn revision(refs: &Path, name: &str, now: SystemTime, ago: Duration) {
+        let dir = refs.join(name);
+        std::fs::create_dir_all(dir.join("tree")).unwrap();
+        let marker = std::fs::File::create(dir.join(USED_MARKER)).unwrap();
+        marker.set_modified(now - ago).unwrap();
+    }
+
+    fn left(refs: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(refs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn revisions_unused_for_long_are_removed() {
+        let refs = tempfile::tempdir().unwrap();
+        let now = SystemTime::now();
+        let day = Duration::from_secs(86_400);
+        revision(refs.path(), "old", now, UNUSED_FOR + day);
+        revision(refs.path(), "recent", now, day);
+        // The revision being opened stays, however old its mark.
+        revision(refs.path(), "opening", now, UNUSED_FOR + day);
+        prune_revisions(refs.path(), &refs.path().join("opening"), now);
+        assert_eq!(left(refs.path()), ["opening", "recent"]);
+    }
+
+    #[test]
+    fn only_the_most_recently_used_revisions_are_kept_unless_in_use() {
+        let refs = tempfile::tempdir().unwrap();
+        let now = SystemTime::now();
+        let hour = IN_USE_WINDOW;
+        // Twice the limit, used 2, 3, … hours ago; and two more used within the hour.
+        for i in 0..2 * KEPT_REVISIONS {
+            revision(refs.path(), &format!("r{i:02}"), now, hour * (i as u32 + 2));
+        }
+        revision(refs.path(), "busy-a", now, Duration::from_secs(60));
+        revision(refs.path(), "busy-b", now, Duration::from_secs(120));
+        revision(refs.path(), "opening", now, Duration::ZERO);
+        prune_revisions(refs.path(), &refs.path().join("opening"), now);
+        let mut expected: Vec<String> = ["busy-a", "busy-b", "opening"].map(String::from).into();
+        // The opened one and the two busy ones count: 13 of the others stay.
+        expected.extend((0..KEPT_REVISIONS - 3).map(|i| format!("r{i:02}")));
+        expected.sort();
+        assert_eq!(left(refs.path()), expected);
+    }
 
     #[test]
     fn a_path_from_a_tree_stays_inside_the_base() {
