@@ -25,7 +25,7 @@ use crate::tuning::{Gold, Question, Split, read_questions, write_questions};
 /// Bump when questions would come out differently: the cache is keyed by it.
 const BUILDER_VERSION: u32 = 3;
 
-/// How far before a repository's head its snapshot lies.
+/// How far before a repository's head its snapshot lies, unless its pin says otherwise.
 const WINDOW_MONTHS: u64 = 36;
 
 /// A long question's body has at least this many words of prose.
@@ -59,6 +59,10 @@ pub struct RepoPin {
     /// `owner/name` on GitHub.
     pub name: String,
     pub split: Split,
+    /// The snapshot's distance from the head in months (default [`WINDOW_MONTHS`]): shorter
+    /// for a repository that moved so fast that few functions changed since live as long.
+    #[serde(default)]
+    pub months: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -149,17 +153,20 @@ fn build_repo(
     let git_dir = git_dir(pin, mirrors, cache)?;
     let git = Git(&git_dir);
     let head = git.run(&["rev-parse", "HEAD"])?.trim().to_string();
+    let months = pin.months.unwrap_or(WINDOW_MONTHS);
     let work = cache.join(format!(
-        "{}-{}-v{BUILDER_VERSION}",
+        "{}-{}-v{BUILDER_VERSION}{}",
         pin.name.replace('/', "+"),
-        &head[..12]
+        &head[..12],
+        // The default window keeps the caches made before windows were set per repository.
+        pin.months.map_or_else(String::new, |m| format!("-{m}m"))
     ));
     let source = work.join("src");
     let done = work.join(".complete");
     if !done.exists() {
         let _ = std::fs::remove_dir_all(&work);
         std::fs::create_dir_all(&work)?;
-        let snapshot = snapshot(&git)?;
+        let snapshot = snapshot(&git, months)?;
         // A worktree sharing the mirror's objects, detached at the snapshot.
         run(Command::new("git")
             .args(["clone", "--quiet", "--shared", "--no-checkout"])
@@ -185,14 +192,14 @@ fn build_repo(
     })
 }
 
-/// The first-parent commit nearest to [`WINDOW_MONTHS`] before the head (the first commit of
-/// a younger repository).
-fn snapshot(git: &Git) -> anyhow::Result<String> {
+/// The first-parent commit nearest to `months` before the head (the first commit of a
+/// younger repository).
+fn snapshot(git: &Git, months: u64) -> anyhow::Result<String> {
     let head_time: u64 = git
         .run(&["log", "-1", "--format=%ct", "HEAD"])?
         .trim()
         .parse()?;
-    let before = head_time.saturating_sub(WINDOW_MONTHS * 30 * 86_400);
+    let before = head_time.saturating_sub(months * 30 * 86_400);
     let sha = git
         .run(&[
             "log",
