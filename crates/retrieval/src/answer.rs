@@ -148,15 +148,46 @@ pub fn assemble(
         })
     };
     let mut outlined = 0;
-    for (path, score, mut entries) in files {
+    // Each file's snapshot in full, made once.
+    let mut full: Vec<Option<(String, usize)>> = files
+        .iter()
+        .map(|(path, _, entries)| {
+            let chunks: Vec<&CodeChunk> = entries.iter().map(|e| e.chunk).collect();
+            let text = snapshot_text(project, path, &chunks)?;
+            let tokens = estimate_tokens(&text);
+            Some((text, tokens))
+        })
+        .collect();
+    // Most answers fit whole: one connection graph of every result decides it, instead of
+    // one per file as the files are added.
+    let whole_fits = full.iter().all(Option::is_some) && {
+        let all: Vec<&Entry> = files.iter().flat_map(|(_, _, e)| e).collect();
+        let results = all.iter().map(|e| e.metadata.clone()).collect();
+        let tokens: usize = full.iter().flatten().map(|(_, t)| t).sum();
+        let graph = codectx_connection_graph::render(&ConnectionGraph {
+            query: query.to_string(),
+            results,
+            budget: options.budget,
+            snapshot_tokens: tokens,
+            call_depth: options.call_depth,
+        });
+        estimate_tokens(&graph) + tokens <= options.budget
+    };
+    for ((path, score, mut entries), full) in files.into_iter().zip(&mut full) {
         let chunks: Vec<&CodeChunk> = entries.iter().map(|e| e.chunk).collect();
         // The file in full if it fits, else its results' outlines, else nothing.
         let fitted = [Shown::Full, Shown::Outline].into_iter().find_map(|shown| {
-            let text = match shown {
-                Shown::Full => snapshot_text(project, path, &chunks),
-                Shown::Outline => outline_text(project, path, &chunks),
-            }?;
-            let tokens = estimate_tokens(&text);
+            let (text, tokens) = match shown {
+                Shown::Full => full.take()?,
+                Shown::Outline => {
+                    let text = outline_text(project, path, &chunks)?;
+                    let tokens = estimate_tokens(&text);
+                    (text, tokens)
+                }
+            };
+            if whole_fits {
+                return Some((shown, text, tokens));
+            }
             let graph = render(&kept, &entries, snapshot_tokens + tokens);
             (estimate_tokens(&graph) + snapshot_tokens + tokens <= options.budget)
                 .then_some((shown, text, tokens))
