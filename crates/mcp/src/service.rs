@@ -309,8 +309,16 @@ impl Service {
         let (_, engine) = engines.last_mut().expect("just pushed");
         // Another process's open prunes revisions unused for long: this one is in use.
         codectx_retrieval::mark_used(engine);
-        let value = f(engine).await?;
-        Ok((value, revision))
+        match f(engine).await {
+            Ok(value) => Ok((value, revision)),
+            // The revision's index failed under its engine (another process may have pruned
+            // it): the next call at this revision opens it anew.
+            Err(e @ RetrievalError::Index(_)) => {
+                engines.pop();
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Whether the watcher saw a change no sync has taken in, clearing the mark: the sync

@@ -177,3 +177,33 @@ fn every_tool_answers_at_a_ref_and_only_from_its_files() {
     let calls: Value = serde_json::from_str(&text).unwrap();
     insta::assert_json_snapshot!(calls);
 }
+
+/// Another process may prune a revision a server holds open (see
+/// `codectx_retrieval::prune_revisions`): the server answers at that ref again, from a
+/// revision it opens anew, instead of failing on every later call.
+#[test]
+fn a_revision_removed_under_the_server_is_opened_anew() {
+    let home = tempfile::tempdir().unwrap();
+    let repo_dir = common::auth_repo();
+    let mut repo = GitRepo::init(repo_dir.path());
+    repo.commit("first");
+    repo.git(&["tag", "v1"]);
+    let root = repo_dir.path().to_str().unwrap();
+    let mut session = Session::start(
+        home.path(),
+        &["--root", root, "--embedder", "none", "serve"],
+        &[],
+    );
+    let ask = json!({"query": "validate a token", "ref": "v1"});
+    let first = session.call("codebase_search", ask.clone());
+    assert!(first["error"].is_null(), "{first}");
+    let refs = repo_dir.path().join(".codectx/refs");
+    assert!(refs.is_dir());
+    std::fs::remove_dir_all(&refs).unwrap();
+    // The call that meets the removed index may fail; the one after it answers.
+    let _ = session.call("codebase_search", ask.clone());
+    let again = session.call("codebase_search", ask);
+    assert!(again["error"].is_null(), "{again}");
+    assert!(again.to_string().contains("validateToken"), "{again}");
+    assert!(refs.is_dir(), "the revision was written again");
+}
