@@ -308,17 +308,14 @@ impl Service {
         engines.push(used);
         let (_, engine) = engines.last_mut().expect("just pushed");
         // Another process's open prunes revisions unused for long: this one is in use.
-        codectx_retrieval::mark_used(engine);
-        match f(engine).await {
-            Ok(value) => Ok((value, revision)),
-            // The revision's index failed under its engine (another process may have pruned
-            // it): the next call at this revision opens it anew.
-            Err(e @ RetrievalError::Index(_)) => {
-                engines.pop();
-                Err(e)
-            }
-            Err(e) => Err(e),
+        codectx_retrieval::mark_used(engine, &revision);
+        let answered = f(engine).await;
+        // The revision's index failed under its engine (another process may have pruned it):
+        // the next call at this revision opens it anew.
+        if matches!(answered, Err(RetrievalError::Index(_))) {
+            engines.pop();
         }
+        Ok((answered?, revision))
     }
 
     /// Whether the watcher saw a change no sync has taken in, clearing the mark: the sync

@@ -178,8 +178,8 @@ fn every_tool_answers_at_a_ref_and_only_from_its_files() {
     insta::assert_json_snapshot!(calls);
 }
 
-/// Another process may prune a revision a server holds open (see
-/// `codectx_retrieval::prune_revisions`): the server answers at that ref again, from a
+/// Another process may prune a revision a server holds open (an open at another ref
+/// removes revisions unused for long): the server answers at that ref again, from a
 /// revision it opens anew, instead of failing on every later call.
 #[test]
 fn a_revision_removed_under_the_server_is_opened_anew() {

@@ -133,12 +133,7 @@ pub fn assemble(
     let mut snapshots: Vec<ContentItem> = Vec::new();
     let mut snapshot_tokens = 0;
     let mut omitted = 0;
-    let render = |kept: &[Entry], extra: &[Entry], snapshot_tokens: usize| {
-        let results = kept
-            .iter()
-            .chain(extra)
-            .map(|e| e.metadata.clone())
-            .collect();
+    let render = |results: Vec<SymbolMetadata>, snapshot_tokens: usize| {
         codectx_connection_graph::render(&ConnectionGraph {
             query: query.to_string(),
             results,
@@ -158,21 +153,21 @@ pub fn assemble(
             Some((text, tokens))
         })
         .collect();
-    // Most answers fit whole: one connection graph of every result decides it, instead of
-    // one per file as the files are added.
-    let whole_fits = full.iter().all(Option::is_some) && {
-        let all: Vec<&Entry> = files.iter().flat_map(|(_, _, e)| e).collect();
-        let results = all.iter().map(|e| e.metadata.clone()).collect();
-        let tokens: usize = full.iter().flatten().map(|(_, t)| t).sum();
-        let graph = codectx_connection_graph::render(&ConnectionGraph {
-            query: query.to_string(),
-            results,
-            budget: options.budget,
-            snapshot_tokens: tokens,
-            call_depth: options.call_depth,
-        });
-        estimate_tokens(&graph) + tokens <= options.budget
-    };
+    // Most answers fit whole: one connection graph of every result decides it, and is the
+    // answer's graph, instead of one per file as the files are added.
+    let whole: Option<String> = full
+        .iter()
+        .all(Option::is_some)
+        .then(|| {
+            let results = files
+                .iter()
+                .flat_map(|(_, _, entries)| entries.iter().map(|e| e.metadata.clone()))
+                .collect();
+            let tokens: usize = full.iter().flatten().map(|(_, t)| t).sum();
+            let graph = render(results, tokens);
+            (estimate_tokens(&graph) + tokens <= options.budget).then_some(graph)
+        })
+        .flatten();
     for ((path, score, mut entries), full) in files.into_iter().zip(&mut full) {
         let chunks: Vec<&CodeChunk> = entries.iter().map(|e| e.chunk).collect();
         // The file in full if it fits, else its results' outlines, else nothing.
@@ -185,10 +180,11 @@ pub fn assemble(
                     (text, tokens)
                 }
             };
-            if whole_fits {
+            if whole.is_some() {
                 return Some((shown, text, tokens));
             }
-            let graph = render(&kept, &entries, snapshot_tokens + tokens);
+            let results = kept.iter().chain(&entries).map(|e| e.metadata.clone());
+            let graph = render(results.collect(), snapshot_tokens + tokens);
             (estimate_tokens(&graph) + snapshot_tokens + tokens <= options.budget)
                 .then_some((shown, text, tokens))
         });
@@ -210,7 +206,12 @@ pub fn assemble(
             file: Some(path.to_string()),
         });
     }
-    let graph = render(&kept, &[], snapshot_tokens);
+    let graph = whole.unwrap_or_else(|| {
+        render(
+            kept.iter().map(|e| e.metadata.clone()).collect(),
+            snapshot_tokens,
+        )
+    });
     let estimated_tokens = estimate_tokens(&graph) + snapshot_tokens;
     let mut content = vec![ContentItem {
         text: graph,

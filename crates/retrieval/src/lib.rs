@@ -64,10 +64,7 @@ pub use navigate::{
 };
 pub use project::{Project, ProjectFile};
 pub use query::{Query, StackFrame, TextQuery};
-pub use revision::{
-    KEPT_REVISIONS, RevisionRef, UNUSED_FOR, asked_revision, mark_used, open_at_revision,
-    prune_revisions, resolve_revision,
-};
+pub use revision::{RevisionRef, asked_revision, mark_used, open_at_revision, resolve_revision};
 pub use scoring::{
     SearchOptions, blend, calibrated_vector, code_words, is_companion_file, is_test_file,
     query_terms, term_coverage,

@@ -13,8 +13,8 @@
 //! if any, for queries only).
 //!
 //! Revisions do not pile up: each open and each answer marks its revision used
-//! ([`mark_used`]), and an open removes the revisions unused for [`UNUSED_FOR`] and those
-//! beyond the [`KEPT_REVISIONS`] most recently used ([`prune_revisions`]).
+//! ([`mark_used`]), and an open removes the revisions unused for 30 days and those beyond
+//! the 16 most recently used, never one used within the hour.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -64,7 +64,7 @@ pub async fn open_at_revision(
         .ok_or(RetrievalError::RevisionNeedsLocalIndex)?;
     let tree = dir.join("tree");
     if let Some(refs) = dir.parent() {
-        prune_revisions(refs, &dir, std::time::SystemTime::now());
+        prune_revisions(refs, &dir, SystemTime::now());
     }
     if !tree.is_dir() {
         let selection = options.store.file_selection(&root);
@@ -82,15 +82,15 @@ pub async fn open_at_revision(
     options.store.history.max_commits = 0;
     options.store.defer_history = false;
     let engine = Engine::open(&tree, options).await?;
-    mark_used(&engine);
+    touch_marker(&dir);
     Ok(engine)
 }
 
 /// How many revisions' files and indexes stay beside the work tree's index at most.
-pub const KEPT_REVISIONS: usize = 16;
+const KEPT_REVISIONS: usize = 16;
 
 /// A revision unused this long is removed at the next open of another.
-pub const UNUSED_FOR: Duration = Duration::from_secs(30 * 86_400);
+const UNUSED_FOR: Duration = Duration::from_secs(30 * 86_400);
 
 /// A revision used this recently is kept whatever the count: another process (a server in
 /// another agent's session) may be answering from it.
@@ -99,15 +99,23 @@ const IN_USE_WINDOW: Duration = Duration::from_secs(3_600);
 /// The file whose modification time says when a revision was last used.
 const USED_MARKER: &str = "used";
 
-/// Marks the revision `engine` answers at as used now, so that pruning keeps it. A server
-/// that keeps a revision's engine open calls this on every answer. `engine` must come from
-/// [`open_at_revision`]; for any other engine this does nothing. Best effort: a revision
-/// that cannot be marked is only pruned sooner.
-pub fn mark_used(engine: &Engine) {
+/// Marks `revision` as used now, so that pruning keeps it: a server that keeps the engine
+/// [`open_at_revision`] gave for it calls this on every answer. An engine that is not that
+/// revision's (its root is not `<commit>/tree`) is left alone. Best effort: a revision that
+/// cannot be marked is only pruned sooner.
+pub fn mark_used(engine: &Engine, revision: &RevisionRef) {
     let root = engine.project().root();
-    let Some(dir) = root.parent().filter(|_| root.ends_with("tree")) else {
-        return;
-    };
+    let dir = root.parent().filter(|dir| {
+        root.file_name().is_some_and(|n| n == "tree")
+            && dir.file_name().is_some_and(|n| *n == *revision.commit)
+    });
+    if let Some(dir) = dir {
+        touch_marker(dir);
+    }
+}
+
+/// Sets the modification time of `dir`'s [`USED_MARKER`] to now, creating it.
+fn touch_marker(dir: &Path) {
     let marker = dir.join(USED_MARKER);
     let marked = std::fs::OpenOptions::new()
         .create(true)
@@ -125,7 +133,7 @@ pub fn mark_used(engine: &Engine) {
 /// [`KEPT_REVISIONS`] that were not used within the last hour. A revision never marked
 /// counts from its directory's own modification time; failures to remove are left for the
 /// next open.
-pub fn prune_revisions(refs: &Path, keep: &Path, now: SystemTime) {
+fn prune_revisions(refs: &Path, keep: &Path, now: SystemTime) {
     let Ok(entries) = std::fs::read_dir(refs) else {
         return;
     };
