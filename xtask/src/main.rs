@@ -157,6 +157,14 @@ enum Command {
         /// Where the artifact goes.
         #[arg(long, default_value = "crates/retrieval/src/ranker_model.json")]
         out: PathBuf,
+        /// A feature the model may not split on (repeatable): the baseline a new feature
+        /// is measured against, on the same candidates.
+        #[arg(long)]
+        without: Vec<String>,
+        /// Also report a two-fold cross-validation on the tuning half (by repository): where
+        /// a choice between feature sets is made.
+        #[arg(long)]
+        cross_validate: bool,
     },
     /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
     /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
@@ -336,7 +344,12 @@ fn main() -> anyhow::Result<()> {
             queries: queries.as_deref(),
             runs,
         }),
-        Command::TrainRanker { runs, out } => ranker::run(&ranker::TrainRanker {
+        Command::TrainRanker {
+            runs,
+            out,
+            without,
+            cross_validate,
+        } => ranker::run(&ranker::TrainRanker {
             runs,
             out: if out.is_relative() {
                 workspace_root().join(out)
@@ -345,6 +358,8 @@ fn main() -> anyhow::Result<()> {
             },
             corpus_pins: workspace_root().join("xtask/tuning-corpus.toml"),
             changes_pins: workspace_root().join("xtask/changes-corpus.toml"),
+            without,
+            cross_validate,
         }),
         Command::Eval {
             corpus,

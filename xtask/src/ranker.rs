@@ -32,16 +32,22 @@ pub struct TrainRanker {
     pub out: PathBuf,
     pub corpus_pins: PathBuf,
     pub changes_pins: PathBuf,
+    /// Features the model may not split on (names of [`FEATURE_NAMES`]): a model trained
+    /// without them, on the same candidates, is what a new feature is measured against.
+    pub without: Vec<String>,
+    /// Also report a two-fold cross-validation on the tuning half.
+    pub cross_validate: bool,
 }
 
 /// One question's candidates.
+#[derive(Clone)]
 struct Group {
     kind: &'static str,
     repo: String,
     split: Split,
     rows: Vec<[f32; FEATURE_NAMES.len()]>,
     labels: Vec<f32>,
-    /// The score the run's ranking gave each candidate.
+    /// The score the run's ranking gave each candidate (or the model being judged).
     scores: Vec<f32>,
 }
 
@@ -69,17 +75,55 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
         "no tuning-half question with a target among its candidates in {}",
         config.runs.display()
     );
-    let n_cols = FEATURE_NAMES.len();
-    let x: Vec<f32> = tune
+    if let Some(unknown) = config
+        .without
         .iter()
-        .flat_map(|g| g.rows.iter().flatten().copied())
+        .find(|w| !FEATURE_NAMES.contains(&w.as_str()))
+    {
+        anyhow::bail!("--without {unknown}: not a feature; they are {FEATURE_NAMES:?}");
+    }
+    // The columns the model is trained on, in this build's order.
+    let kept: Vec<usize> = (0..FEATURE_NAMES.len())
+        .filter(|&i| !config.without.iter().any(|w| w == FEATURE_NAMES[i]))
         .collect();
-    let y: Vec<f32> = tune.iter().flat_map(|g| g.labels.iter().copied()).collect();
-    let sizes: Vec<usize> = tune.iter().map(|g| g.labels.len()).collect();
+    if config.cross_validate {
+        cross_validate(&tune, &kept)?;
+    }
+    let (model, read) = fit(&tune, &kept)?;
+    let json = serde_json::to_string(&model)?;
+    std::fs::write(&config.out, &json)?;
+    println!(
+        "wrote {} ({} trees, {:.1} KB; calibration slope {:.3}, intercept {:.3})",
+        config.out.display(),
+        model.trees.len(),
+        json.len() as f64 / 1024.0,
+        model.slope,
+        model.intercept
+    );
+    println!("test half, same candidates (A@1 / any@10 / MRR), macro over repositories:");
+    let test: Vec<&Group> = groups.iter().filter(|g| g.split == Split::Test).collect();
+    report(&test, &read);
+    Ok(())
+}
+
+/// Fits a model on `groups` over the `kept` columns: the artifact (splits numbered in
+/// `kept`'s order, the names it was trained on) and the product's reading of it (splits
+/// renumbered to this build's rows), both calibrated.
+fn fit(groups: &[&Group], kept: &[usize]) -> anyhow::Result<(RankerModel, RankerModel)> {
+    let n_cols = kept.len();
+    let x: Vec<f32> = groups
+        .iter()
+        .flat_map(|g| g.rows.iter().flat_map(|row| kept.iter().map(|&i| row[i])))
+        .collect();
+    let y: Vec<f32> = groups
+        .iter()
+        .flat_map(|g| g.labels.iter().copied())
+        .collect();
+    let sizes: Vec<usize> = groups.iter().map(|g| g.labels.len()).collect();
     let n_rows = y.len();
     println!(
-        "training on {} questions, {} candidates, {} targets",
-        tune.len(),
+        "training on {} questions, {} candidates, {} targets, {n_cols} features",
+        groups.len(),
         n_rows,
         y.iter().filter(|&&l| l > 0.0).count()
     );
@@ -93,59 +137,69 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
         .eta(ETA)
         .min_child_weight(1.0)
         .seed(SEED)
-        .monotone_constraints(monotone())
+        .monotone_constraints(kept.iter().map(|&i| monotone(FEATURE_NAMES[i])).collect())
         .build()?;
     let boosted = train(&params, &dtrain, ROUNDS)?;
-    let trees: Vec<Vec<Node>> = boosted.trees().iter().map(convert_tree).collect();
     let mut model = RankerModel {
         trained_on: format!(
             "LambdaMART (hessboost, rank:ndcg), {ROUNDS} trees of at most {MAX_LEAVES} leaves, \
              eta {ETA}, seed {SEED}, on the tuning half: {} questions, {n_rows} candidates",
-            tune.len()
+            groups.len()
         ),
-        features: FEATURE_NAMES.iter().map(|s| s.to_string()).collect(),
+        features: kept.iter().map(|&i| FEATURE_NAMES[i].to_string()).collect(),
         slope: 1.0,
         intercept: 0.0,
-        trees,
+        trees: boosted.trees().iter().map(convert_tree).collect(),
     };
-    let margins: Vec<(f32, bool)> = tune
+    // Read back through the product's own check before anything is written.
+    let mut read = RankerModel::from_json(&serde_json::to_string(&model)?)?;
+    let margins: Vec<(f32, bool)> = groups
         .iter()
         .flat_map(|g| {
             g.rows
                 .iter()
                 .zip(&g.labels)
-                .map(|(row, &l)| (model.margin(row), l > 0.0))
+                .map(|(row, &l)| (read.margin(row), l > 0.0))
         })
         .collect();
     (model.slope, model.intercept) = platt(&margins);
-    let json = serde_json::to_string(&model)?;
-    // Read back through the product's own check before anything is written.
-    RankerModel::from_json(&json)?;
-    std::fs::write(&config.out, &json)?;
-    println!(
-        "wrote {} ({} trees, {:.1} KB; calibration slope {:.3}, intercept {:.3})",
-        config.out.display(),
-        model.trees.len(),
-        json.len() as f64 / 1024.0,
-        model.slope,
-        model.intercept
-    );
-    report(&groups, &model);
+    (read.slope, read.intercept) = (model.slope, model.intercept);
+    Ok((model, read))
+}
+
+/// Two-fold cross-validation on the tuning half, by repository (alternate repositories in
+/// name order): a choice between feature sets or settings is made on these figures, so
+/// that the test half is read once, for the choice made.
+fn cross_validate(tune: &[&Group], kept: &[usize]) -> anyhow::Result<()> {
+    let repos: std::collections::BTreeSet<&str> = tune.iter().map(|g| g.repo.as_str()).collect();
+    let fold_of: BTreeMap<&str, usize> =
+        repos.iter().enumerate().map(|(i, r)| (*r, i % 2)).collect();
+    let mut scored: Vec<Group> = Vec::new();
+    for fold in 0..2 {
+        let (train_on, held_out): (Vec<&Group>, Vec<&Group>) =
+            tune.iter().partition(|g| fold_of[g.repo.as_str()] != fold);
+        let (_, read) = fit(&train_on, kept)?;
+        for g in held_out {
+            scored.push(Group {
+                scores: g.rows.iter().map(|r| read.margin(r)).collect(),
+                ..g.clone()
+            });
+        }
+    }
+    println!("tuning half, 2-fold by repository (A@1 / any@10 / MRR), macro over repositories:");
+    report_scores(&scored.iter().collect::<Vec<_>>());
     Ok(())
 }
 
 /// Evidence features can only raise a candidate's score: the trees may not learn that
 /// ranking first in BM25 is worse than ranking tenth on the tuning half's noise.
-fn monotone() -> Vec<Monotone> {
-    FEATURE_NAMES
-        .iter()
-        .map(|name| match *name {
-            "lexical" | "name" | "nameLevel" | "quoted" | "vector" | "similarity" | "coverage"
-            | "fileShare" | "notes" | "linked" => Monotone::Increasing,
-            "test" | "companion" => Monotone::Decreasing,
-            _ => Monotone::None,
-        })
-        .collect()
+fn monotone(feature: &str) -> Monotone {
+    match feature {
+        "lexical" | "lexicalShare" | "name" | "nameLevel" | "quoted" | "vector" | "similarity"
+        | "coverage" | "fileShare" | "notes" | "linked" => Monotone::Increasing,
+        "test" | "companion" => Monotone::Decreasing,
+        _ => Monotone::None,
+    }
 }
 
 fn convert_tree(tree: &hessboost::tree::RegTree) -> Vec<Node> {
@@ -296,43 +350,53 @@ fn kind_and_repo(file: &Path) -> Option<(&'static str, String)> {
     Some(("doc", stem.to_string()))
 }
 
-/// The test half's ranking of the same candidates by the scores of the build that wrote
-/// the run files and by the model:
-/// first result a target, any target in the top 10, MRR (cut at 10), macro over repositories.
-fn report(groups: &[Group], model: &RankerModel) {
-    println!("test half, same candidates (A@1 / any@10 / MRR), macro over repositories:");
+/// `groups`' ranking by the scores of the build that wrote the run files and by `model`:
+/// first result a target, any target in the top 10, MRR (cut at 10), macro over
+/// repositories, per question kind.
+fn report(groups: &[&Group], model: &RankerModel) {
+    let learned: Vec<Group> = groups
+        .iter()
+        .map(|g| Group {
+            scores: g.rows.iter().map(|r| model.margin(r)).collect(),
+            ..(*g).clone()
+        })
+        .collect();
     for kind in ["doc", "change", "long"] {
-        let mut before: BTreeMap<&str, Vec<[f64; 3]>> = BTreeMap::new();
-        let mut after: BTreeMap<&str, Vec<[f64; 3]>> = BTreeMap::new();
-        for g in groups
-            .iter()
-            .filter(|g| g.split == Split::Test && g.kind == kind)
-        {
-            let learned: Vec<f32> = g.rows.iter().map(|r| model.margin(r)).collect();
-            before
-                .entry(&g.repo)
-                .or_default()
-                .push(metrics(&g.scores, &g.labels));
-            after
-                .entry(&g.repo)
-                .or_default()
-                .push(metrics(&learned, &g.labels));
-        }
-        if before.is_empty() {
+        let (Some(b), Some(a)) = (
+            kind_figures(groups, kind),
+            kind_figures(&learned.iter().collect::<Vec<_>>(), kind),
+        ) else {
             continue;
-        }
-        let (b, a) = (macro_mean(&before), macro_mean(&after));
+        };
         println!(
             "  {kind:<6} ({} repositories): {:.3} / {:.3} / {:.3} → {:.3} / {:.3} / {:.3}",
-            before.len(),
-            b[0],
-            b[1],
-            b[2],
-            a[0],
-            a[1],
-            a[2]
+            b.0, b.1[0], b.1[1], b.1[2], a.1[0], a.1[1], a.1[2]
         );
     }
+}
+
+/// Like [`report`], for groups already scored by the model being judged.
+fn report_scores(groups: &[&Group]) {
+    for kind in ["doc", "change", "long"] {
+        if let Some((n, f)) = kind_figures(groups, kind) {
+            println!(
+                "  {kind:<6} ({n} repositories): {:.3} / {:.3} / {:.3}",
+                f[0], f[1], f[2]
+            );
+        }
+    }
+}
+
+/// The number of repositories of `kind` in `groups` and their macro figures by `scores`.
+fn kind_figures(groups: &[&Group], kind: &str) -> Option<(usize, [f64; 3])> {
+    let mut by_repo: BTreeMap<&str, Vec<[f64; 3]>> = BTreeMap::new();
+    for g in groups.iter().filter(|g| g.kind == kind) {
+        by_repo
+            .entry(&g.repo)
+            .or_default()
+            .push(metrics(&g.scores, &g.labels));
+    }
+    (!by_repo.is_empty()).then(|| (by_repo.len(), macro_mean(&by_repo)))
 }
 
 fn metrics(scores: &[f32], labels: &[f32]) -> [f64; 3] {

@@ -96,10 +96,13 @@ impl KindGroup {
 /// What Stage 2 knows of one candidate: the model's input. Every field is computed in one
 /// place (the search), so the features a model is trained on are the ones it is run on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Features {
     /// [`reciprocal_rank`] in the BM25 channel (re-ranked by file evidence).
     pub lexical: f32,
+    /// Its BM25 score (re-ranked by file evidence) relative to the channel's best (0–1):
+    /// the rank alone hides whether the first few stand far above the rest.
+    pub lexical_share: f32,
     /// In the name channel.
     pub name: f32,
     /// How the name channel met it: 0 not at all, 1 a one-word file name, 2 a file name
@@ -120,6 +123,9 @@ pub struct Features {
     pub file_share: f32,
     /// Its commit notes hold one of the question's terms.
     pub notes: f32,
+    /// `ln(1 + commits)` that changed it in the history read (at most
+    /// [`codectx_store::MAX_NOTES_PER_SYMBOL`]): code that changed often changes again.
+    pub churn: f32,
     /// It calls, or is called by, a candidate leading a channel: the strongest such
     /// neighbour's best reciprocal rank.
     pub linked: f32,
@@ -141,10 +147,11 @@ pub struct Features {
     pub kind: KindGroup,
 }
 
-/// The features' names, in [`Features::values`] order: the artifact records them, and a
-/// model trained on other features is refused.
-pub const FEATURE_NAMES: [&str; 18 + KindGroup::ALL.len()] = [
+/// The features' names, in [`Features::values`] order: the artifact records the names it
+/// was trained on, and a model naming a feature this build does not compute is refused.
+pub const FEATURE_NAMES: [&str; 20 + KindGroup::ALL.len()] = [
     "lexical",
+    "lexicalShare",
     "name",
     "nameLevel",
     "quoted",
@@ -154,6 +161,7 @@ pub const FEATURE_NAMES: [&str; 18 + KindGroup::ALL.len()] = [
     "questionTerms",
     "fileShare",
     "notes",
+    "churn",
     "linked",
     "test",
     "companion",
@@ -183,6 +191,7 @@ impl Features {
         let mut row = [0.0; FEATURE_NAMES.len()];
         let head = [
             self.lexical,
+            self.lexical_share,
             self.name,
             self.name_level,
             self.quoted,
@@ -192,6 +201,7 @@ impl Features {
             self.question_terms,
             self.file_share,
             self.notes,
+            self.churn,
             self.linked,
             self.test,
             self.companion,
@@ -246,44 +256,49 @@ pub struct RankerModel {
 pub enum RankerModelError {
     #[error("ranker model: {0}")]
     Format(#[from] serde_json::Error),
-    #[error("ranker model: trained on features {found:?}, this build computes {expected:?}")]
-    Features {
-        found: Vec<String>,
-        expected: Vec<String>,
-    },
+    #[error("ranker model: trained on feature {0:?}, which this build does not compute")]
+    UnknownFeature(String),
     #[error("ranker model: tree {tree} is malformed (node {node} points outside it)")]
     Tree { tree: usize, node: usize },
 }
 
 impl RankerModel {
     /// Reads an artifact and checks it against this build's features and its own trees,
-    /// so that scoring never indexes out of bounds.
+    /// so that scoring never indexes out of bounds. A model trained on fewer features than
+    /// this build computes still runs: its splits are renumbered to this build's order by
+    /// name (so a new feature can be computed, and written into run files, before a model
+    /// reads it).
     pub fn from_json(json: &str) -> Result<Self, RankerModelError> {
-        let model: RankerModel = serde_json::from_str(json)?;
-        if model.features != FEATURE_NAMES {
-            return Err(RankerModelError::Features {
-                found: model.features,
-                expected: FEATURE_NAMES.iter().map(|s| s.to_string()).collect(),
-            });
-        }
-        for (t, tree) in model.trees.iter().enumerate() {
-            for (n, node) in tree.iter().enumerate() {
-                let bad_feature = node
-                    .feature
-                    .is_some_and(|f| f as usize >= FEATURE_NAMES.len());
-                let bad_child = node.feature.is_some()
-                    && (node.left as usize >= tree.len()
-                        || node.right as usize >= tree.len()
-                        || node.left as usize <= n
-                        || node.right as usize <= n);
-                if bad_feature || bad_child {
-                    return Err(RankerModelError::Tree { tree: t, node: n });
+        let mut model: RankerModel = serde_json::from_str(json)?;
+        let to_build: Vec<u16> = model
+            .features
+            .iter()
+            .map(|name| {
+                FEATURE_NAMES
+                    .iter()
+                    .position(|known| known == name)
+                    .map(|i| i as u16)
+                    .ok_or_else(|| RankerModelError::UnknownFeature(name.clone()))
+            })
+            .collect::<Result<_, _>>()?;
+        for (t, tree) in model.trees.iter_mut().enumerate() {
+            let len = tree.len();
+            for (n, node) in tree.iter_mut().enumerate() {
+                let Some(f) = node.feature else { continue };
+                let bad_child = node.left as usize >= len
+                    || node.right as usize >= len
+                    || node.left as usize <= n
+                    || node.right as usize <= n;
+                match to_build.get(f as usize) {
+                    Some(&build) if !bad_child => node.feature = Some(build),
+                    _ => return Err(RankerModelError::Tree { tree: t, node: n }),
                 }
             }
             if tree.is_empty() {
                 return Err(RankerModelError::Tree { tree: t, node: 0 });
             }
         }
+        model.features = FEATURE_NAMES.iter().map(|s| s.to_string()).collect();
         Ok(model)
     }
 
@@ -338,6 +353,7 @@ mod tests {
         assert!(!model.trees.is_empty());
         let strong = Features {
             lexical: 1.0,
+            lexical_share: 1.0,
             name: 1.0,
             name_level: 4.0,
             quoted: 0.0,
@@ -347,6 +363,7 @@ mod tests {
             question_terms: 4f32.ln_1p(),
             file_share: 1.0,
             notes: 1.0,
+            churn: 3f32.ln_1p(),
             linked: 1.0,
             test: 0.0,
             companion: 0.0,
@@ -359,11 +376,13 @@ mod tests {
         };
         let weak = Features {
             lexical: reciprocal_rank(Some(40)),
+            lexical_share: 0.2,
             name: 0.0,
             name_level: 0.0,
             coverage: 0.25,
             file_share: 0.1,
             notes: 0.0,
+            churn: 0.0,
             linked: 0.0,
             exported: 0.0,
             kind: KindGroup::Comment,
@@ -382,9 +401,9 @@ mod tests {
         let other = r#"{"trainedOn":"","features":["x"],"slope":1,"intercept":0,"trees":[]}"#;
         assert!(matches!(
             RankerModel::from_json(other),
-            Err(RankerModelError::Features { .. })
+            Err(RankerModelError::UnknownFeature(name)) if name == "x"
         ));
-        let names = serde_json::to_string(&FEATURE_NAMES).unwrap();
+        let names = serde_json::to_string(FEATURE_NAMES.as_slice()).unwrap();
         let dangling = format!(
             r#"{{"trainedOn":"","features":{names},"slope":1,"intercept":0,"trees":[[{{"f":0,"t":0.5,"l":1,"r":7}},{{"v":1}}]]}}"#
         );
@@ -392,5 +411,20 @@ mod tests {
             RankerModel::from_json(&dangling),
             Err(RankerModelError::Tree { tree: 0, node: 0 })
         ));
+    }
+
+    #[test]
+    fn a_model_of_fewer_features_splits_on_them_by_name() {
+        // Its second feature is `lexical`, which this build computes first.
+        let older = r#"{"trainedOn":"","features":["coverage","lexical"],"slope":1,"intercept":0,
+            "trees":[[{"f":1,"t":0.5,"l":1,"r":2},{"v":-1},{"v":1}]]}"#;
+        let model = RankerModel::from_json(older).unwrap();
+        let leading = Features {
+            lexical: 1.0,
+            ..Features::default()
+        };
+        assert_eq!(model.margin(&leading.values()), 1.0);
+        assert_eq!(model.margin(&Features::default().values()), -1.0);
+        assert_eq!(model.features, FEATURE_NAMES);
     }
 }

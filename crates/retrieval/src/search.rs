@@ -261,9 +261,14 @@ pub async fn rank(
             candidates[i].vector_rank.get_or_insert(rank + 1);
         }
     }
+    let best_lexical = lexical_hits.first().map_or(0.0, |h| h.score);
     for (rank, hit) in lexical_hits.iter().enumerate() {
         let i = slot(&hit.relative_path, &hit.id, &mut candidates);
         candidates[i].lexical_rank.get_or_insert(rank + 1);
+        // Hits arrive best first: a unit's first hit holds its best score.
+        if best_lexical > 0.0 && candidates[i].features.lexical_share == 0.0 {
+            candidates[i].features.lexical_share = hit.score / best_lexical;
+        }
     }
     // Whether a candidate was named: by its own name, or as the top level of a module the
     // question names (not by one word of its path).
@@ -328,6 +333,9 @@ pub async fn rank(
             c.features.notes = f32::from(u8::from(
                 notes.is_some_and(|n| holds_a_term(&query_terms, n)),
             ));
+            c.features.churn = notes.map_or(0.0, |n| {
+                (n.split(codectx_store::HISTORY_SEPARATOR).count() as f32).ln_1p()
+            });
             own.then_some((c, chunk))
         })
         .unzip();
