@@ -84,6 +84,7 @@ fn set_option(options: &mut SearchOptions, assignment: &str) -> anyhow::Result<(
     let field = match name {
         "file_evidence_weight" => &mut options.file_evidence_weight,
         "answer_knee" => &mut options.answer_knee,
+        "prose_companion_share" => &mut options.prose_companion_share,
         "rerank_weight" => &mut options.rerank_weight,
         "vector_weight" => &mut options.vector_weight,
         // The model's calibration, overridden.

@@ -66,8 +66,8 @@ pub use project::{Project, ProjectFile};
 pub use query::{Query, StackFrame, TextQuery};
 pub use revision::{RevisionRef, asked_revision, mark_used, open_at_revision, resolve_revision};
 pub use scoring::{
-    SearchOptions, blend, calibrated_vector, code_words, is_companion_file, is_test_file,
-    query_terms, term_coverage,
+    PROSE_TERMS, QuestionShape, SearchOptions, blend, calibrated_vector, code_words,
+    is_companion_file, is_test_file, query_terms, term_coverage,
 };
 pub use search::{Ranking, Scored, SearchMode, rank, select, select_chunks};
 pub use status::IndexSummary;

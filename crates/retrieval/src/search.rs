@@ -28,8 +28,8 @@ use codectx_store::{ChunkFilter, LexicalHit, Store};
 use crate::query::TextQuery;
 use crate::ranker::{Features, KindGroup, reciprocal_rank};
 use crate::scoring::{
-    AskedKinds, COVERED_TERMS, STOPWORDS, SearchOptions, blend, calibrated_vector, code_words,
-    coverage_of, holds_a_term, in_type, is_companion_file, is_test_file, matched_terms,
+    AskedKinds, COVERED_TERMS, QuestionShape, STOPWORDS, SearchOptions, blend, calibrated_vector,
+    code_words, coverage_of, holds_a_term, in_type, is_companion_file, is_test_file, matched_terms,
     own_evidence, prefer_members, query_terms,
 };
 use crate::{Project, RetrievalError};
@@ -81,6 +81,8 @@ pub struct Ranking {
     /// Best first.
     pub scored: Vec<Scored>,
     pub mode: SearchMode,
+    /// The question's shape: how far below the best result its answer goes.
+    pub shape: QuestionShape,
 }
 
 impl Ranking {
@@ -89,26 +91,28 @@ impl Ranking {
         Ranking {
             scored: Vec::new(),
             mode: SearchMode::Lookup,
+            shape: QuestionShape::Query,
         }
     }
 }
 
 /// Dual-constraint selection over `scored` (best first): the relevance gate (when
 /// `options.gate`), then the token budget over each result's `cost`. A result that does not
-/// fit is skipped and smaller ones after it may still fit.
+/// fit is skipped and smaller ones after it may still fit. Once the best clears the gate,
+/// how far below it the others go depends on the question's `shape`.
 pub fn select<T>(
     scored: Vec<T>,
     score: impl Fn(&T) -> f32,
     cost: impl Fn(&T) -> usize,
     options: &SearchOptions,
+    shape: QuestionShape,
 ) -> Vec<T> {
     let best = scored.iter().map(&score).fold(f32::NEG_INFINITY, f32::max);
-    let floor = if best >= options.minimum_relevance_threshold {
-        options
-            .minimum_relevance_threshold
-            .min(options.companion_share * best)
-    } else {
-        options.minimum_relevance_threshold
+    let gate = options.minimum_relevance_threshold;
+    let floor = match shape {
+        _ if best < gate => gate,
+        QuestionShape::Query => gate.min(options.companion_share * best),
+        QuestionShape::Prose => gate.max(options.prose_companion_share * best),
     };
     // The answer stops where the scores fall away: after the largest drop between two
     // neighbours above the floor, when it is at least `answer_knee` of the best score.
@@ -389,6 +393,7 @@ pub async fn rank(
     Ok(Ranking {
         scored: candidates,
         mode,
+        shape: QuestionShape::of(query_terms.len()),
     })
 }
 
@@ -659,6 +664,7 @@ pub fn select_chunks<'p>(
         |(_, score)| *score,
         |(chunk, _)| estimate_tokens(&chunk.full_source),
         options,
+        ranking.shape,
     )
 }
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use codectx_embed::{DEFAULT_LOCAL_MODEL, EmbedError, LocalEmbedder, Reranker, cached_model_dir};
-use codectx_retrieval::{Engine, EngineOptions, SearchMode, SearchOptions, blend, select};
+use codectx_retrieval::{
+    Engine, EngineOptions, QuestionShape, SearchMode, SearchOptions, blend, query_terms, select,
+};
 use codectx_store::{ChunkFilter, StoreOptions};
 
 /// The fixture project most tests search: `fixtures/retrieval/search`.
@@ -101,7 +103,34 @@ fn ten(cost: usize) -> Vec<(f32, usize)> {
 }
 
 fn pick(items: Vec<(f32, usize)>, options: &SearchOptions) -> Vec<(f32, usize)> {
-    select(items, |i| i.0, |i| i.1, options)
+    select(items, |i| i.0, |i| i.1, options, QuestionShape::Query)
+}
+
+#[test]
+fn a_question_of_prose_keeps_only_companions_near_its_best() {
+    // 0.95 … 0.05: a query keeps everything over the gate (0.04); prose keeps what reaches
+    // 0.3 of the best (0.285): 0.95 … 0.35.
+    let options = SearchOptions::default();
+    let select_as = |shape| select(ten(10), |i| i.0, |i| i.1, &options, shape).len();
+    assert_eq!(select_as(QuestionShape::Query), 10);
+    assert_eq!(select_as(QuestionShape::Prose), 7);
+    // A best result under the gate answers nothing, whatever the shape.
+    let weak: Vec<(f32, usize)> = vec![(0.03, 10), (0.02, 10)];
+    assert!(select(weak, |i| i.0, |i| i.1, &options, QuestionShape::Prose).is_empty());
+
+    let question = "validate an expired JWT token";
+    let issue = "Tokens that expired a minute ago are still accepted by the middleware. \
+                 Steps to reproduce: sign a token with a short lifetime, wait until it has \
+                 expired, then call an authenticated route; the request succeeds instead of \
+                 failing with a 401 status and the session is extended by the refresh logic.";
+    assert_eq!(
+        QuestionShape::of(query_terms(question).len()),
+        QuestionShape::Query
+    );
+    assert_eq!(
+        QuestionShape::of(query_terms(issue).len()),
+        QuestionShape::Prose
+    );
 }
 
 #[test]
