@@ -339,8 +339,10 @@ impl Service {
     /// wrote chunks, re-reads the counts when files changed, and marks the index changed
     /// again when it failed, so that the next answer retries.
     async fn sync(&self, engine: &mut Engine) -> Freshness {
+        let started = std::time::Instant::now();
         match engine.refresh(&()).await {
             Ok(stats) => {
+                tracing::debug!(elapsed = ?started.elapsed(), steps = ?stats.timings, "synced");
                 if wrote_chunks(&stats) {
                     tracing::info!(
                         "re-indexed {} changed, {} removed file(s)",
