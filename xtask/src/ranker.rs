@@ -40,14 +40,13 @@ pub struct TrainRanker {
 }
 
 /// One question's candidates.
-#[derive(Clone)]
 struct Group {
     kind: &'static str,
     repo: String,
     split: Split,
     rows: Vec<[f32; FEATURE_NAMES.len()]>,
     labels: Vec<f32>,
-    /// The score the run's ranking gave each candidate (or the model being judged).
+    /// The score the run's ranking gave each candidate.
     scores: Vec<f32>,
 }
 
@@ -174,20 +173,22 @@ fn cross_validate(tune: &[&Group], kept: &[usize]) -> anyhow::Result<()> {
     let repos: std::collections::BTreeSet<&str> = tune.iter().map(|g| g.repo.as_str()).collect();
     let fold_of: BTreeMap<&str, usize> =
         repos.iter().enumerate().map(|(i, r)| (*r, i % 2)).collect();
-    let mut scored: Vec<Group> = Vec::new();
+    let mut scored: Vec<(&Group, Vec<f32>)> = Vec::new();
     for fold in 0..2 {
         let (train_on, held_out): (Vec<&Group>, Vec<&Group>) =
             tune.iter().partition(|g| fold_of[g.repo.as_str()] != fold);
         let (_, read) = fit(&train_on, kept)?;
-        for g in held_out {
-            scored.push(Group {
-                scores: g.rows.iter().map(|r| read.margin(r)).collect(),
-                ..g.clone()
-            });
-        }
+        scored.extend(held_out.into_iter().map(|g| (g, margins(g, &read))));
     }
     println!("tuning half, 2-fold by repository (A@1 / any@10 / MRR), macro over repositories:");
-    report_scores(&scored.iter().collect::<Vec<_>>());
+    for kind in ["doc", "change", "long"] {
+        if let Some((n, f)) = kind_figures(&scored, kind) {
+            println!(
+                "  {kind:<6} ({n} repositories): {:.3} / {:.3} / {:.3}",
+                f[0], f[1], f[2]
+            );
+        }
+    }
     Ok(())
 }
 
@@ -354,18 +355,10 @@ fn kind_and_repo(file: &Path) -> Option<(&'static str, String)> {
 /// first result a target, any target in the top 10, MRR (cut at 10), macro over
 /// repositories, per question kind.
 fn report(groups: &[&Group], model: &RankerModel) {
-    let learned: Vec<Group> = groups
-        .iter()
-        .map(|g| Group {
-            scores: g.rows.iter().map(|r| model.margin(r)).collect(),
-            ..(*g).clone()
-        })
-        .collect();
+    let run: Vec<(&Group, Vec<f32>)> = groups.iter().map(|g| (*g, g.scores.clone())).collect();
+    let learned: Vec<(&Group, Vec<f32>)> = groups.iter().map(|g| (*g, margins(g, model))).collect();
     for kind in ["doc", "change", "long"] {
-        let (Some(b), Some(a)) = (
-            kind_figures(groups, kind),
-            kind_figures(&learned.iter().collect::<Vec<_>>(), kind),
-        ) else {
+        let (Some(b), Some(a)) = (kind_figures(&run, kind), kind_figures(&learned, kind)) else {
             continue;
         };
         println!(
@@ -375,26 +368,20 @@ fn report(groups: &[&Group], model: &RankerModel) {
     }
 }
 
-/// Like [`report`], for groups already scored by the model being judged.
-fn report_scores(groups: &[&Group]) {
-    for kind in ["doc", "change", "long"] {
-        if let Some((n, f)) = kind_figures(groups, kind) {
-            println!(
-                "  {kind:<6} ({n} repositories): {:.3} / {:.3} / {:.3}",
-                f[0], f[1], f[2]
-            );
-        }
-    }
+/// `model`'s score of each of `g`'s candidates.
+fn margins(g: &Group, model: &RankerModel) -> Vec<f32> {
+    g.rows.iter().map(|r| model.margin(r)).collect()
 }
 
-/// The number of repositories of `kind` in `groups` and their macro figures by `scores`.
-fn kind_figures(groups: &[&Group], kind: &str) -> Option<(usize, [f64; 3])> {
+/// The number of repositories of `kind` among `scored` (each question with its candidates'
+/// scores) and their macro figures.
+fn kind_figures(scored: &[(&Group, Vec<f32>)], kind: &str) -> Option<(usize, [f64; 3])> {
     let mut by_repo: BTreeMap<&str, Vec<[f64; 3]>> = BTreeMap::new();
-    for g in groups.iter().filter(|g| g.kind == kind) {
+    for (g, scores) in scored.iter().filter(|(g, _)| g.kind == kind) {
         by_repo
             .entry(&g.repo)
             .or_default()
-            .push(metrics(&g.scores, &g.labels));
+            .push(metrics(scores, &g.labels));
     }
     (!by_repo.is_empty()).then(|| (by_repo.len(), macro_mean(&by_repo)))
 }

@@ -125,6 +125,7 @@ pub struct Features {
     pub notes: f32,
     /// `ln(1 + commits)` that changed it in the history read (at most
     /// [`codectx_store::MAX_NOTES_PER_SYMBOL`]): code that changed often changes again.
+    /// Known for BM25 hits, which carry their notes; 0 for the other channels' candidates.
     pub churn: f32,
     /// It calls, or is called by, a candidate leading a channel: the strongest such
     /// neighbour's best reciprocal rank.

@@ -265,12 +265,15 @@ pub async fn rank(
             candidates[i].vector_rank.get_or_insert(rank + 1);
         }
     }
-    let best_lexical = lexical_hits.first().map_or(0.0, |h| h.score);
+    // Positive whenever there are hits: BM25 scores are.
+    let best_lexical = lexical_hits
+        .first()
+        .map_or(1.0, |h| h.score.max(f32::MIN_POSITIVE));
     for (rank, hit) in lexical_hits.iter().enumerate() {
         let i = slot(&hit.relative_path, &hit.id, &mut candidates);
-        candidates[i].lexical_rank.get_or_insert(rank + 1);
-        // Hits arrive best first: a unit's first hit holds its best score.
-        if best_lexical > 0.0 && candidates[i].features.lexical_share == 0.0 {
+        // Hits arrive best first: a unit's first hit holds its best rank and score.
+        if candidates[i].lexical_rank.is_none() {
+            candidates[i].lexical_rank = Some(rank + 1);
             candidates[i].features.lexical_share = hit.score / best_lexical;
         }
     }
