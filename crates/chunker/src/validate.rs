@@ -419,7 +419,7 @@ fn deterministic_ids(chunks: &[CodeChunk], path: &str, source: &str, v: &mut Vec
     }
 }
 
-/// Rule 9: each top-level statement (from a fresh oxc parse) lies in exactly one root chunk,
+/// Rule 9: each top-level statement (from a fresh parse: oxc, or tree-sitter) lies in exactly one root chunk,
 /// and a root chunk holds several statements only where they share a line.
 fn root_isolation(
     chunks: &[CodeChunk],
@@ -428,18 +428,29 @@ fn root_isolation(
     lines: &LineIndex,
     v: &mut Vec<Violation>,
 ) {
-    let allocator = Allocator::default();
-    let ret = Parser::new(&allocator, source, codectx_parser::source_type_for(path)).parse();
-    if ret.panicked {
-        return;
-    }
-    let mut statements: Vec<(u32, u32)> = ret
-        .program
-        .directives
-        .iter()
-        .map(|d| d.span)
-        .chain(ret.program.body.iter().map(|s| s.span()))
-        .map(|s| (lines.line_of(s.start), lines.end_line_of(s.start, s.end)))
+    let language =
+        codectx_parser::Language::from_path(path).unwrap_or(codectx_parser::Language::TypeScript);
+    let spans: Vec<(u32, u32)> = match codectx_parser::top_level_statements(source, language) {
+        Some(spans) => spans.iter().map(|s| (s.start, s.end)).collect(),
+        None => {
+            let allocator = Allocator::default();
+            let ret =
+                Parser::new(&allocator, source, codectx_parser::source_type_for(path)).parse();
+            if ret.panicked {
+                return;
+            }
+            ret.program
+                .directives
+                .iter()
+                .map(|d| d.span)
+                .chain(ret.program.body.iter().map(|s| s.span()))
+                .map(|s| (s.start, s.end))
+                .collect()
+        }
+    };
+    let mut statements: Vec<(u32, u32)> = spans
+        .into_iter()
+        .map(|(start, end)| (lines.line_of(start), lines.end_line_of(start, end)))
         .collect();
     statements.sort_unstable();
     let roots: Vec<&CodeChunk> = chunks.iter().filter(|c| c.depth == 0).collect();

@@ -30,7 +30,7 @@ pub struct SearchArgs {
     /// Only results under these files, directories or globs (repeatable).
     #[arg(long = "path")]
     paths: Vec<String>,
-    /// Only results in these languages (typescript, javascript; repeatable).
+    /// Only results in these languages (typescript, javascript, rust, python, go; repeatable).
     #[arg(long = "language")]
     languages: Vec<String>,
     /// Token budget of the answer (default: search.max_tokens, 8000).

@@ -84,7 +84,7 @@ pub struct SearchParams {
     /// Only results under these files, directories or globs (e.g. `src/auth/`, `*.ts`).
     #[serde(default)]
     pub path: Vec<String>,
-    /// Only results in these languages: `typescript`, `javascript`.
+    /// Only results in these languages: `typescript`, `javascript`, `rust`, `python`, `go`.
     #[serde(default)]
     pub languages: Vec<String>,
     #[serde(flatten)]

@@ -97,22 +97,25 @@ fn lookup_takes_names_that_begin_with_symbol() {
 #[test]
 fn a_tree_with_nothing_to_index_answers_plainly() {
     let empty = tempfile::tempdir().unwrap();
-    let rust_only = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(rust_only.path().join("src")).unwrap();
-    std::fs::write(rust_only.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let java_only = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(java_only.path().join("src")).unwrap();
     std::fs::write(
-        rust_only.path().join("Cargo.toml"),
-        "[package]\nname = \"x\"\n",
+        java_only.path().join("src/Main.java"),
+        "class Main { public static void main(String[] a) {} }\n",
     )
     .unwrap();
-    for tree in [empty.path(), rust_only.path()] {
+    std::fs::write(java_only.path().join("pom.xml"), "<project/>\n").unwrap();
+    for tree in [empty.path(), java_only.path()] {
         let root = tree.to_str().unwrap();
         let out = mcp_server(&["search", "--root", root, "main function"]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stdout}{stderr}");
         assert!(
-            stdout.contains("Nothing is indexed: no TypeScript or JavaScript files"),
+            stdout.contains(
+                "Nothing is indexed: no files of the languages read (typescript, javascript, \
+                 rust, python, go)"
+            ),
             "{stdout}"
         );
         assert!(!stderr.contains("LanceDB"), "{stderr}");

@@ -84,7 +84,12 @@ pub(crate) fn unparsed_item(src: &str, lines: &LineIndex) -> Vec<ParsedSymbol> {
 }
 
 /// A root item without modifiers, signature or children (comments, unparsed lines).
-fn leaf_item(name: String, kind: SymbolKind, range: LineRange, span: ByteSpan) -> ParsedSymbol {
+pub(crate) fn leaf_item(
+    name: String,
+    kind: SymbolKind,
+    range: LineRange,
+    span: ByteSpan,
+) -> ParsedSymbol {
     ParsedSymbol {
         index: 0,
         name,
@@ -1552,7 +1557,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
 
 /// Root items that share a line cannot be separate line-range chunks: fold each into the
 /// item before it (the declaration wins over a comment for the name).
-fn merge_overlapping(roots: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
+pub(crate) fn merge_overlapping(roots: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
     let mut out: Vec<ParsedSymbol> = Vec::with_capacity(roots.len());
     for item in roots {
         match out.last_mut() {
@@ -1580,7 +1585,7 @@ fn merge_overlapping(roots: Vec<ParsedSymbol>) -> Vec<ParsedSymbol> {
     out
 }
 
-fn set_hierarchy(sym: &mut ParsedSymbol, parent: Option<&str>, depth: u32) {
+pub(crate) fn set_hierarchy(sym: &mut ParsedSymbol, parent: Option<&str>, depth: u32) {
     sym.depth = depth;
     sym.parent_name = parent.map(str::to_string);
     for child in &mut sym.children {

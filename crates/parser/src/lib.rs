@@ -1,5 +1,6 @@
 //! Phase 1 of the pipeline (files → **parser** → chunker → graph → store → retrieval → mcp):
-//! turn one TypeScript or JavaScript file into a hierarchical [`ParsedSymbol`] tree.
+//! turn one source file into a hierarchical [`ParsedSymbol`] tree: TypeScript and
+//! JavaScript with oxc, Rust, Python and Go with tree-sitter's grammars (`grammars`).
 //!
 //! The tree has one root item per top-level statement (declarations, imports, expressions,
 //! re-exports, control flow) and per standalone comment block, so that every non-blank line
@@ -27,6 +28,7 @@
 mod comments;
 pub mod commonjs;
 mod extract;
+mod grammars;
 mod lines;
 mod symbol;
 
@@ -40,6 +42,7 @@ use serde::{Deserialize, Serialize};
 
 pub use comments::clean_jsdoc;
 pub use extract::one_line;
+pub use grammars::top_level_statements;
 pub use lines::LineIndex;
 pub use symbol::{
     ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, Naming, ParseStatus, ParsedFile,
@@ -55,9 +58,12 @@ pub const ANONYMOUS: &str = "anonymous";
 pub const CALLBACK_SUFFIX: &str = " callback";
 
 /// File extensions the parser accepts.
-pub const EXTENSIONS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs"];
+pub const EXTENSIONS: &[&str] = &[
+    "ts", "tsx", "js", "jsx", "mts", "mjs", "cts", "cjs", "rs", "py", "go",
+];
 
-/// The dialect of a file, from its extension.
+/// The language (for TS/JS, the dialect) of a file, from its extension. TS/JS is parsed by
+/// oxc; Rust, Python and Go by tree-sitter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
@@ -65,6 +71,9 @@ pub enum Language {
     Tsx,
     JavaScript,
     Jsx,
+    Rust,
+    Python,
+    Go,
 }
 
 impl Language {
@@ -76,6 +85,9 @@ impl Language {
             "tsx" => Language::Tsx,
             "js" | "mjs" | "cjs" => Language::JavaScript,
             "jsx" => Language::Jsx,
+            "rs" => Language::Rust,
+            "py" => Language::Python,
+            "go" => Language::Go,
             _ => return None,
         })
     }
@@ -83,6 +95,51 @@ impl Language {
     pub fn is_typescript(self) -> bool {
         matches!(self, Language::TypeScript | Language::Tsx)
     }
+
+    /// Whether oxc parses it (TS/JS), so that a parse has an oxc program.
+    pub fn is_oxc(self) -> bool {
+        !grammars::handles(self)
+    }
+
+    /// The name the `languages` filter and answers use: `typescript`, `python`…
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::TypeScript => "typescript",
+            Language::Tsx => "tsx",
+            Language::JavaScript => "javascript",
+            Language::Jsx => "jsx",
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::Go => "go",
+        }
+    }
+}
+
+/// The languages a `languages` filter can name, each with its file extensions.
+pub const LANGUAGE_FILTERS: &[(&str, &[&str])] = &[
+    ("typescript", &["ts", "tsx", "mts", "cts"]),
+    ("javascript", &["js", "jsx", "mjs", "cjs"]),
+    ("rust", &["rs"]),
+    ("python", &["py"]),
+    ("go", &["go"]),
+];
+
+/// The file extensions of the language a filter names (`typescript` or `ts`, `python` or
+/// `py`…, any case); `None` for a language the parser does not read.
+pub fn extensions_named(name: &str) -> Option<&'static [&'static str]> {
+    let name = name.to_ascii_lowercase();
+    let name = match name.as_str() {
+        "ts" => "typescript",
+        "js" => "javascript",
+        "rs" => "rust",
+        "py" => "python",
+        "golang" => "go",
+        other => other,
+    };
+    LANGUAGE_FILTERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, extensions)| *extensions)
 }
 
 /// Why a file could not be read as source text.
@@ -93,7 +150,7 @@ pub enum ParseError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path}: not a TS/JS file (supported extensions: {})", EXTENSIONS.join(", "))]
+    #[error("{path}: not a supported source file (supported extensions: {})", EXTENSIONS.join(", "))]
     UnsupportedExtension { path: String },
     #[error("{path}: binary file (NUL byte at offset {offset})")]
     Binary { path: String, offset: usize },
@@ -161,7 +218,7 @@ pub fn parse_source(path: &str, source: &str) -> ParsedFile {
     parse_with(path, source, |parsed, _| parsed)
 }
 
-/// One parse of a file as later phases see it: oxc's program and semantic model of the
+/// One parse of a TS/JS file as later phases see it: oxc's program and semantic model of the
 /// text that parsed (the file, or the file with failing lines blanked: same offsets).
 pub struct ParsedProgram<'p, 'a> {
     pub program: &'p oxc_ast::ast::Program<'a>,
@@ -180,9 +237,12 @@ pub fn parse_count() -> usize {
 }
 
 /// The one parse of a file: [`parse_source`]'s recovery, options and arena, handing `f`
-/// the [`ParsedFile`] and, unless every attempt failed, oxc's program and semantic model
-/// (alive only inside `f`). Every phase that reads a file's syntax (symbols, chunks, graph
-/// facts) takes it from here, so a file is parsed once per sync.
+/// the [`ParsedFile`] and, for TS/JS unless every attempt failed, oxc's program and
+/// semantic model (alive only inside `f`). Every phase that reads a file's syntax (symbols,
+/// chunks, graph facts) takes it from here, so a file is parsed once per sync.
+///
+/// Rust, Python and Go files are parsed by tree-sitter; `f` gets their `ParsedFile` and no
+/// program, as for a TS/JS file oxc could not parse.
 pub fn parse_with<R>(
     path: &str,
     source: &str,
@@ -190,6 +250,10 @@ pub fn parse_with<R>(
 ) -> R {
     PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let language = Language::from_path(path).unwrap_or(Language::TypeScript);
+    if let Some(mut parsed) = grammars::parse(path, source, language) {
+        parsed.number_symbols();
+        return f(parsed, None);
+    }
     let mut lines = LineIndex::new(source);
     let mut text = std::borrow::Cow::Borrowed(source);
     let mut blanked: Vec<u32> = Vec::new();

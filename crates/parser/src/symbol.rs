@@ -123,6 +123,14 @@ pub enum SymbolKind {
     Comment,
     /// A file oxc could not recover anything from; covers the whole file.
     Unparsed,
+    /// A Rust or Go `struct` (and a Rust `union`).
+    Struct,
+    /// A Rust `trait`.
+    Trait,
+    /// A Rust `impl` block, named by its type.
+    Impl,
+    /// A Rust `macro_rules!`.
+    Macro,
 }
 
 impl std::fmt::Display for SymbolKind {
@@ -145,7 +153,7 @@ impl std::str::FromStr for SymbolKind {
 
 impl SymbolKind {
     /// Every kind, in declaration order.
-    pub const ALL: [SymbolKind; 26] = [
+    pub const ALL: [SymbolKind; 30] = [
         SymbolKind::Function,
         SymbolKind::Method,
         SymbolKind::Constructor,
@@ -172,6 +180,10 @@ impl SymbolKind {
         SymbolKind::Statement,
         SymbolKind::Comment,
         SymbolKind::Unparsed,
+        SymbolKind::Struct,
+        SymbolKind::Trait,
+        SymbolKind::Impl,
+        SymbolKind::Macro,
     ];
 
     /// The blueprint's `nodeKind` string.
@@ -203,6 +215,10 @@ impl SymbolKind {
             SymbolKind::Statement => "statement",
             SymbolKind::Comment => "comment",
             SymbolKind::Unparsed => "unparsed",
+            SymbolKind::Struct => "struct",
+            SymbolKind::Trait => "trait",
+            SymbolKind::Impl => "impl",
+            SymbolKind::Macro => "macro",
         }
     }
 
@@ -222,7 +238,12 @@ impl SymbolKind {
     pub fn is_type(self) -> bool {
         matches!(
             self,
-            SymbolKind::Class | SymbolKind::Interface | SymbolKind::Type | SymbolKind::Enum
+            SymbolKind::Class
+                | SymbolKind::Interface
+                | SymbolKind::Type
+                | SymbolKind::Enum
+                | SymbolKind::Struct
+                | SymbolKind::Trait
         )
     }
 
@@ -323,7 +344,8 @@ pub struct ParsedSymbol {
     /// Parameters and return type (or heritage, or declared type) as written, whitespace-normalized.
     pub signature: String,
     pub modifiers: Vec<Modifier>,
-    /// Text of the attached `/** … */` comment, without the comment markers.
+    /// Text of the attached doc comment without its markers: JSDoc `/** … */`, Rust's
+    /// `///`, a Go doc comment, a Python docstring.
     pub jsdoc: Option<String>,
     pub exported: bool,
     pub children: Vec<ParsedSymbol>,

@@ -375,7 +375,14 @@ impl Engine {
     fn why_empty(&self, ranking: &Ranking, options: &SearchOptions) -> String {
         let indexed = self.project.files().len();
         if indexed == 0 {
-            return "Nothing is indexed: no TypeScript or JavaScript files were found under the root.".into();
+            let read: Vec<&str> = codectx_parser::LANGUAGE_FILTERS
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            return format!(
+                "Nothing is indexed: no files of the languages read ({}) were found under the root.",
+                read.join(", ")
+            );
         }
         let filtered = !options.filter.paths.is_empty() || !options.filter.languages.is_empty();
         if filtered

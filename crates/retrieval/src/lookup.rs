@@ -121,7 +121,11 @@ fn match_order(project: &Project, chunk: &CodeChunk) -> (bool, bool, bool, u8, u
         | SymbolKind::Enum
         | SymbolKind::Component
         | SymbolKind::Namespace
-        | SymbolKind::Module => 0,
+        | SymbolKind::Module
+        | SymbolKind::Struct
+        | SymbolKind::Trait
+        | SymbolKind::Impl
+        | SymbolKind::Macro => 0,
         SymbolKind::Method | SymbolKind::Constructor | SymbolKind::Getter | SymbolKind::Setter => 1,
         SymbolKind::Const | SymbolKind::Variable => 2,
         _ => 3,

@@ -70,7 +70,7 @@ impl KindGroup {
 
     pub fn of(kind: SymbolKind) -> KindGroup {
         match kind {
-            SymbolKind::Function => KindGroup::Function,
+            SymbolKind::Function | SymbolKind::Macro => KindGroup::Function,
             SymbolKind::Method
             | SymbolKind::Constructor
             | SymbolKind::Getter
@@ -79,8 +79,9 @@ impl KindGroup {
             | SymbolKind::IndexSignature
             | SymbolKind::CallSignature
             | SymbolKind::ConstructSignature => KindGroup::Member,
-            SymbolKind::Class => KindGroup::Class,
-            SymbolKind::Interface | SymbolKind::Type => KindGroup::Type,
+            // Rust's and Go's kinds in the groups their TS counterparts train.
+            SymbolKind::Class | SymbolKind::Struct | SymbolKind::Impl => KindGroup::Class,
+            SymbolKind::Interface | SymbolKind::Type | SymbolKind::Trait => KindGroup::Type,
             SymbolKind::Enum => KindGroup::Enum,
             SymbolKind::Component => KindGroup::Component,
             SymbolKind::Variable | SymbolKind::Const => KindGroup::Variable,

@@ -161,13 +161,18 @@ pub fn is_companion_file(relative_path: &str) -> bool {
 }
 
 /// Test files by the conventions of the JS/TS ecosystem (Jest, Vitest, Mocha, node:test;
-/// `*.test-d.ts` are Vitest's type tests).
+/// `*.test-d.ts` are Vitest's type tests), Go (`*_test.go`), Python (pytest's `test_*.py`,
+/// `*_test.py`, `conftest.py`) and Rust (`tests/`).
 pub fn is_test_file(relative_path: &str) -> bool {
     let name = relative_path.rsplit('/').next().unwrap_or(relative_path);
     name.contains(".test.")
         || name.contains(".spec.")
         || name.contains(".test-d.")
         || name.contains(".spec-d.")
+        // Go's and Python's conventions.
+        || name.ends_with("_test.go")
+        || (name.ends_with(".py")
+            && (name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py"))
         || relative_path
             .split('/')
             .any(|dir| matches!(dir, "__tests__" | "test" | "tests" | "__mocks__"))
@@ -428,6 +433,30 @@ fn is_directive(chunk: &CodeChunk) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_files_are_known_by_each_language_convention() {
+        for path in [
+            "src/a.test.ts",
+            "src/__tests__/a.ts",
+            "tree_test.go",
+            "pkg/test_auth.py",
+            "pkg/auth_test.py",
+            "conftest.py",
+            "tests/integration.rs",
+        ] {
+            assert!(is_test_file(path), "{path}");
+        }
+        for path in [
+            "src/a.ts",
+            "tree.go",
+            "pkg/testing_utils.py",
+            "src/lib.rs",
+            "latest.go",
+        ] {
+            assert!(!is_test_file(path), "{path}");
+        }
+    }
 
     #[test]
     fn companion_files_are_found_by_their_directories() {

@@ -698,6 +698,10 @@ const NAMED_KINDS: &[SymbolKind] = &[
     SymbolKind::Const,
     SymbolKind::Namespace,
     SymbolKind::Module,
+    SymbolKind::Struct,
+    SymbolKind::Trait,
+    SymbolKind::Impl,
+    SymbolKind::Macro,
 ];
 
 /// A plural's singular, crudely (`strings` → `string`, `queries` → `query`): enough for

@@ -78,7 +78,12 @@ fn collapse_bodies(source: &str, start: u32, collapsed: &[(u32, u32)]) -> String
 fn is_container(sym: &ParsedSymbol) -> bool {
     matches!(
         sym.kind,
-        SymbolKind::Class | SymbolKind::Interface | SymbolKind::Namespace | SymbolKind::Module
+        SymbolKind::Class
+            | SymbolKind::Interface
+            | SymbolKind::Namespace
+            | SymbolKind::Module
+            | SymbolKind::Trait
+            | SymbolKind::Impl
     ) || sym.body.is_none()
 }
 

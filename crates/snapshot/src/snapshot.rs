@@ -135,7 +135,8 @@ fn is_context(sym: &ParsedSymbol) -> bool {
         | SymbolKind::Variable
         | SymbolKind::Type
         | SymbolKind::Interface
-        | SymbolKind::Enum => true,
+        | SymbolKind::Enum
+        | SymbolKind::Struct => true,
         SymbolKind::Property => sym.body.is_none(),
         _ => false,
     }

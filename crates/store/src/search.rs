@@ -34,7 +34,8 @@ pub struct LexicalHit {
 pub struct ChunkFilter {
     /// `src/auth/token.ts`, `src/auth` (everything under it) or a glob like `src/**/*.tsx`.
     pub paths: Vec<String>,
-    /// `typescript` (`.ts .tsx .mts .cts`) and/or `javascript` (`.js .jsx .mjs .cjs`).
+    /// Languages as [`codectx_parser::LANGUAGE_FILTERS`] names them: `typescript` (`.ts .tsx
+    /// .mts .cts`), `javascript` (`.js .jsx .mjs .cjs`), `rust`, `python`, `go`.
     pub languages: Vec<String>,
 }
 
@@ -48,17 +49,19 @@ impl ChunkFilter {
             clauses.push(format!("({})", paths.join(" OR ")));
         }
         if !self.languages.is_empty() {
-            let mut exts = Vec::new();
+            let mut exts: Vec<&str> = Vec::new();
             for language in &self.languages {
-                match language.to_ascii_lowercase().as_str() {
-                    "typescript" | "ts" => exts.extend(["ts", "tsx", "mts", "cts"]),
-                    "javascript" | "js" => exts.extend(["js", "jsx", "mjs", "cjs"]),
-                    other => {
-                        return Err(StoreError::Filter(format!(
-                            "unknown language {other:?} (use typescript or javascript)"
-                        )));
-                    }
-                }
+                let Some(extensions) = codectx_parser::extensions_named(language) else {
+                    let known: Vec<&str> = codectx_parser::LANGUAGE_FILTERS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect();
+                    return Err(StoreError::Filter(format!(
+                        "unknown language {language:?} (use {})",
+                        known.join(", ")
+                    )));
+                };
+                exts.extend(extensions);
             }
             let exts: Vec<String> = exts
                 .iter()

@@ -20,9 +20,13 @@ pub fn extract_facts(path: &str, source: &str) -> FileFacts {
 }
 
 /// The facts of a file from its one parse ([`codectx_parser::parse_with`]): what oxc
-/// recovered, or empty facts with `syntax_errors > 0` when no attempt parsed.
+/// recovered, or empty facts with `syntax_errors > 0` when no attempt parsed. A Rust,
+/// Python or Go file's facts are its declarations and exports (`symbols.rs`).
 pub fn facts_of(parsed: &ParsedFile, program: Option<&ParsedProgram<'_, '_>>) -> FileFacts {
     let errors = parsed.diagnostics.len() as u32;
+    if !parsed.language.is_oxc() {
+        return super::symbols::facts_from_symbols(parsed);
+    }
     let Some(program) = program else {
         return FileFacts::empty(&parsed.path, parsed.line_count, errors.max(1));
     };

@@ -7,6 +7,7 @@
 //! ([`crate::ProjectGraph`]), so facts can be cached per file and re-extracted one at a time.
 
 mod extract;
+mod symbols;
 
 pub use codectx_parser::SymbolKind;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,117 @@
+//! Facts of a file the parser read with tree-sitter (Rust, Python, Go): its declarations,
+//! straight from the [`ParsedSymbol`] tree, and its exports.
+//!
+//! There is no semantic model for these languages yet, so no call, reference or module
+//! request is claimed: the graph links nothing it would have to guess by name. What the
+//! tree gives is exact: which symbols are declared, inside which container, and which the
+//! language makes visible outside the file (`pub`, a capital letter, no leading `_`).
+
+use codectx_parser::{Modifier, ParsedFile, ParsedSymbol, SymbolKind};
+
+use super::{Decl, Export, ExportTarget, FileFacts};
+
+/// Kinds whose members read `Container.member`.
+fn is_member_container(kind: SymbolKind) -> bool {
+    kind.is_type() || kind == SymbolKind::Impl
+}
+
+/// The facts of a tree-sitter language's file.
+pub(super) fn facts_from_symbols(parsed: &ParsedFile) -> FileFacts {
+    let mut facts = FileFacts::empty(
+        &parsed.path,
+        parsed.line_count,
+        parsed.diagnostics.len() as u32,
+    );
+    for root in &parsed.symbols {
+        add(root, None, &mut facts);
+    }
+    facts
+}
+
+/// Adds `sym` (when it declares something) and its descendants; `container` is the
+/// declaration whose members they are.
+fn add(sym: &ParsedSymbol, container: Option<u32>, facts: &mut FileFacts) {
+    let declares = !sym.kind.is_root_item() && sym.declared_at.is_some();
+    let mut this = container;
+    if declares {
+        let index = facts.decls.len() as u32;
+        let parent = container.map(|c| &facts.decls[c as usize]);
+        let qualified_name = match parent {
+            Some(p) if is_member_container(p.kind) => format!("{}.{}", p.qualified_name, sym.name),
+            _ => sym.name.clone(),
+        };
+        facts.decls.push(Decl {
+            name: sym.name.clone(),
+            symbol: Some(sym.index),
+            qualified_name,
+            kind: sym.kind,
+            start_line: sym.range.start,
+            end_line: sym.range.end,
+            span: (sym.span.start, sym.span.end),
+            container,
+            owner: None,
+            exported: sym.exported,
+            is_static: sym.modifiers.contains(&Modifier::Static),
+            is_abstract: false,
+            signature: sym.signature.clone(),
+            type_params: Vec::new(),
+            extends: Vec::new(),
+            implements: Vec::new(),
+            params: Vec::new(),
+            returns: None,
+            value_type: None,
+            members: Vec::new(),
+            call_signatures: Vec::new(),
+            alternatives: Vec::new(),
+            constant: None,
+        });
+        if let Some(c) = container {
+            facts.decls[c as usize].members.push(index);
+        } else if sym.exported {
+            facts.exports.push(Export {
+                name: sym.name.clone(),
+                line: sym.range.start,
+                target: ExportTarget::Local { decl: index },
+            });
+        }
+        this = Some(index);
+    }
+    for child in &sym.children {
+        add(child, this, facts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use codectx_parser::{SymbolKind, parse_source};
+
+    #[test]
+    fn declarations_nest_under_their_container_and_name_their_symbol() {
+        let source = "pub struct Point;\n\nimpl Point {\n    pub fn norm(&self) -> f64 {\n        0.0\n    }\n}\n\nfn private() {}\n";
+        let parsed = parse_source("src/point.rs", source);
+        let facts = super::facts_from_symbols(&parsed);
+        let shown: Vec<(&str, SymbolKind, Option<u32>, bool)> = facts
+            .decls
+            .iter()
+            .map(|d| (d.qualified_name.as_str(), d.kind, d.container, d.exported))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("Point", SymbolKind::Struct, None, true),
+                ("Point", SymbolKind::Impl, None, true),
+                ("Point.norm", SymbolKind::Method, Some(1), true),
+                ("private", SymbolKind::Function, None, false),
+            ]
+        );
+        for decl in &facts.decls {
+            let symbol = parsed
+                .walk()
+                .find(|s| Some(s.index) == decl.symbol)
+                .unwrap();
+            assert_eq!(symbol.name, decl.name);
+        }
+        let exported: Vec<&str> = facts.exports.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(exported, ["Point", "Point"]);
+    }
+}

@@ -1,0 +1,193 @@
+//! Go: functions, methods (their signature names the receiver), types, constants and
+//! variables; a grouped `const ( … )` nests one symbol per name. The `//` block directly
+//! above a declaration is its doc comment; a capital first letter exports.
+
+use tree_sitter::Node;
+
+use super::{Declaration, Grammar, strip_markers};
+use crate::symbol::{Modifier, SymbolKind};
+
+pub(super) struct Go;
+
+impl Grammar for Go {
+    fn language(&self) -> tree_sitter::Language {
+        tree_sitter_go::LANGUAGE.into()
+    }
+
+    fn declaration<'t>(
+        &self,
+        node: Node<'t>,
+        src: &str,
+        _container: Option<SymbolKind>,
+    ) -> Option<Declaration<'t>> {
+        let (kind, name_node) = match node.kind() {
+            "function_declaration" => (SymbolKind::Function, node.child_by_field_name("name")?),
+            "method_declaration" => (SymbolKind::Method, node.child_by_field_name("name")?),
+            "const_declaration" | "var_declaration" | "type_declaration" => {
+                return grouped(node, src, self);
+            }
+            "const_spec" => (SymbolKind::Const, node.child_by_field_name("name")?),
+            "var_spec" => (SymbolKind::Variable, node.child_by_field_name("name")?),
+            "type_spec" | "type_alias" => {
+                let kind = match node.child_by_field_name("type").map(|t| t.kind()) {
+                    Some("struct_type") => SymbolKind::Struct,
+                    Some("interface_type") => SymbolKind::Interface,
+                    _ => SymbolKind::Type,
+                };
+                (kind, node.child_by_field_name("name")?)
+            }
+            _ => return None,
+        };
+        let name = src
+            .get(name_node.start_byte()..name_node.end_byte())?
+            .to_string();
+        let body = node.child_by_field_name("body");
+        Some(Declaration {
+            kind,
+            exported: is_exported(&name),
+            modifiers: if is_exported(&name) {
+                vec![Modifier::Exported]
+            } else {
+                Vec::new()
+            },
+            name,
+            name_at: Some(name_node.start_byte() as u32),
+            head: node,
+            body,
+            members: None,
+            doc: None,
+            signature: None,
+        })
+    }
+
+    fn item_kind(&self, node: Node<'_>) -> SymbolKind {
+        match node.kind() {
+            "import_declaration" => SymbolKind::Import,
+            _ => SymbolKind::Statement,
+        }
+    }
+
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
+        if node.kind() != "import_declaration" {
+            return Vec::new();
+        }
+        let mut specs = Vec::new();
+        for child in node.named_children(&mut node.walk()) {
+            match child.kind() {
+                "import_spec" => specs.push(child),
+                "import_spec_list" => specs.extend(
+                    child
+                        .named_children(&mut child.walk())
+                        .filter(|s| s.kind() == "import_spec"),
+                ),
+                _ => {}
+            }
+        }
+        specs
+            .into_iter()
+            .filter_map(|spec| {
+                let path = spec.child_by_field_name("path")?;
+                let path = src
+                    .get(path.start_byte()..path.end_byte())?
+                    .trim_matches(['"', '`']);
+                // A package is used by its alias, else by its path's last element (the
+                // usual package name; `v2`-style suffixes name the element before them).
+                let bound = match spec.child_by_field_name("name") {
+                    Some(alias) => {
+                        let alias = src.get(alias.start_byte()..alias.end_byte())?;
+                        if alias == "_" || alias == "." {
+                            Vec::new()
+                        } else {
+                            vec![alias.to_string()]
+                        }
+                    }
+                    None => vec![package_name(path).to_string()],
+                };
+                Some((spec, path.to_string(), bound))
+            })
+            .collect()
+    }
+
+    fn doc_comment(&self, comments: &[&str]) -> Option<String> {
+        if let [block] = comments
+            && let Some(inner) = block.strip_prefix("/*").and_then(|b| b.strip_suffix("*/"))
+        {
+            return Some(inner.trim().to_string()).filter(|d| !d.is_empty());
+        }
+        strip_markers(comments, "//")
+    }
+
+    fn is_identifier(&self, kind: &str) -> bool {
+        matches!(kind, "identifier" | "package_identifier")
+    }
+}
+
+/// A `const`, `var` or `type` declaration: the symbol of its one spec, or, when it groups
+/// several, a symbol named by them all with one child per spec.
+fn grouped<'t>(node: Node<'t>, src: &str, go: &Go) -> Option<Declaration<'t>> {
+    let mut specs: Vec<Node<'t>> = Vec::new();
+    for child in node.named_children(&mut node.walk()) {
+        match child.kind() {
+            "const_spec" | "var_spec" | "type_spec" | "type_alias" => specs.push(child),
+            "var_spec_list" => specs.extend(
+                child
+                    .named_children(&mut child.walk())
+                    .filter(|s| s.kind() == "var_spec"),
+            ),
+            _ => {}
+        }
+    }
+    match specs.as_slice() {
+        [] => None,
+        [one] => {
+            let decl = go.declaration(*one, src, None)?;
+            Some(Declaration { head: node, ..decl })
+        }
+        [first, ..] => {
+            let names: Vec<&str> = specs
+                .iter()
+                .filter_map(|s| s.child_by_field_name("name"))
+                .filter_map(|n| src.get(n.start_byte()..n.end_byte()))
+                .collect();
+            let kind = match node.kind() {
+                "const_declaration" => SymbolKind::Const,
+                "var_declaration" => SymbolKind::Variable,
+                _ => SymbolKind::Type,
+            };
+            let keyword = node.kind().trim_end_matches("_declaration");
+            Some(Declaration {
+                kind,
+                name: names.join(", "),
+                name_at: first
+                    .child_by_field_name("name")
+                    .map(|n| n.start_byte() as u32),
+                head: node,
+                body: None,
+                // The walk reads the specs inside the declaration (through a list for `var`).
+                members: specs[0].parent(),
+                modifiers: Vec::new(),
+                exported: names.iter().any(|n| is_exported(n)),
+                doc: None,
+                signature: Some(format!("{keyword} ( {} )", names.join("; "))),
+            })
+        }
+    }
+}
+
+fn is_exported(name: &str) -> bool {
+    name.chars().next().is_some_and(char::is_uppercase)
+}
+
+/// The package name an import path is used by when no alias is given: its last element,
+/// or the one before a major-version suffix (`github.com/a/b/v2` → `b`).
+fn package_name(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let last = parts.next().unwrap_or(path);
+    let is_version =
+        last.len() > 1 && last.starts_with('v') && last[1..].chars().all(|c| c.is_ascii_digit());
+    if is_version {
+        parts.next().unwrap_or(last)
+    } else {
+        last
+    }
+}

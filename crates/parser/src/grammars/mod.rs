@@ -1,0 +1,596 @@
+//! Rust, Python and Go through tree-sitter's grammars, into the same [`ParsedSymbol`] tree
+//! that oxc's walk gives TS/JS.
+//!
+//! One walk serves the three languages; each grammar module only says what its nodes are
+//! ([`Grammar`]): which declare a symbol, of what kind, where its name and body are, which
+//! are imports, and how its doc comments read. The walk does the rest the TS/JS way:
+//!
+//! - one root item per top-level node, and per standalone comment block, so every
+//!   non-blank line lies in exactly one root item;
+//! - a comment block (and, in Rust, attributes) directly above a declaration, with no blank
+//!   line between, belongs to it;
+//! - containers (a class, an `impl` or `trait` block, a `mod`, a function holding nested
+//!   functions) nest their members;
+//! - an import's bindings are found where the file uses them *by name*: there is no semantic
+//!   model here, so a shadowing local counts as a use.
+//!
+//! tree-sitter recovers from syntax errors by itself: an `ERROR` node becomes part of a
+//! root item (a statement when it stands alone) and a [`Diagnostic`].
+
+mod go;
+mod python;
+mod rust;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::Language;
+use crate::extract::{leaf_item, merge_overlapping, one_line, set_hierarchy};
+use crate::lines::LineIndex;
+use crate::symbol::{
+    ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, ParseStatus, ParsedFile, ParsedSymbol,
+    SymbolKind,
+};
+
+/// Longest name or signature kept before it is cut with `…` (as for TS/JS).
+const MAX_NAME: usize = 80;
+const MAX_SIGNATURE: usize = 400;
+/// A declaration without a body longer than this shows its head, not its value, as its
+/// signature.
+const MAX_INLINE_SIGNATURE: usize = 160;
+/// At most this many syntax errors are reported per file.
+const MAX_DIAGNOSTICS: usize = 20;
+
+/// What one language's nodes mean.
+trait Grammar {
+    fn language(&self) -> tree_sitter::Language;
+
+    /// The declaration `node` makes, if any. `container` is the kind of the symbol whose
+    /// members are walked (`None` at the top level): a function inside an `impl` or a
+    /// class is a method.
+    fn declaration<'t>(
+        &self,
+        node: Node<'t>,
+        src: &str,
+        container: Option<SymbolKind>,
+    ) -> Option<Declaration<'t>>;
+
+    /// The kind of a top-level node that declares nothing: an import, an expression or a
+    /// statement.
+    fn item_kind(&self, node: Node<'_>) -> SymbolKind;
+
+    /// The modules an import statement names, each with the local names it binds and the
+    /// node it is written in (the statement, or one line of a grouped Go import). Empty for
+    /// anything else.
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)>;
+
+    /// Whether `node` is a comment.
+    fn is_comment(&self, node: Node<'_>) -> bool {
+        node.kind().contains("comment")
+    }
+
+    /// Nodes that belong to the declaration below them as comments do (Rust's `#[…]`).
+    fn is_prefix(&self, _node: Node<'_>) -> bool {
+        false
+    }
+
+    /// A comment that never belongs to the node below it (Rust's `//!`, a module's own).
+    fn stands_alone(&self, _comment: &str) -> bool {
+        false
+    }
+
+    /// The doc text of the comments attached above a declaration, markers removed: `None`
+    /// when they are not doc comments.
+    fn doc_comment(&self, comments: &[&str]) -> Option<String>;
+
+    /// Whether a node of this kind is an identifier that may use an import's binding.
+    fn is_identifier(&self, kind: &str) -> bool;
+}
+
+/// A declaration as a grammar reads it.
+struct Declaration<'t> {
+    kind: SymbolKind,
+    name: String,
+    /// Where the name is written.
+    name_at: Option<u32>,
+    /// The declaration itself, inside its wrapper (a Python decorated definition): its
+    /// signature runs from here to the body.
+    head: Node<'t>,
+    /// What a parent's embedding text collapses (a block, a class body).
+    body: Option<Node<'t>>,
+    /// Whose children are walked for members: a class or `impl` body, a function's block.
+    members: Option<Node<'t>>,
+    modifiers: Vec<Modifier>,
+    exported: bool,
+    /// A doc string inside the declaration (Python): wins over comments above it.
+    doc: Option<String>,
+    /// The signature, when it is not the text from `head` to `body`: a long value's head.
+    signature: Option<String>,
+}
+
+fn grammar(language: Language) -> Option<&'static dyn Grammar> {
+    match language {
+        Language::Rust => Some(&rust::Rust),
+        Language::Python => Some(&python::Python),
+        Language::Go => Some(&go::Go),
+        Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Jsx => None,
+    }
+}
+
+/// Whether `language` is read by tree-sitter (and so has no oxc program).
+pub(crate) fn handles(language: Language) -> bool {
+    grammar(language).is_some()
+}
+
+thread_local! {
+    /// One parser per thread and language: a parser holds its allocations between files.
+    static PARSERS: std::cell::RefCell<Vec<(Language, Parser)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn parse_tree(language: Language, grammar: &dyn Grammar, source: &str) -> Option<Tree> {
+    PARSERS.with(|parsers| {
+        let mut parsers = parsers.try_borrow_mut().ok()?;
+        let at = match parsers.iter().position(|(l, _)| *l == language) {
+            Some(at) => at,
+            None => {
+                let mut parser = Parser::new();
+                parser.set_language(&grammar.language()).ok()?;
+                parsers.push((language, parser));
+                parsers.len() - 1
+            }
+        };
+        parsers[at].1.parse(source, None)
+    })
+}
+
+/// Parses `source` as the file `path` in a tree-sitter `language`. `None` when `language`
+/// is oxc's.
+pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<ParsedFile> {
+    let grammar = grammar(language)?;
+    let lines = LineIndex::new(source);
+    let Some(tree) = parse_tree(language, grammar, source) else {
+        return Some(ParsedFile {
+            path: path.to_string(),
+            language,
+            line_count: lines.line_count(),
+            status: ParseStatus::Failed,
+            symbols: crate::extract::unparsed_item(source, &lines),
+            imports: Vec::new(),
+            diagnostics: vec![Diagnostic {
+                message: "tree-sitter gave no tree".into(),
+                line: None,
+            }],
+            lines,
+        });
+    };
+    let root = tree.root_node();
+    let walk = Walk {
+        grammar,
+        src: source,
+        lines: &lines,
+    };
+    let mut roots = merge_overlapping(walk.root_items(root));
+    for item in &mut roots {
+        set_hierarchy(item, None, 0);
+    }
+    let imports = walk.imports(root);
+    let diagnostics = if root.has_error() {
+        diagnostics(root, &lines)
+    } else {
+        Vec::new()
+    };
+    Some(ParsedFile {
+        path: path.to_string(),
+        language,
+        line_count: lines.line_count(),
+        status: if diagnostics.is_empty() {
+            ParseStatus::Clean
+        } else {
+            ParseStatus::Recovered
+        },
+        symbols: roots,
+        imports,
+        diagnostics,
+        lines,
+    })
+}
+
+/// The top-level statements of a tree-sitter `language` file, each with the attributes in
+/// front of it, comments left out: what the chunker's validation checks root items
+/// against. `None` when `language` is oxc's.
+pub fn top_level_statements(source: &str, language: Language) -> Option<Vec<ByteSpan>> {
+    let grammar = grammar(language)?;
+    let tree = parse_tree(language, grammar, source)?;
+    let mut out = Vec::new();
+    let mut prefix: Option<u32> = None;
+    let root = tree.root_node();
+    for node in root.named_children(&mut root.walk()) {
+        if grammar.is_comment(node) {
+            continue;
+        }
+        if grammar.is_prefix(node) {
+            prefix.get_or_insert(node.start_byte() as u32);
+            continue;
+        }
+        let start = prefix.take().unwrap_or(node.start_byte() as u32);
+        out.push(ByteSpan::new(start, node.end_byte() as u32));
+    }
+    Some(out)
+}
+
+struct Walk<'g, 's> {
+    grammar: &'g dyn Grammar,
+    src: &'s str,
+    lines: &'s LineIndex,
+}
+
+impl Walk<'_, '_> {
+    fn text(&self, node: Node<'_>) -> &str {
+        &self.src[node.start_byte()..node.end_byte()]
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        self.lines.line_of(offset as u32)
+    }
+
+    fn line_range(&self, start: usize, end: usize) -> LineRange {
+        LineRange {
+            start: self.line_of(start),
+            end: self.lines.end_line_of(start as u32, end as u32),
+        }
+    }
+
+    /// Whether only whitespace precedes `offset` on its line.
+    fn starts_line(&self, offset: usize) -> bool {
+        self.src[..offset]
+            .rsplit('\n')
+            .next()
+            .is_none_or(|before| before.trim().is_empty())
+    }
+
+    /// One root item per top-level node and per standalone comment block.
+    fn root_items(&self, root: Node<'_>) -> Vec<ParsedSymbol> {
+        let mut items = Vec::new();
+        self.members(root, None, true, &mut items);
+        items
+    }
+
+    /// The symbols among `parent`'s children. At the top level (`all`), every node is an
+    /// item; inside a container only declarations are.
+    fn members(
+        &self,
+        parent: Node<'_>,
+        container: Option<SymbolKind>,
+        all: bool,
+        out: &mut Vec<ParsedSymbol>,
+    ) {
+        // Comments and prefixes waiting for the node below them; `alone` when they are
+        // comments that never belong to it (Rust's `//!`).
+        let mut pending: Vec<Node<'_>> = Vec::new();
+        let mut alone = false;
+        for node in parent.named_children(&mut parent.walk()) {
+            let is_comment = self.grammar.is_comment(node);
+            if is_comment || self.grammar.is_prefix(node) {
+                let stands_alone = is_comment && self.grammar.stands_alone(self.text(node));
+                // A comment after code on its line: part of what precedes it, be it a
+                // pending attribute (`#[allow(x)] // why`) or the item before.
+                let trailing = !self.starts_line(node.start_byte());
+                if trailing && !pending.is_empty() {
+                    pending.push(node);
+                    continue;
+                }
+                if trailing || stands_alone != alone || !self.continues(&pending, node) {
+                    self.flush(&mut pending, all, out);
+                }
+                if trailing {
+                    if all {
+                        // Merged into the item on its line by `merge_overlapping`.
+                        out.push(self.standalone(&[node]));
+                    }
+                    continue;
+                }
+                alone = stands_alone;
+                pending.push(node);
+                continue;
+            }
+            if alone || !self.continues(&pending, node) {
+                self.flush(&mut pending, all, out);
+            }
+            let leading = std::mem::take(&mut pending);
+            if let Some(decl) = self.grammar.declaration(node, self.src, container) {
+                out.push(self.symbol(node, decl, &leading));
+            } else if all {
+                let start = leading
+                    .first()
+                    .map_or(node.start_byte(), |n| n.start_byte());
+                let kind = if node.is_error() {
+                    SymbolKind::Statement
+                } else {
+                    self.grammar.item_kind(node)
+                };
+                out.push(self.plain_item(kind, start, node.start_byte(), node.end_byte()));
+            }
+        }
+        self.flush(&mut pending, all, out);
+    }
+
+    /// Whether `node` starts on the line after the last of `pending` (or on it).
+    fn continues(&self, pending: &[Node<'_>], node: Node<'_>) -> bool {
+        pending
+            .last()
+            .is_some_and(|p| self.line_of(node.start_byte()) <= self.line_of(p.end_byte()) + 1)
+    }
+
+    /// Pending comments that belong to nothing below them become a standalone item (at the
+    /// top level; inside a container they are part of its text).
+    fn flush(&self, pending: &mut Vec<Node<'_>>, all: bool, out: &mut Vec<ParsedSymbol>) {
+        if pending.is_empty() {
+            return;
+        }
+        if all {
+            out.push(self.standalone(pending));
+        }
+        pending.clear();
+    }
+
+    /// A comment block (or attributes with nothing under them) standing alone.
+    fn standalone(&self, nodes: &[Node<'_>]) -> ParsedSymbol {
+        let (start, end) = (nodes[0].start_byte(), nodes[nodes.len() - 1].end_byte());
+        if nodes.iter().all(|n| self.grammar.is_comment(*n)) {
+            let text = &self.src[start..end];
+            let first_line = text
+                .lines()
+                .find(|l| l.chars().any(char::is_alphanumeric))
+                .unwrap_or(text)
+                .trim();
+            leaf_item(
+                one_line(first_line, MAX_NAME),
+                SymbolKind::Comment,
+                self.line_range(start, end),
+                ByteSpan::new(start as u32, end as u32),
+            )
+        } else {
+            self.plain_item(SymbolKind::Statement, start, start, end)
+        }
+    }
+
+    /// A root item that declares nothing, named by the first line of its statement (at
+    /// `named_from`, after the comments above it).
+    fn plain_item(
+        &self,
+        kind: SymbolKind,
+        start: usize,
+        named_from: usize,
+        end: usize,
+    ) -> ParsedSymbol {
+        let text = &self.src[start..end];
+        let statement = &self.src[named_from..end];
+        let name = one_line(statement.lines().next().unwrap_or(statement), MAX_NAME);
+        let mut item = leaf_item(
+            name,
+            kind,
+            self.line_range(start, end),
+            ByteSpan::new(start as u32, end as u32),
+        );
+        item.signature = one_line(text, MAX_SIGNATURE);
+        item
+    }
+
+    fn symbol(&self, node: Node<'_>, decl: Declaration<'_>, leading: &[Node<'_>]) -> ParsedSymbol {
+        let start = leading
+            .first()
+            .map_or(node.start_byte(), |n| n.start_byte());
+        let end = node.end_byte();
+        let head_end = decl.body.map_or(decl.head.end_byte(), |b| b.start_byte());
+        let signature = decl.signature.unwrap_or_else(|| {
+            one_line(&self.src[decl.head.start_byte()..head_end], MAX_SIGNATURE)
+        });
+        let comments: Vec<&str> = leading
+            .iter()
+            .filter(|n| self.grammar.is_comment(**n))
+            .map(|n| self.text(*n))
+            .collect();
+        let doc = decl.doc.or_else(|| self.grammar.doc_comment(&comments));
+        let mut children = Vec::new();
+        if let Some(members) = decl.members {
+            self.members(members, Some(decl.kind), false, &mut children);
+        }
+        ParsedSymbol {
+            index: 0,
+            name: one_line(&decl.name, MAX_NAME),
+            declared_at: decl.name_at,
+            naming: Default::default(),
+            kind: decl.kind,
+            depth: 0,
+            parent_name: None,
+            range: self.line_range(start, end),
+            span: ByteSpan::new(start as u32, end as u32),
+            body: decl
+                .body
+                .map(|b| ByteSpan::new(b.start_byte() as u32, b.end_byte() as u32)),
+            signature,
+            modifiers: decl.modifiers,
+            jsdoc: doc,
+            exported: decl.exported,
+            children,
+        }
+    }
+
+    /// The file's imports, with where each binding is used, by name.
+    fn imports(&self, root: Node<'_>) -> Vec<ImportInfo> {
+        let mut imports: Vec<ImportInfo> = Vec::new();
+        let mut stack = vec![root];
+        // Import statements sit at the top level, or in a function body (Python).
+        while let Some(node) = stack.pop() {
+            let found = self.grammar.imports(node, self.src);
+            if found.is_empty() {
+                if node.named_child_count() > 0 && !node.is_error() {
+                    stack.extend(node.named_children(&mut node.walk()));
+                }
+                continue;
+            }
+            for (written, source, local_names) in found {
+                let span = ByteSpan::new(written.start_byte() as u32, written.end_byte() as u32);
+                // One statement importing several modules (`import os, sys`) is one import.
+                match imports.last_mut().filter(|i| i.span == span) {
+                    Some(same) => {
+                        same.source = format!("{}, {source}", same.source);
+                        same.local_names.extend(local_names);
+                    }
+                    None => imports.push(ImportInfo {
+                        span,
+                        source,
+                        local_names,
+                        reference_offsets: Vec::new(),
+                    }),
+                }
+            }
+        }
+        imports.sort_by_key(|i| i.span.start);
+        if imports.iter().all(|i| i.local_names.is_empty()) {
+            return imports;
+        }
+        // Every identifier outside the imports themselves that spells a bound name.
+        let mut cursor = root.walk();
+        let mut visit = true;
+        loop {
+            let node = cursor.node();
+            if visit {
+                let inside_import = imports.iter().any(|i| {
+                    i.span.start as usize <= node.start_byte()
+                        && node.end_byte() <= i.span.end as usize
+                });
+                if !inside_import && self.grammar.is_identifier(node.kind()) {
+                    let name = self.text(node);
+                    for import in &mut imports {
+                        if import.local_names.iter().any(|n| n == name) {
+                            import.reference_offsets.push(node.start_byte() as u32);
+                        }
+                    }
+                }
+                if !inside_import && cursor.goto_first_child() {
+                    continue;
+                }
+            }
+            if cursor.goto_next_sibling() {
+                visit = true;
+            } else if cursor.goto_parent() {
+                visit = false;
+            } else {
+                break;
+            }
+        }
+        imports
+    }
+}
+
+/// One diagnostic per `ERROR` or missing node, outermost first.
+fn diagnostics(root: Node<'_>, lines: &LineIndex) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if out.len() >= MAX_DIAGNOSTICS {
+            break;
+        }
+        let line = Some(lines.line_of(node.start_byte() as u32));
+        if node.is_error() {
+            out.push(Diagnostic {
+                message: "syntax error".into(),
+                line,
+            });
+        } else if node.is_missing() {
+            out.push(Diagnostic {
+                message: format!("missing `{}`", node.kind()),
+                line,
+            });
+        } else if node.has_error() {
+            let mut children: Vec<Node<'_>> = node.children(&mut node.walk()).collect();
+            children.reverse();
+            stack.extend(children);
+        }
+    }
+    out.sort_by_key(|d| d.line);
+    out
+}
+
+/// The text of `node`'s field `field`, if it has one.
+fn field_text<'s>(node: Node<'_>, field: &str, src: &'s str) -> Option<&'s str> {
+    let child = node.child_by_field_name(field)?;
+    src.get(child.start_byte()..child.end_byte())
+}
+
+/// `lines` of a comment block with their `marker` and one following space removed;
+/// `None` when any line lacks the marker.
+fn strip_markers(comments: &[&str], marker: &str) -> Option<String> {
+    let mut out = Vec::new();
+    for comment in comments {
+        for line in comment.lines() {
+            let rest = line.trim_start().strip_prefix(marker)?;
+            out.push(rest.strip_prefix(' ').unwrap_or(rest).trim_end());
+        }
+    }
+    let text = out.join("\n").trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Language, SymbolKind, parse_source};
+
+    #[test]
+    fn each_grammar_loads() {
+        for (path, language) in [
+            ("a.rs", Language::Rust),
+            ("a.py", Language::Python),
+            ("a.go", Language::Go),
+        ] {
+            assert_eq!(Language::from_path(path), Some(language));
+            assert!(super::handles(language));
+        }
+    }
+
+    #[test]
+    fn a_syntax_error_is_reported_and_loses_no_line() {
+        let source =
+            "def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass After:\n    x = 1\n";
+        let parsed = parse_source("m.py", source);
+        assert_eq!(parsed.status, crate::ParseStatus::Recovered);
+        assert!(!parsed.diagnostics.is_empty());
+        let names: Vec<_> = parsed
+            .symbols
+            .iter()
+            .map(|s| (s.kind, s.name.as_str()))
+            .collect();
+        assert!(names.contains(&(SymbolKind::Function, "ok")), "{names:?}");
+        assert!(names.contains(&(SymbolKind::Class, "After")), "{names:?}");
+        for line in 1..=parsed.line_count {
+            let text = parsed.lines.lines_text(source, line, line);
+            if !text.trim().is_empty() {
+                let holders = parsed
+                    .symbols
+                    .iter()
+                    .filter(|s| s.range.start <= line && line <= s.range.end)
+                    .count();
+                assert_eq!(holders, 1, "line {line}: {text:?}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod import_tests {
+    #[test]
+    fn one_statement_importing_several_modules_is_one_import() {
+        let parsed = crate::parse_source(
+            "m.py",
+            "import sys, os, collections.abc\n\nprint(sys, os)\n",
+        );
+        let shown: Vec<(&str, &[String])> = parsed
+            .imports
+            .iter()
+            .map(|i| (i.source.as_str(), i.local_names.as_slice()))
+            .collect();
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert_eq!(shown[0].0, "sys, os, collections.abc");
+        assert_eq!(shown[0].1, ["sys", "os", "collections"]);
+    }
+}

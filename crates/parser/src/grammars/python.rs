@@ -1,0 +1,238 @@
+//! Python: functions, classes (methods, class attributes, nested classes), nested functions,
+//! module-level assignments; docstrings are the doc.
+
+use tree_sitter::Node;
+
+use super::{Declaration, Grammar, MAX_INLINE_SIGNATURE, MAX_SIGNATURE, field_text};
+use crate::extract::one_line;
+use crate::symbol::{Modifier, SymbolKind};
+
+pub(super) struct Python;
+
+impl Grammar for Python {
+    fn language(&self) -> tree_sitter::Language {
+        tree_sitter_python::LANGUAGE.into()
+    }
+
+    fn declaration<'t>(
+        &self,
+        node: Node<'t>,
+        src: &str,
+        container: Option<SymbolKind>,
+    ) -> Option<Declaration<'t>> {
+        match node.kind() {
+            "decorated_definition" => {
+                let inner = node.child_by_field_name("definition")?;
+                let mut decl = self.declaration(inner, src, container)?;
+                let decorators: Vec<&str> = node
+                    .named_children(&mut node.walk())
+                    .filter(|d| d.kind() == "decorator")
+                    .filter_map(|d| src.get(d.start_byte()..d.end_byte()))
+                    .map(|d| d.trim_start_matches('@').trim())
+                    .collect();
+                if decl.kind == SymbolKind::Method {
+                    for decorator in decorators {
+                        match decorator {
+                            "staticmethod" | "classmethod" => decl.modifiers.push(Modifier::Static),
+                            "property" | "functools.cached_property" | "cached_property" => {
+                                decl.kind = SymbolKind::Getter
+                            }
+                            d if d.ends_with(".setter") => decl.kind = SymbolKind::Setter,
+                            _ => {}
+                        }
+                    }
+                }
+                Some(decl)
+            }
+            "function_definition" => {
+                let name_node = node.child_by_field_name("name")?;
+                let name = field_text(node, "name", src)?.to_string();
+                let kind = match container {
+                    Some(SymbolKind::Class) if name == "__init__" => SymbolKind::Constructor,
+                    Some(SymbolKind::Class) => SymbolKind::Method,
+                    _ => SymbolKind::Function,
+                };
+                let body = node.child_by_field_name("body");
+                let is_async = node.child(0).is_some_and(|c| c.kind() == "async");
+                Some(Declaration {
+                    kind,
+                    exported: !name.starts_with('_') || is_dunder(&name),
+                    name,
+                    name_at: Some(name_node.start_byte() as u32),
+                    head: node,
+                    body,
+                    members: body,
+                    modifiers: if is_async {
+                        vec![Modifier::Async]
+                    } else {
+                        Vec::new()
+                    },
+                    doc: body.and_then(|b| docstring(b, src)),
+                    signature: None,
+                })
+            }
+            "class_definition" => {
+                let name_node = node.child_by_field_name("name")?;
+                let name = field_text(node, "name", src)?.to_string();
+                let body = node.child_by_field_name("body");
+                Some(Declaration {
+                    kind: SymbolKind::Class,
+                    exported: !name.starts_with('_'),
+                    name,
+                    name_at: Some(name_node.start_byte() as u32),
+                    head: node,
+                    body,
+                    members: body,
+                    modifiers: Vec::new(),
+                    doc: body.and_then(|b| docstring(b, src)),
+                    signature: None,
+                })
+            }
+            // `NAME = …` at the top level or in a class body; locals are not symbols.
+            "expression_statement" if matches!(container, None | Some(SymbolKind::Class)) => {
+                let assignment = node.named_child(0).filter(|a| a.kind() == "assignment")?;
+                let target = assignment
+                    .child_by_field_name("left")
+                    .filter(|l| l.kind() == "identifier")?;
+                let name = src.get(target.start_byte()..target.end_byte())?.to_string();
+                let signature = assignment
+                    .child_by_field_name("right")
+                    .filter(|_| node.end_byte() - node.start_byte() > MAX_INLINE_SIGNATURE)
+                    .and_then(|right| src.get(node.start_byte()..right.start_byte()))
+                    .map(|head| one_line(head.trim_end().trim_end_matches('='), MAX_SIGNATURE));
+                let kind = if container.is_some() {
+                    SymbolKind::Property
+                } else if name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                {
+                    SymbolKind::Const
+                } else {
+                    SymbolKind::Variable
+                };
+                Some(Declaration {
+                    kind,
+                    exported: !name.starts_with('_'),
+                    name,
+                    name_at: Some(target.start_byte() as u32),
+                    head: node,
+                    body: None,
+                    members: None,
+                    modifiers: Vec::new(),
+                    doc: None,
+                    signature,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn item_kind(&self, node: Node<'_>) -> SymbolKind {
+        match node.kind() {
+            "import_statement" | "import_from_statement" | "future_import_statement" => {
+                SymbolKind::Import
+            }
+            "expression_statement" => SymbolKind::Expression,
+            _ => SymbolKind::Statement,
+        }
+    }
+
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
+        let text = |n: Node<'_>| {
+            src.get(n.start_byte()..n.end_byte())
+                .unwrap_or("")
+                .to_string()
+        };
+        let mut cursor = node.walk();
+        match node.kind() {
+            // `import a.b` binds `a`; `import a.b as c` binds `c`.
+            "import_statement" => node
+                .children_by_field_name("name", &mut cursor)
+                .map(|name| match name.kind() {
+                    "aliased_import" => (
+                        node,
+                        name.child_by_field_name("name")
+                            .map(text)
+                            .unwrap_or_default(),
+                        name.child_by_field_name("alias")
+                            .map(text)
+                            .into_iter()
+                            .collect(),
+                    ),
+                    _ => {
+                        let module = text(name);
+                        let bound = module.split('.').next().unwrap_or("").to_string();
+                        (node, module, vec![bound])
+                    }
+                })
+                .collect(),
+            "import_from_statement" => {
+                let module = node
+                    .child_by_field_name("module_name")
+                    .map(text)
+                    .unwrap_or_default();
+                let bound = node
+                    .children_by_field_name("name", &mut cursor)
+                    .filter_map(|name| match name.kind() {
+                        "aliased_import" => name.child_by_field_name("alias").map(text),
+                        _ => Some(text(name)),
+                    })
+                    .collect();
+                vec![(node, module, bound)]
+            }
+            "future_import_statement" => vec![(node, "__future__".into(), Vec::new())],
+            _ => Vec::new(),
+        }
+    }
+
+    fn doc_comment(&self, _comments: &[&str]) -> Option<String> {
+        // Python's doc is the docstring; `#` comments above a definition are not.
+        None
+    }
+
+    fn is_identifier(&self, kind: &str) -> bool {
+        kind == "identifier"
+    }
+}
+
+/// `__init__`, `__call__`: public protocol methods, not private names.
+fn is_dunder(name: &str) -> bool {
+    name.len() > 4 && name.starts_with("__") && name.ends_with("__")
+}
+
+/// The docstring of a function or class body: its first statement, when that is a string.
+fn docstring(body: Node<'_>, src: &str) -> Option<String> {
+    let first = body
+        .named_child(0)
+        .filter(|s| s.kind() == "expression_statement")?;
+    let string = first.named_child(0).filter(|s| s.kind() == "string")?;
+    let raw = src.get(string.start_byte()..string.end_byte())?;
+    let raw = raw.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B']);
+    let quote = ["\"\"\"", "'''", "\"", "'"]
+        .into_iter()
+        .find(|q| raw.starts_with(q))?;
+    let inner = raw.strip_prefix(quote)?.strip_suffix(quote)?;
+    Some(clean_docstring(inner)).filter(|d| !d.is_empty())
+}
+
+/// A docstring as `inspect.cleandoc` shows it: the first line stripped, the common
+/// indentation of the others removed, blank lines at either end dropped.
+fn clean_docstring(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("").trim().to_string();
+    let rest: Vec<&str> = lines.collect();
+    let indent = rest
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out = vec![first];
+    out.extend(rest.iter().map(|l| {
+        l.get(indent..)
+            .unwrap_or(l.trim_start())
+            .trim_end()
+            .to_string()
+    }));
+    out.join("\n").trim().to_string()
+}

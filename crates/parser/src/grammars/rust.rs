@@ -1,0 +1,235 @@
+//! Rust: items at any depth of `mod` blocks; `impl` and `trait` blocks nest their methods,
+//! constants and types; `///` and `/** */` are the doc, `#[…]` belongs to the item below.
+
+use tree_sitter::Node;
+
+use super::{Declaration, Grammar, field_text, strip_markers};
+use crate::symbol::{Modifier, SymbolKind};
+
+pub(super) struct Rust;
+
+impl Grammar for Rust {
+    fn language(&self) -> tree_sitter::Language {
+        tree_sitter_rust::LANGUAGE.into()
+    }
+
+    fn declaration<'t>(
+        &self,
+        node: Node<'t>,
+        src: &str,
+        container: Option<SymbolKind>,
+    ) -> Option<Declaration<'t>> {
+        let in_impl = matches!(container, Some(SymbolKind::Impl | SymbolKind::Trait));
+        let (kind, body, members) = match node.kind() {
+            "function_item" | "function_signature_item" => {
+                let kind = if in_impl {
+                    SymbolKind::Method
+                } else {
+                    SymbolKind::Function
+                };
+                (kind, node.child_by_field_name("body"), None)
+            }
+            "struct_item" | "union_item" => (SymbolKind::Struct, None, None),
+            "enum_item" => (SymbolKind::Enum, None, None),
+            "trait_item" => {
+                let body = node.child_by_field_name("body");
+                (SymbolKind::Trait, body, body)
+            }
+            "impl_item" => {
+                let body = node.child_by_field_name("body");
+                (SymbolKind::Impl, body, body)
+            }
+            "mod_item" => {
+                let body = node.child_by_field_name("body");
+                (SymbolKind::Module, body, body)
+            }
+            "const_item" => (SymbolKind::Const, None, None),
+            "static_item" => (SymbolKind::Variable, None, None),
+            "type_item" | "associated_type" => (SymbolKind::Type, None, None),
+            "macro_definition" => (SymbolKind::Macro, None, None),
+            _ => return None,
+        };
+        // An `impl` is named by its type (`impl<T> Display for Wrapper<T>` → `Wrapper`), so
+        // its methods read `Wrapper.fmt` as they would in an inherent `impl`.
+        let name_node = if kind == SymbolKind::Impl {
+            node.child_by_field_name("type")
+        } else {
+            node.child_by_field_name("name")
+        }?;
+        let written = src.get(name_node.start_byte()..name_node.end_byte())?;
+        let name = if kind == SymbolKind::Impl {
+            type_name(written)
+        } else {
+            written.to_string()
+        };
+        let visibility = node
+            .named_children(&mut node.walk())
+            .find(|c| c.kind() == "visibility_modifier")
+            .and_then(|v| src.get(v.start_byte()..v.end_byte()));
+        let mut modifiers = Vec::new();
+        if visibility.is_some() {
+            modifiers.push(Modifier::Public);
+        }
+        if let Some(qualifiers) = node
+            .named_children(&mut node.walk())
+            .find(|c| c.kind() == "function_modifiers")
+            .and_then(|m| src.get(m.start_byte()..m.end_byte()))
+        {
+            for word in qualifiers.split_whitespace() {
+                match word {
+                    "async" => modifiers.push(Modifier::Async),
+                    "const" => modifiers.push(Modifier::Const),
+                    _ => {}
+                }
+            }
+        }
+        Some(Declaration {
+            kind,
+            name,
+            name_at: Some(name_node.start_byte() as u32),
+            head: node,
+            body,
+            members,
+            modifiers,
+            // `pub(crate)` and friends are visible inside the crate only. An `impl` has no
+            // visibility of its own: its members' say what is public.
+            exported: visibility == Some("pub") || kind == SymbolKind::Impl,
+            doc: None,
+            signature: None,
+        })
+    }
+
+    fn item_kind(&self, node: Node<'_>) -> SymbolKind {
+        match node.kind() {
+            "use_declaration" | "extern_crate_declaration" => SymbolKind::Import,
+            "expression_statement" | "macro_invocation" => SymbolKind::Expression,
+            _ => SymbolKind::Statement,
+        }
+    }
+
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
+        let text = |n: Node<'_>| {
+            src.get(n.start_byte()..n.end_byte())
+                .unwrap_or("")
+                .to_string()
+        };
+        match node.kind() {
+            "use_declaration" => {
+                let Some(argument) = node.child_by_field_name("argument") else {
+                    return Vec::new();
+                };
+                let mut bound = Vec::new();
+                bound_names(argument, src, &mut bound);
+                vec![(node, crate::extract::one_line(&text(argument), 400), bound)]
+            }
+            "extern_crate_declaration" => {
+                let name = field_text(node, "name", src).unwrap_or("").to_string();
+                let alias = field_text(node, "alias", src).map(str::to_string);
+                vec![(node, name.clone(), vec![alias.unwrap_or(name)])]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn is_prefix(&self, node: Node<'_>) -> bool {
+        node.kind() == "attribute_item"
+    }
+
+    fn stands_alone(&self, comment: &str) -> bool {
+        comment.starts_with("//!") || comment.starts_with("/*!")
+    }
+
+    fn doc_comment(&self, comments: &[&str]) -> Option<String> {
+        // The doc is the `///` lines nearest the item; plain `//` comments above them are not.
+        let docs: Vec<&str> = comments
+            .iter()
+            .rev()
+            .take_while(|c| is_outer_doc(c))
+            .copied()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if docs.is_empty() {
+            return None;
+        }
+        if let [block] = docs.as_slice()
+            && let Some(inner) = block.strip_prefix("/**").and_then(|b| b.strip_suffix("*/"))
+        {
+            return Some(crate::clean_jsdoc(inner)).filter(|d| !d.is_empty());
+        }
+        strip_markers(&docs, "///")
+    }
+
+    fn is_identifier(&self, kind: &str) -> bool {
+        matches!(kind, "identifier" | "type_identifier")
+    }
+}
+
+fn is_outer_doc(comment: &str) -> bool {
+    (comment.starts_with("///") && !comment.starts_with("////"))
+        || (comment.starts_with("/**") && !comment.starts_with("/***") && comment != "/**/")
+}
+
+/// `Wrapper` for `Wrapper<T>`, `&'a mut Wrapper`, `dyn Trait`, `crate::a::Wrapper<T>`.
+fn type_name(written: &str) -> String {
+    let base = written.split('<').next().unwrap_or(written);
+    let base = base.rsplit("::").next().unwrap_or(base);
+    let last = base.split_whitespace().last().unwrap_or(base);
+    last.trim_start_matches('&').to_string()
+}
+
+/// The names a `use` argument binds: `a::B` → `B`; `a::{B, c::D as E}` → `B`, `E`; a glob
+/// binds nothing nameable.
+fn bound_names(node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    let text = |n: Node<'_>| {
+        src.get(n.start_byte()..n.end_byte())
+            .unwrap_or("")
+            .to_string()
+    };
+    match node.kind() {
+        "identifier" | "type_identifier" => out.push(text(node)),
+        "scoped_identifier" => {
+            if let Some(name) = node.child_by_field_name("name") {
+                let name = text(name);
+                if name != "self" {
+                    out.push(name);
+                } else if let Some(path) = node.child_by_field_name("path") {
+                    bound_names(path, src, out);
+                }
+            }
+        }
+        "use_as_clause" => {
+            if let Some(alias) = node.child_by_field_name("alias") {
+                out.push(text(alias));
+            }
+        }
+        "scoped_use_list" => {
+            if let Some(list) = node.child_by_field_name("list") {
+                bound_names(list, src, out);
+            }
+        }
+        "use_list" => {
+            for child in node.named_children(&mut node.walk()) {
+                bound_names(child, src, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn impl_blocks_are_named_by_their_type() {
+        for (written, name) in [
+            ("Wrapper<T>", "Wrapper"),
+            ("&'a mut Wrapper", "Wrapper"),
+            ("dyn Trait", "Trait"),
+            ("crate::a::Wrapper<T>", "Wrapper"),
+            ("Point", "Point"),
+        ] {
+            assert_eq!(super::type_name(written), name, "{written}");
+        }
+    }
+}
