@@ -502,11 +502,14 @@ fn relevant_imports(
     source: &str,
     v: &mut Vec<Violation>,
 ) {
-    let statements: HashMap<&str, &codectx_parser::ImportInfo> = parsed
-        .imports
-        .iter()
-        .map(|i| (&source[i.span.start as usize..i.span.end as usize], i))
-        .collect();
+    // One statement may import several modules (`import os, sys`): its names are theirs.
+    let mut statements: HashMap<&str, Vec<&str>> = HashMap::new();
+    for import in &parsed.imports {
+        statements
+            .entry(&source[import.span.start as usize..import.span.end as usize])
+            .or_default()
+            .extend(import.local_names.iter().map(String::as_str));
+    }
     for c in chunks {
         if matches!(c.node_kind, SymbolKind::Import | SymbolKind::Comment)
             && !c.relevant_imports.is_empty()
@@ -530,12 +533,7 @@ fn relevant_imports(
                         truncate(import)
                     ),
                 ),
-                Some(info)
-                    if !info
-                        .local_names
-                        .iter()
-                        .any(|n| contains_word(&c.embedding_text, n)) =>
-                {
+                Some(names) if !names.iter().any(|n| contains_word(&c.embedding_text, n)) => {
                     violation(
                         v,
                         Rule::RelevantImports,
@@ -544,7 +542,7 @@ fn relevant_imports(
                             "{:?} lists {:?} but uses none of {:?}",
                             c.breadcrumb,
                             truncate(import),
-                            info.local_names
+                            names
                         ),
                     )
                 }

@@ -1,7 +1,12 @@
 //! Module specifiers → files, with oxc_resolver configured the way TypeScript projects are
 //! built: tsconfig `paths`/`baseUrl`/`extends`/references (found per file), package.json
 //! `exports` and workspaces (through node_modules symlinks), `.js` → `.ts` extension aliases
-//! and index files.
+//! and index files. Rust, Python and Go imports follow their languages' rules (`rust.rs`,
+//! `python.rs`, `go.rs`), decided by the importing file's language.
+
+mod go;
+mod python;
+mod rust;
 
 use std::path::{Path, PathBuf};
 
@@ -67,6 +72,16 @@ impl ModuleResolver {
 
     /// Resolves `specifier` as written in `from` (an absolute file path).
     pub fn resolve(&self, from: &Path, specifier: &str) -> Resolved {
+        match codectx_parser::Language::from_path(from) {
+            Some(codectx_parser::Language::Rust) => {
+                return rust::resolve(&self.root, from, specifier);
+            }
+            Some(codectx_parser::Language::Python) => {
+                return python::resolve(&self.root, from, specifier);
+            }
+            Some(codectx_parser::Language::Go) => return go::resolve(&self.root, from, specifier),
+            _ => {}
+        }
         match self.resolver.resolve_file(from, specifier) {
             Ok(resolution) => {
                 let path = resolution.into_path_buf();

@@ -1,14 +1,15 @@
 //! Facts of a file the parser read with tree-sitter (Rust, Python, Go): its declarations,
 //! straight from the [`ParsedSymbol`] tree, and its exports.
 //!
-//! There is no semantic model for these languages yet, so no call, reference or module
-//! request is claimed: the graph links nothing it would have to guess by name. What the
-//! tree gives is exact: which symbols are declared, inside which container, and which the
-//! language makes visible outside the file (`pub`, a capital letter, no leading `_`).
+//! What the tree gives is exact: which symbols are declared, inside which container, which
+//! the language makes visible outside the file (`pub`, a capital letter, no leading `_`),
+//! and which modules the file imports (and, in Rust, declares with `mod x;`), resolved by
+//! `crate::modules`. There is no semantic model for these languages yet, so no call or
+//! reference is claimed: the graph links nothing it would have to guess by name.
 
-use codectx_parser::{Modifier, ParsedFile, ParsedSymbol, SymbolKind};
+use codectx_parser::{Language, Modifier, ParsedFile, ParsedSymbol, SymbolKind};
 
-use super::{Decl, Export, ExportTarget, FileFacts};
+use super::{Decl, Export, ExportTarget, FileFacts, ModuleRequest, RequestKind};
 
 /// Kinds whose members read `Container.member`.
 fn is_member_container(kind: SymbolKind) -> bool {
@@ -25,7 +26,68 @@ pub(super) fn facts_from_symbols(parsed: &ParsedFile) -> FileFacts {
     for root in &parsed.symbols {
         add(root, None, &mut facts);
     }
+    attach_to_receivers(parsed, &mut facts);
+    facts.requests = requests(parsed);
     facts
+}
+
+/// One request per imported module, and per Rust `mod x;` (a request for `self::x`).
+fn requests(parsed: &ParsedFile) -> Vec<ModuleRequest> {
+    let lines = &parsed.lines;
+    let mut requests: Vec<ModuleRequest> = parsed
+        .imports
+        .iter()
+        .map(|import| ModuleRequest {
+            specifier: import.source.clone(),
+            line: lines.line_of(import.span.start),
+            kind: RequestKind::Import,
+            names: import.local_names.clone(),
+        })
+        .collect();
+    if parsed.language == Language::Rust {
+        let declared = parsed
+            .walk()
+            .filter(|s| s.kind == SymbolKind::Module && s.body.is_none() && s.depth == 0);
+        requests.extend(declared.map(|m| ModuleRequest {
+            specifier: format!("self::{}", m.name),
+            line: m.range.end,
+            kind: RequestKind::Import,
+            names: Vec::new(),
+        }));
+        requests.sort_by_key(|r| r.line);
+    }
+    requests
+}
+
+/// A Go method stands outside its type's lines; its receiver makes it a member of the type
+/// when the file declares that type (`func (h *Handler) Serve` → `Handler.Serve`).
+fn attach_to_receivers(parsed: &ParsedFile, facts: &mut FileFacts) {
+    for root in &parsed.symbols {
+        let Some(receiver) = root.parent_name.as_deref() else {
+            continue;
+        };
+        let Some(method) = facts
+            .decls
+            .iter()
+            .position(|d| d.symbol == Some(root.index))
+        else {
+            continue;
+        };
+        let Some(owner) = facts
+            .decls
+            .iter()
+            .position(|d| d.container.is_none() && d.kind.is_type() && d.name == receiver)
+        else {
+            continue;
+        };
+        let qualified_name = format!("{receiver}.{}", facts.decls[method].name);
+        let decl = &mut facts.decls[method];
+        decl.container = Some(owner as u32);
+        decl.qualified_name = qualified_name;
+        let members = &mut facts.decls[owner].members;
+        members.push(method as u32);
+        members.sort_unstable();
+    }
 }
 
 /// Adds `sym` (when it declares something) and its descendants; `container` is the
@@ -113,5 +175,22 @@ mod tests {
         }
         let exported: Vec<&str> = facts.exports.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(exported, ["Point", "Point"]);
+    }
+
+    #[test]
+    fn a_go_method_is_a_member_of_its_receiver_type_declared_in_the_file() {
+        let source = "package a\n\nfunc (h *Handler) Serve() {}\n\ntype Handler struct{}\n\nfunc (o Other) Run() {}\n";
+        let parsed = parse_source("a.go", source);
+        let facts = super::facts_from_symbols(&parsed);
+        let shown: Vec<(&str, Option<u32>)> = facts
+            .decls
+            .iter()
+            .map(|d| (d.qualified_name.as_str(), d.container))
+            .collect();
+        assert_eq!(
+            shown,
+            [("Handler.Serve", Some(1)), ("Handler", None), ("Run", None)]
+        );
+        assert_eq!(facts.decls[1].members, [0]);
     }
 }

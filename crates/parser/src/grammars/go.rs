@@ -42,7 +42,11 @@ impl Grammar for Go {
             .get(name_node.start_byte()..name_node.end_byte())?
             .to_string();
         let body = node.child_by_field_name("body");
+        let receiver = node
+            .child_by_field_name("receiver")
+            .and_then(|r| receiver_type(r, src));
         Some(Declaration {
+            receiver,
             kind,
             exported: is_exported(&name),
             modifiers: if is_exported(&name) {
@@ -169,9 +173,22 @@ fn grouped<'t>(node: Node<'t>, src: &str, go: &Go) -> Option<Declaration<'t>> {
                 exported: names.iter().any(|n| is_exported(n)),
                 doc: None,
                 signature: Some(format!("{keyword} ( {} )", names.join("; "))),
+                receiver: None,
             })
         }
     }
+}
+
+/// The type a method's receiver list names: `AuthHandler` for `(h *AuthHandler)` and
+/// `(h AuthHandler)`, `List` for `(l *List[T])`.
+fn receiver_type(receiver: Node<'_>, src: &str) -> Option<String> {
+    let parameter = receiver
+        .named_children(&mut receiver.walk())
+        .find(|p| p.kind() == "parameter_declaration")?;
+    let written = parameter.child_by_field_name("type")?;
+    let written = src.get(written.start_byte()..written.end_byte())?;
+    let name = written.trim_start_matches('*').split('[').next()?.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 fn is_exported(name: &str) -> bool {

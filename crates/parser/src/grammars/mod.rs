@@ -59,8 +59,8 @@ trait Grammar {
     fn item_kind(&self, node: Node<'_>) -> SymbolKind;
 
     /// The modules an import statement names, each with the local names it binds and the
-    /// node it is written in (the statement, or one line of a grouped Go import). Empty for
-    /// anything else.
+    /// node it is written in (the statement, or one line of a grouped Go import): `import
+    /// os, sys` is two imports of one statement. Empty for anything else.
     fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)>;
 
     /// Whether `node` is a comment.
@@ -105,6 +105,9 @@ struct Declaration<'t> {
     doc: Option<String>,
     /// The signature, when it is not the text from `head` to `body`: a long value's head.
     signature: Option<String>,
+    /// The type a Go method is declared on: the symbol's `parent_name`, though the method
+    /// stands outside the type's lines.
+    receiver: Option<String>,
 }
 
 fn grammar(language: Language) -> Option<&'static dyn Grammar> {
@@ -170,7 +173,9 @@ pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<Pars
     };
     let mut roots = merge_overlapping(walk.root_items(root));
     for item in &mut roots {
+        let receiver = item.parent_name.take();
         set_hierarchy(item, None, 0);
+        item.parent_name = receiver;
     }
     let imports = walk.imports(root);
     let diagnostics = if root.has_error() {
@@ -401,7 +406,7 @@ impl Walk<'_, '_> {
             naming: Default::default(),
             kind: decl.kind,
             depth: 0,
-            parent_name: None,
+            parent_name: decl.receiver,
             range: self.line_range(start, end),
             span: ByteSpan::new(start as u32, end as u32),
             body: decl
@@ -429,20 +434,12 @@ impl Walk<'_, '_> {
                 continue;
             }
             for (written, source, local_names) in found {
-                let span = ByteSpan::new(written.start_byte() as u32, written.end_byte() as u32);
-                // One statement importing several modules (`import os, sys`) is one import.
-                match imports.last_mut().filter(|i| i.span == span) {
-                    Some(same) => {
-                        same.source = format!("{}, {source}", same.source);
-                        same.local_names.extend(local_names);
-                    }
-                    None => imports.push(ImportInfo {
-                        span,
-                        source,
-                        local_names,
-                        reference_offsets: Vec::new(),
-                    }),
-                }
+                imports.push(ImportInfo {
+                    span: ByteSpan::new(written.start_byte() as u32, written.end_byte() as u32),
+                    source,
+                    local_names,
+                    reference_offsets: Vec::new(),
+                });
             }
         }
         imports.sort_by_key(|i| i.span.start);
@@ -579,18 +576,30 @@ mod tests {
 #[cfg(test)]
 mod import_tests {
     #[test]
-    fn one_statement_importing_several_modules_is_one_import() {
+    fn one_statement_importing_several_modules_gives_one_import_each() {
         let parsed = crate::parse_source(
             "m.py",
             "import sys, os, collections.abc\n\nprint(sys, os)\n",
         );
-        let shown: Vec<(&str, &[String])> = parsed
+        let shown: Vec<(&str, &[String], usize)> = parsed
             .imports
             .iter()
-            .map(|i| (i.source.as_str(), i.local_names.as_slice()))
+            .map(|i| {
+                (
+                    i.source.as_str(),
+                    i.local_names.as_slice(),
+                    i.reference_offsets.len(),
+                )
+            })
             .collect();
-        assert_eq!(shown.len(), 1, "{shown:?}");
-        assert_eq!(shown[0].0, "sys, os, collections.abc");
-        assert_eq!(shown[0].1, ["sys", "os", "collections"]);
+        let names = |n: &str| vec![n.to_string()];
+        assert_eq!(
+            shown,
+            [
+                ("sys", names("sys").as_slice(), 1),
+                ("os", names("os").as_slice(), 1),
+                ("collections.abc", names("collections").as_slice(), 0),
+            ]
+        );
     }
 }

@@ -69,6 +69,7 @@ impl Grammar for Python {
                     },
                     doc: body.and_then(|b| docstring(b, src)),
                     signature: None,
+                    receiver: None,
                 })
             }
             "class_definition" => {
@@ -86,6 +87,7 @@ impl Grammar for Python {
                     modifiers: Vec::new(),
                     doc: body.and_then(|b| docstring(b, src)),
                     signature: None,
+                    receiver: None,
                 })
             }
             // `NAME = …` at the top level or in a class body; locals are not symbols.
@@ -121,6 +123,7 @@ impl Grammar for Python {
                     modifiers: Vec::new(),
                     doc: None,
                     signature,
+                    receiver: None,
                 })
             }
             _ => None,

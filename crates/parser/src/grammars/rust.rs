@@ -96,6 +96,7 @@ impl Grammar for Rust {
             exported: visibility == Some("pub") || kind == SymbolKind::Impl,
             doc: None,
             signature: None,
+            receiver: None,
         })
     }
 
