@@ -1,4 +1,5 @@
-//! `cargo xtask bench parse`: what our parser + chunker cost on top of oxc.
+//! `cargo xtask bench parse`: what our parser + chunker cost on top of the language's
+//! parser alone (oxc for TS/JS, tree-sitter's grammar for Rust, Python and Go).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,9 +11,9 @@ use oxc_semantic::SemanticBuilder;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
-    /// (a) oxc_parser alone.
+    /// (a) The language's parser alone: oxc_parser, or tree-sitter's grammar.
     Oxc,
-    /// (b) oxc_parser + oxc_semantic.
+    /// (b) oxc_parser + oxc_semantic (tree-sitter files: the parse alone, as in (a)).
     Semantic,
     /// (c) codectx parser + chunker.
     Chunker,
@@ -21,7 +22,7 @@ pub enum Mode {
 impl Mode {
     fn label(self) -> &'static str {
         match self {
-            Mode::Oxc => "(a) oxc parse",
+            Mode::Oxc => "(a) parse alone",
             Mode::Semantic => "(b) parse + semantic",
             Mode::Chunker => "(c) parser + chunker",
         }
@@ -93,6 +94,37 @@ pub fn parse(inputs: &[PathBuf], runs: usize, only: Option<Mode>) -> anyhow::Res
 
 /// Does one configuration's work on one file; returns a count so nothing is optimized away.
 fn run_one(mode: Mode, name: &str, source: &str) -> usize {
+    if mode != Mode::Chunker
+        && let Some(grammar) = tree_sitter_grammar(name)
+    {
+        TREE_SITTER.with(|parser| {
+            let mut parser = parser.borrow_mut();
+            let _ = parser.set_language(&grammar);
+            parser
+                .parse(source, None)
+                .map_or(0, |tree| tree.root_node().named_child_count())
+        })
+    } else {
+        run_oxc_or_ours(mode, name, source)
+    }
+}
+
+thread_local! {
+    static TREE_SITTER: std::cell::RefCell<tree_sitter::Parser> =
+        std::cell::RefCell::new(tree_sitter::Parser::new());
+}
+
+/// The tree-sitter grammar the parser reads `name` with, if it is not a TS/JS file.
+fn tree_sitter_grammar(name: &str) -> Option<tree_sitter::Language> {
+    Some(match codectx_parser::Language::from_path(name)? {
+        codectx_parser::Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+        codectx_parser::Language::Python => tree_sitter_python::LANGUAGE.into(),
+        codectx_parser::Language::Go => tree_sitter_go::LANGUAGE.into(),
+        _ => return None,
+    })
+}
+
+fn run_oxc_or_ours(mode: Mode, name: &str, source: &str) -> usize {
     match mode {
         Mode::Oxc | Mode::Semantic => {
             let allocator = Allocator::default();

@@ -207,8 +207,9 @@ enum Phase {
 
 #[derive(Subcommand)]
 enum BenchTarget {
-    /// Throughput (MB/s, files/s) and peak RSS of (a) oxc parse, (b) parse + semantic,
-    /// (c) our parser + chunker.
+    /// Throughput (MB/s, files/s) and peak RSS of (a) the language's parser alone (oxc, or
+    /// tree-sitter for Rust, Python, Go), (b) parse + semantic (TS/JS), (c) our parser +
+    /// chunker.
     Parse {
         /// Files or directories to parse (repeatable).
         #[arg(long, required = true)]

@@ -84,5 +84,9 @@ mod tests {
             words("getHTTPResponse_v2(userName)"),
             ["get", "http", "response", "v", "user", "name"]
         );
+        // Python's and Rust's snake_case, Go's exported capitals.
+        assert_eq!(words("validate_token"), ["validate", "token"]);
+        assert_eq!(words("NewAuthHandler"), ["new", "auth", "handler"]);
+        assert_eq!(words("MAX_RETRIES"), ["max", "retries"]);
     }
 }
