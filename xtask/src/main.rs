@@ -23,6 +23,7 @@ mod eval;
 mod eval_corpus;
 mod fuzz;
 mod graph;
+mod imports;
 mod index;
 mod kills;
 mod query;
@@ -63,6 +64,20 @@ enum Command {
         #[arg(long)]
         truth: PathBuf,
         /// Print the N worst-missed symbols per metric.
+        #[arg(long, default_value_t = 0)]
+        show: usize,
+    },
+    /// Compare the graph's import edges with a language's own resolution (JSON lines of
+    /// `{file, line, module, resolved}`, e.g. from `xtask/truth/python_imports.py`): the
+    /// share of import statements resolved to the same file (002 SC-200).
+    ImportAccuracy {
+        /// Project root the truth was computed on.
+        #[arg(long)]
+        root: PathBuf,
+        /// JSON-lines truth file (one imported module per line).
+        #[arg(long)]
+        truth: PathBuf,
+        /// Print the first N disagreements.
         #[arg(long, default_value_t = 0)]
         show: usize,
     },
@@ -441,6 +456,7 @@ fn main() -> anyhow::Result<()> {
             fuzz::run(&workspace_root(), &targets, minutes)
         }
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
+        Command::ImportAccuracy { root, truth, show } => imports::accuracy(&root, &truth, show),
         Command::Bench {
             target:
                 BenchTarget::Index {

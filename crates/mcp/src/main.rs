@@ -29,7 +29,7 @@ API keys come only from the environment: VOYAGE_API_KEY, OPENAI_API_KEY. Logs: R
 #[command(
     name = "mcp-server",
     version,
-    about = "Code context for AI coding agents: search a TypeScript/JavaScript repository over MCP or from the terminal",
+    about = "Code context for AI coding agents: search a TypeScript, JavaScript, Rust, Python or Go repository over MCP or from the terminal",
     after_help = CONFIG_HELP
 )]
 struct Cli {

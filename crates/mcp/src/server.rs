@@ -476,7 +476,7 @@ fn to_value<T: Serialize>(value: &T) -> serde_json::Value {
 #[tool_router]
 impl CodeContextServer {
     #[tool(
-        description = "Search the TypeScript/JavaScript codebase. Give a natural-language question (\"where are JWT tokens validated\") or a symbol lookup (`symbol = TokenService > validateToken`). Returns a connection graph of the relevant symbols (callers, callees, types) followed by one structural snapshot per file showing those symbols complete, within a token budget.",
+        description = "Search the codebase (TypeScript, JavaScript, Rust, Python, Go). Give a natural-language question (\"where are JWT tokens validated\") or a symbol lookup (`symbol = TokenService > validateToken`). Returns a connection graph of the relevant symbols (callers, callees, types) followed by one structural snapshot per file showing those symbols complete, within a token budget.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn codebase_search(
@@ -799,7 +799,7 @@ impl CodeContextServer {
 #[tool_handler(
     router = self.tool_router,
     name = "codectx",
-    instructions = "Code context for this TypeScript/JavaScript repository. Start with codebase_search (a question, or `symbol = Name`); it returns the relevant symbols complete with their connections. Use the navigation tools (get_symbol_hierarchy, find_related_symbols, get_file_relationships, get_file_skeleton, get_code_context) to move around from there instead of reading whole files."
+    instructions = "Code context for this repository (TypeScript, JavaScript, Rust, Python, Go). Start with codebase_search (a question, or `symbol = Name`); it returns the relevant symbols complete with their connections. Use the navigation tools (get_symbol_hierarchy, find_related_symbols, get_file_relationships, get_file_skeleton, get_code_context) to move around from there instead of reading whole files."
 )]
 impl rmcp::ServerHandler for CodeContextServer {
     /// The router's call, with one change: arguments that do not deserialise (a number for

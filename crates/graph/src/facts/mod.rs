@@ -345,5 +345,6 @@ impl FileFacts {
 /// 10: only a declaration, function or class is a default export's declaration, not the
 /// first function inside its expression. 11: signatures and type texts cut at 400
 /// characters by the parser's `one_line`. 12: a default-exported function expression is
-/// declared where it begins, as the parser has it (`codectx_parser::declared_at`).
-pub const FACTS_VERSION: u32 = 12;
+/// declared where it begins, as the parser has it (`codectx_parser::declared_at`). 13: Rust,
+/// Python and Go files have facts (declarations, exports, module requests).
+pub const FACTS_VERSION: u32 = 13;
