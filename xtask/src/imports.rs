@@ -90,3 +90,89 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[derive(Deserialize)]
+struct TruthChain {
+    file: String,
+    line: u32,
+    name: String,
+    ancestors: Vec<String>,
+}
+
+/// `cargo xtask hierarchy-accuracy`: every declaration's ancestor chain in the parser's
+/// tree (what `get_symbol_hierarchy` walks) against a language's own (002 SC-201: at least
+/// 95% correct), e.g. from `xtask/truth/python_hierarchy.py`. A declaration is found by the
+/// line its name is written on and its name.
+pub fn hierarchy_accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(truth).with_context(|| truth.display().to_string())?;
+    let truth: Vec<TruthChain> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .context("truth line")?;
+    let mut ours: HashMap<(String, u32, String), Vec<String>> = HashMap::new();
+    let files: std::collections::BTreeSet<&str> = truth.iter().map(|t| t.file.as_str()).collect();
+    for file in files {
+        let Ok((source, parsed)) = codectx_parser::parse_path(&root.join(file), file) else {
+            continue;
+        };
+        let lines = codectx_parser::LineIndex::new(&source);
+        fn walk(
+            symbols: &[codectx_parser::ParsedSymbol],
+            chain: &mut Vec<String>,
+            lines: &codectx_parser::LineIndex,
+            file: &str,
+            out: &mut HashMap<(String, u32, String), Vec<String>>,
+        ) {
+            for s in symbols {
+                if let Some(at) = s.declared_at {
+                    out.insert(
+                        (file.to_string(), lines.line_of(at), s.name.clone()),
+                        chain.clone(),
+                    );
+                }
+                // Control flow holding declarations is no ancestor of theirs.
+                let ancestor = !s.kind.is_root_item();
+                if ancestor {
+                    chain.push(s.name.clone());
+                }
+                walk(&s.children, chain, lines, file, out);
+                if ancestor {
+                    chain.pop();
+                }
+            }
+        }
+        walk(&parsed.symbols, &mut Vec::new(), &lines, file, &mut ours);
+    }
+    let mut correct = 0usize;
+    let mut wrong = Vec::new();
+    for t in &truth {
+        let got = ours.get(&(t.file.clone(), t.line, t.name.clone()));
+        if got == Some(&t.ancestors) {
+            correct += 1;
+        } else {
+            wrong.push(format!(
+                "  {}:{} {}: truth {:?}, parser {:?}",
+                t.file, t.line, t.name, t.ancestors, got
+            ));
+        }
+    }
+    let pct = if truth.is_empty() {
+        100.0
+    } else {
+        100.0 * correct as f64 / truth.len() as f64
+    };
+    println!(
+        "Ancestor chains against the language's own ({})",
+        root.display()
+    );
+    println!(
+        "  {correct} / {} declarations correct ({pct:.1}%)",
+        truth.len()
+    );
+    for line in wrong.iter().take(show) {
+        println!("{line}");
+    }
+    Ok(())
+}

@@ -81,6 +81,20 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         show: usize,
     },
+    /// Compare every declaration's ancestor chain in the parser's tree with a language's own
+    /// (JSON lines of `{file, line, name, ancestors}`, e.g. from
+    /// `xtask/truth/python_hierarchy.py`): 002 SC-201.
+    HierarchyAccuracy {
+        /// Project root the truth was computed on.
+        #[arg(long)]
+        root: PathBuf,
+        /// JSON-lines truth file (one declaration per line).
+        #[arg(long)]
+        truth: PathBuf,
+        /// Print the first N disagreements.
+        #[arg(long, default_value_t = 0)]
+        show: usize,
+    },
     /// Answer a `symbol = …` lookup on a project: connection graph + smart snapshots.
     Query {
         #[arg(long)]
@@ -457,6 +471,9 @@ fn main() -> anyhow::Result<()> {
         }
         Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
         Command::ImportAccuracy { root, truth, show } => imports::accuracy(&root, &truth, show),
+        Command::HierarchyAccuracy { root, truth, show } => {
+            imports::hierarchy_accuracy(&root, &truth, show)
+        }
         Command::Bench {
             target:
                 BenchTarget::Index {

@@ -63,6 +63,12 @@ trait Grammar {
     /// os, sys` is two imports of one statement. Empty for anything else.
     fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)>;
 
+    /// Whether `node` is control flow whose blocks may declare (Python's `if`, `try`,
+    /// `with`…): its declarations are found inside it.
+    fn is_compound(&self, _node: Node<'_>) -> bool {
+        false
+    }
+
     /// Whether `node` is a comment.
     fn is_comment(&self, node: Node<'_>) -> bool {
         node.kind().contains("comment")
@@ -312,7 +318,14 @@ impl Walk<'_, '_> {
                 } else {
                     self.grammar.item_kind(node)
                 };
-                out.push(self.plain_item(kind, start, node.start_byte(), node.end_byte()));
+                let mut item = self.plain_item(kind, start, node.start_byte(), node.end_byte());
+                if self.grammar.is_compound(node) {
+                    // `if sys.platform == "win32": def f(): …`: the functions it declares.
+                    self.members(node, container, false, &mut item.children);
+                }
+                out.push(item);
+            } else if self.grammar.is_compound(node) {
+                self.members(node, container, false, out);
             }
         }
         self.flush(&mut pending, all, out);
@@ -456,7 +469,12 @@ impl Walk<'_, '_> {
                     i.span.start as usize <= node.start_byte()
                         && node.end_byte() <= i.span.end as usize
                 });
-                if !inside_import && self.grammar.is_identifier(node.kind()) {
+                // A name being declared (`def parse(…)`, `f(parse=…)`) uses nothing.
+                let declares = node
+                    .parent()
+                    .and_then(|p| p.child_by_field_name("name"))
+                    .is_some_and(|n| n.id() == node.id());
+                if !inside_import && !declares && self.grammar.is_identifier(node.kind()) {
                     let name = self.text(node);
                     for import in &mut imports {
                         if import.local_names.iter().any(|n| n == name) {

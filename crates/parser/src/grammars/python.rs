@@ -188,6 +188,23 @@ impl Grammar for Python {
         }
     }
 
+    fn is_compound(&self, node: Node<'_>) -> bool {
+        matches!(
+            node.kind(),
+            "if_statement"
+                | "elif_clause"
+                | "else_clause"
+                | "try_statement"
+                | "except_clause"
+                | "except_group_clause"
+                | "finally_clause"
+                | "with_statement"
+                | "for_statement"
+                | "while_statement"
+                | "block"
+        )
+    }
+
     fn doc_comment(&self, _comments: &[&str]) -> Option<String> {
         // Python's doc is the docstring; `#` comments above a definition are not.
         None
