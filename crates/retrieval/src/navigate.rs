@@ -224,8 +224,9 @@ fn ancestors(project: &Project, chunk: &CodeChunk) -> SymbolHierarchy {
     while let Some(parent) = current
         .parent_chunk_id
         .as_deref()
-        .filter(|id| seen.insert(id))
         .and_then(|id| project.chunk(&chunk.relative_path, id))
+        .or_else(|| declared_container(project, current))
+        .filter(|parent| seen.insert(parent.id.as_str()))
     {
         chain.push(node(parent, chain.len() as u32));
         current = parent;
@@ -236,6 +237,26 @@ fn ancestors(project: &Project, chunk: &CodeChunk) -> SymbolHierarchy {
         chain,
         truncated: false,
     }
+}
+
+/// The chunk of the type a declaration belongs to outside its lines: a Go method's
+/// receiver type, which the graph makes its container. (Elsewhere a container encloses its
+/// members, and the parent chunk is it.)
+fn declared_container<'p>(project: &'p Project, chunk: &CodeChunk) -> Option<&'p CodeChunk> {
+    let graph = project.graph();
+    let declaration = project.declaration(chunk)?;
+    let container = graph.decl(declaration).container?;
+    let symbol = graph
+        .decl(codectx_graph::SymbolRef {
+            file: declaration.file,
+            decl: container,
+        })
+        .symbol?;
+    project
+        .file(&chunk.relative_path)?
+        .chunks
+        .iter()
+        .find(|c| c.symbol == symbol)
 }
 
 fn descendants(project: &Project, chunk: &CodeChunk) -> SymbolHierarchy {

@@ -142,3 +142,49 @@ fn file_skeleton_is_cached() {
     assert_eq!(cache.stats().hits, 1);
     insta::assert_snapshot!("skeleton", first.text);
 }
+
+/// Seed 002 US2 in Rust, Python and Go: a method's chain is method → `impl` block, class or
+/// receiver type. A Go method stands outside its type's lines; its receiver names the type.
+#[test]
+fn ancestors_in_rust_python_and_go() {
+    let parser_fixtures =
+        codectx_retrieval::Project::open(&codectx_corpus::fixture("parser")).unwrap();
+    let go_module =
+        codectx_retrieval::Project::open(&codectx_corpus::fixture("graph/go-modules")).unwrap();
+    for (project, symbol, path, chain) in [
+        (
+            &parser_fixtures,
+            "validate",
+            "rust-items.rs",
+            vec!["validate", "AuthHandler"],
+        ),
+        (
+            &parser_fixtures,
+            "user",
+            "python-module.py",
+            vec!["user", "Authenticator"],
+        ),
+        (
+            &parser_fixtures,
+            "header",
+            "python-module.py",
+            vec!["header", "wrapped", "require_user"],
+        ),
+        (
+            &parser_fixtures,
+            "Validate",
+            "go-package.go",
+            vec!["Validate", "AuthHandler"],
+        ),
+        (
+            &go_module,
+            "Find",
+            "internal/store/store.go",
+            vec!["Find", "Store"],
+        ),
+    ] {
+        let found = symbol_hierarchy(project, symbol, Some(path), Direction::Ancestors).unwrap();
+        let names: Vec<&str> = found[0].chain.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, chain, "{path} > {symbol}");
+    }
+}
