@@ -144,6 +144,21 @@ pub fn hierarchy_accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Res
             }
         }
         walk(&parsed.symbols, &mut Vec::new(), &lines, file, &mut ours);
+        // A Go method belongs to its receiver type when the file declares it: the graph's
+        // container, which `get_symbol_hierarchy` follows.
+        for root in &parsed.symbols {
+            let (Some(receiver), Some(at)) = (&root.parent_name, root.declared_at) else {
+                continue;
+            };
+            let declared = parsed
+                .symbols
+                .iter()
+                .any(|t| t.kind.is_type() && t.name == *receiver);
+            if declared {
+                let key = (file.to_string(), lines.line_of(at), root.name.clone());
+                ours.insert(key, vec![receiver.clone()]);
+            }
+        }
     }
     let mut correct = 0usize;
     let mut wrong = Vec::new();

@@ -82,8 +82,8 @@ enum Command {
         show: usize,
     },
     /// Compare every declaration's ancestor chain in the parser's tree with a language's own
-    /// (JSON lines of `{file, line, name, ancestors}`, e.g. from
-    /// `xtask/truth/python_hierarchy.py`): 002 SC-201.
+    /// (JSON lines of `{file, line, name, ancestors}`, from `xtask/truth/python_hierarchy.py`
+    /// or `go_hierarchy.go`): 002 SC-201.
     HierarchyAccuracy {
         /// Project root the truth was computed on.
         #[arg(long)]

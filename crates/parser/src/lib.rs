@@ -293,11 +293,7 @@ pub fn parse_with<R>(
                 path: path.to_string(),
                 language,
                 line_count: lines.line_count(),
-                status: if diagnostics.is_empty() {
-                    ParseStatus::Clean
-                } else {
-                    ParseStatus::Recovered
-                },
+                status: ParseStatus::of_tree(&diagnostics),
                 symbols,
                 imports,
                 diagnostics,

@@ -392,7 +392,7 @@ pub struct Diagnostic {
     pub line: Option<u32>,
 }
 
-/// How much of the file oxc understood.
+/// How much of the file the parser understood.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ParseStatus {
@@ -402,6 +402,17 @@ pub enum ParseStatus {
     Recovered,
     /// oxc gave up; the whole file is one `unparsed` item.
     Failed,
+}
+
+impl ParseStatus {
+    /// `Clean` without diagnostics, else `Recovered`: a parse that gave a tree.
+    pub fn of_tree(diagnostics: &[Diagnostic]) -> Self {
+        if diagnostics.is_empty() {
+            ParseStatus::Clean
+        } else {
+            ParseStatus::Recovered
+        }
+    }
 }
 
 /// The parser's hand-off: everything later phases need from one file, owned and serializable.

@@ -228,7 +228,11 @@ fn ancestors(project: &Project, chunk: &CodeChunk) -> SymbolHierarchy {
         .or_else(|| declared_container(project, current))
         .filter(|parent| seen.insert(parent.id.as_str()))
     {
-        chain.push(node(parent, chain.len() as u32));
+        // Control flow holding a declaration (`if (…) { function f() {} }`) is no ancestor
+        // of it: the chain is declarations only.
+        if !parent.node_kind.is_root_item() {
+            chain.push(node(parent, chain.len() as u32));
+        }
         current = parent;
     }
     SymbolHierarchy {

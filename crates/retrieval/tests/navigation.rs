@@ -145,6 +145,7 @@ fn file_skeleton_is_cached() {
 
 /// Seed 002 US2 in Rust, Python and Go: a method's chain is method → `impl` block, class or
 /// receiver type. A Go method stands outside its type's lines; its receiver names the type.
+/// Control flow around a declaration is no ancestor.
 #[test]
 fn ancestors_in_rust_python_and_go() {
     let parser_fixtures =
@@ -175,6 +176,19 @@ fn ancestors_in_rust_python_and_go() {
             "Validate",
             "go-package.go",
             vec!["Validate", "AuthHandler"],
+        ),
+        // Inside `class Config: if …:` and inside a top-level `try:`.
+        (
+            &parser_fixtures,
+            "load",
+            "python-conditional.py",
+            vec!["load", "Config"],
+        ),
+        (
+            &parser_fixtures,
+            "parse",
+            "python-conditional.py",
+            vec!["parse"],
         ),
         (
             &go_module,

@@ -193,11 +193,7 @@ pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<Pars
         path: path.to_string(),
         language,
         line_count: lines.line_count(),
-        status: if diagnostics.is_empty() {
-            ParseStatus::Clean
-        } else {
-            ParseStatus::Recovered
-        },
+        status: ParseStatus::of_tree(&diagnostics),
         symbols: roots,
         imports,
         diagnostics,
