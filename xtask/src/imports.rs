@@ -99,10 +99,10 @@ struct TruthChain {
     ancestors: Vec<String>,
 }
 
-/// `cargo xtask hierarchy-accuracy`: every declaration's ancestor chain in the parser's
-/// tree (what `get_symbol_hierarchy` walks) against a language's own (002 SC-201: at least
-/// 95% correct), e.g. from `xtask/truth/python_hierarchy.py`. A declaration is found by the
-/// line its name is written on and its name.
+/// `cargo xtask hierarchy-accuracy`: every declaration's ancestor chain as
+/// `get_symbol_hierarchy` gives it against a language's own (002 SC-201: at least 95%
+/// correct), e.g. from `xtask/truth/python_hierarchy.py`. A declaration is found by its name
+/// and file, and the line its name is written on.
 pub fn hierarchy_accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(truth).with_context(|| truth.display().to_string())?;
     let truth: Vec<TruthChain> = text
@@ -111,64 +111,30 @@ pub fn hierarchy_accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Res
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .context("truth line")?;
-    let mut ours: HashMap<(String, u32, String), Vec<String>> = HashMap::new();
-    let files: std::collections::BTreeSet<&str> = truth.iter().map(|t| t.file.as_str()).collect();
-    for file in files {
-        let Ok((source, parsed)) = codectx_parser::parse_path(&root.join(file), file) else {
-            continue;
-        };
-        let lines = codectx_parser::LineIndex::new(&source);
-        fn walk(
-            symbols: &[codectx_parser::ParsedSymbol],
-            chain: &mut Vec<String>,
-            lines: &codectx_parser::LineIndex,
-            file: &str,
-            out: &mut HashMap<(String, u32, String), Vec<String>>,
-        ) {
-            for s in symbols {
-                if let Some(at) = s.declared_at {
-                    out.insert(
-                        (file.to_string(), lines.line_of(at), s.name.clone()),
-                        chain.clone(),
-                    );
-                }
-                // Control flow holding declarations is no ancestor of theirs.
-                let ancestor = !s.kind.is_root_item();
-                if ancestor {
-                    chain.push(s.name.clone());
-                }
-                walk(&s.children, chain, lines, file, out);
-                if ancestor {
-                    chain.pop();
-                }
-            }
-        }
-        walk(&parsed.symbols, &mut Vec::new(), &lines, file, &mut ours);
-        // A Go method belongs to its receiver type when the file declares it: the graph's
-        // container, which `get_symbol_hierarchy` follows.
-        for root in &parsed.symbols {
-            let (Some(receiver), Some(at)) = (&root.parent_name, root.declared_at) else {
-                continue;
-            };
-            let declared = parsed
-                .symbols
-                .iter()
-                .any(|t| t.kind.is_type() && t.name == *receiver);
-            if declared {
-                let key = (file.to_string(), lines.line_of(at), root.name.clone());
-                ours.insert(key, vec![receiver.clone()]);
-            }
-        }
-    }
+    let project = codectx_retrieval::Project::open(root)?;
     let mut correct = 0usize;
     let mut wrong = Vec::new();
     for t in &truth {
-        let got = ours.get(&(t.file.clone(), t.line, t.name.clone()));
-        if got == Some(&t.ancestors) {
+        let found = codectx_retrieval::symbol_hierarchy(
+            &project,
+            &t.name,
+            Some(&t.file),
+            codectx_retrieval::Direction::Ancestors,
+        )
+        .unwrap_or_default();
+        let got: Option<Vec<String>> = found
+            .iter()
+            .find(|h| {
+                h.chain
+                    .first()
+                    .is_some_and(|n| n.start_line <= t.line && t.line <= n.end_line)
+            })
+            .map(|h| h.chain[1..].iter().rev().map(|n| n.name.clone()).collect());
+        if got.as_ref() == Some(&t.ancestors) {
             correct += 1;
         } else {
             wrong.push(format!(
-                "  {}:{} {}: truth {:?}, parser {:?}",
+                "  {}:{} {}: truth {:?}, tool {:?}",
                 t.file, t.line, t.name, t.ancestors, got
             ));
         }

@@ -81,7 +81,7 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         show: usize,
     },
-    /// Compare every declaration's ancestor chain in the parser's tree with a language's own
+    /// Compare every declaration's ancestor chain from `get_symbol_hierarchy` with a language's own
     /// (JSON lines of `{file, line, name, ancestors}`, from `xtask/truth/python_hierarchy.py`
     /// or `go_hierarchy.go`): 002 SC-201.
     HierarchyAccuracy {

@@ -290,6 +290,33 @@ impl ProjectGraph {
         })
     }
 
+    /// The type `name` of the Go package `file` belongs to: a top-level type declared in a
+    /// Go file of the same directory. Go's package scope spans the directory, so a method's
+    /// receiver names exactly this type, even from another file; this is the one cross-file
+    /// join by name, and only Go's scope rule allows it.
+    pub fn package_type(&self, file: u32, name: &str) -> Option<SymbolRef> {
+        let directory = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let path = &self.files.get(file as usize)?.path;
+        if codectx_parser::Language::from_path(path) != Some(codectx_parser::Language::Go) {
+            return None;
+        }
+        let dir = directory(path);
+        self.files.iter().enumerate().find_map(|(f, node)| {
+            if !node.path.ends_with(".go") || directory(&node.path) != dir {
+                return None;
+            }
+            let decl = node
+                .facts
+                .decls
+                .iter()
+                .position(|d| d.container.is_none() && d.kind.is_type() && d.name == name)?;
+            Some(SymbolRef {
+                file: f as u32,
+                decl: decl as u32,
+            })
+        })
+    }
+
     pub fn decl(&self, s: SymbolRef) -> &facts::Decl {
         &self.files[s.file as usize].facts.decls[s.decl as usize]
     }

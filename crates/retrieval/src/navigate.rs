@@ -224,7 +224,7 @@ fn ancestors(project: &Project, chunk: &CodeChunk) -> SymbolHierarchy {
     while let Some(parent) = current
         .parent_chunk_id
         .as_deref()
-        .and_then(|id| project.chunk(&chunk.relative_path, id))
+        .and_then(|id| project.chunk(&current.relative_path, id))
         .or_else(|| declared_container(project, current))
         .filter(|parent| seen.insert(parent.id.as_str()))
     {
@@ -244,20 +244,27 @@ fn ancestors(project: &Project, chunk: &CodeChunk) -> SymbolHierarchy {
 }
 
 /// The chunk of the type a declaration belongs to outside its lines: a Go method's
-/// receiver type, which the graph makes its container. (Elsewhere a container encloses its
-/// members, and the parent chunk is it.)
+/// receiver type, in its file (the graph's container) or in another file of its package.
+/// (Elsewhere a container encloses its members, and the parent chunk is it.)
 fn declared_container<'p>(project: &'p Project, chunk: &CodeChunk) -> Option<&'p CodeChunk> {
     let graph = project.graph();
     let declaration = project.declaration(chunk)?;
-    let container = graph.decl(declaration).container?;
-    let symbol = graph
-        .decl(codectx_graph::SymbolRef {
+    let decl = graph.decl(declaration);
+    let owner = match decl.container {
+        Some(container) => codectx_graph::SymbolRef {
             file: declaration.file,
             decl: container,
-        })
-        .symbol?;
+        },
+        None if decl.kind.is_callable() => {
+            let (receiver, _) = decl.qualified_name.rsplit_once('.')?;
+            graph.package_type(declaration.file, receiver)?
+        }
+        None => return None,
+    };
+    let symbol = graph.decl(owner).symbol?;
+    let path = &graph.files()[owner.file as usize].path;
     project
-        .file(&chunk.relative_path)?
+        .file(path)?
         .chunks
         .iter()
         .find(|c| c.symbol == symbol)

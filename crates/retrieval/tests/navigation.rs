@@ -196,6 +196,13 @@ fn ancestors_in_rust_python_and_go() {
             "internal/store/store.go",
             vec!["Find", "Store"],
         ),
+        // A method in another file of its package than its type.
+        (
+            &go_module,
+            "Count",
+            "internal/store/count.go",
+            vec!["Count", "Store"],
+        ),
     ] {
         let found = symbol_hierarchy(project, symbol, Some(path), Direction::Ancestors).unwrap();
         let names: Vec<&str> = found[0].chain.iter().map(|n| n.name.as_str()).collect();

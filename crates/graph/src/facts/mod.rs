@@ -346,5 +346,6 @@ impl FileFacts {
 /// first function inside its expression. 11: signatures and type texts cut at 400
 /// characters by the parser's `one_line`. 12: a default-exported function expression is
 /// declared where it begins, as the parser has it (`codectx_parser::declared_at`). 13: Rust,
-/// Python and Go files have facts (declarations, exports, module requests).
-pub const FACTS_VERSION: u32 = 13;
+/// Python and Go files have facts (declarations, exports, module requests). 14: a Go
+/// method's qualified name names its receiver type wherever the type is declared.
+pub const FACTS_VERSION: u32 = 14;

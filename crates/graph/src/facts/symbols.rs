@@ -59,8 +59,10 @@ fn requests(parsed: &ParsedFile) -> Vec<ModuleRequest> {
     requests
 }
 
-/// A Go method stands outside its type's lines; its receiver makes it a member of the type
-/// when the file declares that type (`func (h *Handler) Serve` → `Handler.Serve`).
+/// A Go method stands outside its type's lines; its receiver names the type
+/// (`func (h *Handler) Serve` → `Handler.Serve`), and makes it a member of the type when the
+/// file declares it. A type declared in another file of the package is found by
+/// [`crate::ProjectGraph::package_type`].
 fn attach_to_receivers(parsed: &ParsedFile, facts: &mut FileFacts) {
     for root in &parsed.symbols {
         let Some(receiver) = root.parent_name.as_deref() else {
@@ -73,6 +75,7 @@ fn attach_to_receivers(parsed: &ParsedFile, facts: &mut FileFacts) {
         else {
             continue;
         };
+        facts.decls[method].qualified_name = format!("{receiver}.{}", facts.decls[method].name);
         let Some(owner) = facts
             .decls
             .iter()
@@ -80,10 +83,7 @@ fn attach_to_receivers(parsed: &ParsedFile, facts: &mut FileFacts) {
         else {
             continue;
         };
-        let qualified_name = format!("{receiver}.{}", facts.decls[method].name);
-        let decl = &mut facts.decls[method];
-        decl.container = Some(owner as u32);
-        decl.qualified_name = qualified_name;
+        facts.decls[method].container = Some(owner as u32);
         let members = &mut facts.decls[owner].members;
         members.push(method as u32);
         members.sort_unstable();
@@ -189,7 +189,11 @@ mod tests {
             .collect();
         assert_eq!(
             shown,
-            [("Handler.Serve", Some(1)), ("Handler", None), ("Run", None)]
+            [
+                ("Handler.Serve", Some(1)),
+                ("Handler", None),
+                ("Other.Run", None)
+            ]
         );
         assert_eq!(facts.decls[1].members, [0]);
     }
