@@ -27,6 +27,8 @@ pub enum Resolved {
 pub struct ModuleResolver {
     root: PathBuf,
     resolver: Resolver,
+    /// The repository's Rust library crates, found on the first Rust import.
+    rust_crates: std::sync::RwLock<Option<std::sync::Arc<rust::Crates>>>,
 }
 
 impl ModuleResolver {
@@ -67,6 +69,7 @@ impl ModuleResolver {
         Self {
             root: root.to_path_buf(),
             resolver: Resolver::new(options),
+            rust_crates: Default::default(),
         }
     }
 
@@ -74,7 +77,7 @@ impl ModuleResolver {
     pub fn resolve(&self, from: &Path, specifier: &str) -> Resolved {
         match codectx_parser::Language::from_path(from) {
             Some(codectx_parser::Language::Rust) => {
-                return rust::resolve(&self.root, from, specifier);
+                return rust::resolve(&self.root, from, specifier, &self.rust_crates());
             }
             Some(codectx_parser::Language::Python) => {
                 return python::resolve(&self.root, from, specifier);
@@ -102,6 +105,16 @@ impl ModuleResolver {
     /// Forgets cached file-system lookups (after files were added or removed).
     pub fn clear_cache(&self) {
         self.resolver.clear_cache();
+        *self.rust_crates.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn rust_crates(&self) -> std::sync::Arc<rust::Crates> {
+        if let Some(crates) = &*self.rust_crates.read().unwrap_or_else(|e| e.into_inner()) {
+            return crates.clone();
+        }
+        let crates = std::sync::Arc::new(rust::Crates::find(&self.root));
+        *self.rust_crates.write().unwrap_or_else(|e| e.into_inner()) = Some(crates.clone());
+        crates
     }
 }
 

@@ -1,15 +1,72 @@
 //! Rust `use` paths and `mod` declarations → files: `crate::` from the crate's root module
 //! (`src/lib.rs` or `src/main.rs` beside the nearest `Cargo.toml`), `self::` and `super::`
-//! from the importing module, a child module by its name. A path leads to the deepest
-//! module file it names; the segments after it are items. Other crates are external.
+//! from the importing module, a child module by its name, another crate of the repository
+//! by its package name ([`Crates`]). A path leads to the deepest module file it names; the
+//! segments after it are items. Crates from elsewhere are external.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::Resolved;
 
+/// The library crates of a repository: each `Cargo.toml` package's name as code writes it
+/// (`my-crate` → `my_crate`) and its root module file (`[lib] path`, else `src/lib.rs`).
+#[derive(Debug, Default)]
+pub(super) struct Crates(HashMap<String, PathBuf>);
+
+/// Directories never searched for manifests: build output and dependencies.
+const SKIP: &[&str] = &["target", "node_modules"];
+
+impl Crates {
+    pub(super) fn find(root: &Path) -> Crates {
+        let mut crates = HashMap::new();
+        let mut dirs = vec![(root.to_path_buf(), 0)];
+        while let Some((dir, depth)) = dirs.pop() {
+            if let Some((name, lib)) = library(&dir) {
+                crates.entry(name).or_insert(lib);
+            }
+            // Workspaces nest their members a few levels down, not deeper.
+            if depth == 6 {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if is_dir && !name.starts_with('.') && !SKIP.contains(&name.as_ref()) {
+                    dirs.push((entry.path(), depth + 1));
+                }
+            }
+        }
+        Crates(crates)
+    }
+}
+
+/// The package in `dir`'s `Cargo.toml` with a library: its name as code writes it and its
+/// root module file.
+fn library(dir: &Path) -> Option<(String, PathBuf)> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let manifest: toml::Table = text.parse().ok()?;
+    let package = manifest.get("package")?.as_table()?;
+    let lib = manifest.get("lib").and_then(|l| l.as_table());
+    let name = lib
+        .and_then(|l| l.get("name"))
+        .or_else(|| package.get("name"))?
+        .as_str()?
+        .replace('-', "_");
+    let file = match lib.and_then(|l| l.get("path")).and_then(|p| p.as_str()) {
+        Some(path) => dir.join(path),
+        None => dir.join("src/lib.rs"),
+    };
+    file.is_file().then_some((name, file))
+}
+
 /// Resolves a `use` argument (`crate::auth::{Claims, Token}`, `super::config::Settings`,
-/// `self::child`) as written in `from`.
-pub(super) fn resolve(root: &Path, from: &Path, path: &str) -> Resolved {
+/// `self::child`, `other_crate::x`) as written in `from`.
+pub(super) fn resolve(root: &Path, from: &Path, path: &str, crates: &Crates) -> Resolved {
     // The module path: what precedes a `{…}` list, a glob or an alias.
     let head = path.split(['{', '*']).next().unwrap_or(path);
     let head = head.split(" as ").next().unwrap_or(head);
@@ -25,11 +82,15 @@ pub(super) fn resolve(root: &Path, from: &Path, path: &str) -> Resolved {
         "crate" => crate_root(root, from),
         "self" => Some(Module::of(from)),
         "super" => Module::of(from).parent(),
-        // A child module of this one (`mod a;` then `use a::X;`), else another crate.
+        // A child module of this one (`mod a;` then `use a::X;`), else another crate: of
+        // this repository, or from elsewhere.
         _ => {
             let here = Module::of(from);
-            return match here.child(first) {
-                Some(child) => Resolved::File(child.descend(rest).file),
+            let start = here
+                .child(first)
+                .or_else(|| crates.0.get(*first).map(|lib| Module::of(lib)));
+            return match start {
+                Some(module) => Resolved::File(module.descend(rest).file),
                 None => Resolved::External(path.to_string()),
             };
         }
