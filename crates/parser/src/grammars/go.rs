@@ -1,5 +1,5 @@
 //! Go: functions, methods (their signature names the receiver), types, constants and
-//! variables; a grouped `const ( … )` nests one symbol per name. The `//` block directly
+//! variables; a grouped `const ( … )` is a statement holding one symbol per name. The `//` block directly
 //! above a declaration is its doc comment; a capital first letter exports.
 
 use tree_sitter::Node;
@@ -127,7 +127,7 @@ impl Grammar for Go {
 }
 
 /// A `const`, `var` or `type` declaration: the symbol of its one spec, or, when it groups
-/// several, a symbol named by them all with one child per spec.
+/// several, a statement named by them all with one child per spec.
 fn grouped<'t>(node: Node<'t>, src: &str, go: &Go) -> Option<Declaration<'t>> {
     let mut specs: Vec<Node<'t>> = Vec::new();
     for child in node.named_children(&mut node.walk()) {
@@ -147,30 +147,25 @@ fn grouped<'t>(node: Node<'t>, src: &str, go: &Go) -> Option<Declaration<'t>> {
             let decl = go.declaration(*one, src, None)?;
             Some(Declaration { head: node, ..decl })
         }
-        [first, ..] => {
+        [_, _, ..] => {
             let names: Vec<&str> = specs
                 .iter()
                 .filter_map(|s| s.child_by_field_name("name"))
                 .filter_map(|n| src.get(n.start_byte()..n.end_byte()))
                 .collect();
-            let kind = match node.kind() {
-                "const_declaration" => SymbolKind::Const,
-                "var_declaration" => SymbolKind::Variable,
-                _ => SymbolKind::Type,
-            };
             let keyword = node.kind().trim_end_matches("_declaration");
             Some(Declaration {
-                kind,
+                // The group declares nothing itself: its specs do, as Go sees them. It is a
+                // statement holding them, so no spec's chain passes through it.
+                kind: SymbolKind::Statement,
                 name: names.join(", "),
-                name_at: first
-                    .child_by_field_name("name")
-                    .map(|n| n.start_byte() as u32),
+                name_at: None,
                 head: node,
                 body: None,
                 // The walk reads the specs inside the declaration (through a list for `var`).
                 members: specs[0].parent(),
                 modifiers: Vec::new(),
-                exported: names.iter().any(|n| is_exported(n)),
+                exported: false,
                 doc: None,
                 signature: Some(format!("{keyword} ( {} )", names.join("; "))),
                 receiver: None,
