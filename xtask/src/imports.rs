@@ -14,6 +14,18 @@ use anyhow::Context;
 use codectx_graph::ProjectGraph;
 use serde::Deserialize;
 
+/// A truth file: one JSON record per non-blank line.
+fn read_truth<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1))
+        })
+        .collect()
+}
+
 #[derive(Deserialize)]
 struct TruthEdge {
     file: String,
@@ -23,13 +35,7 @@ struct TruthEdge {
 }
 
 pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(truth).with_context(|| truth.display().to_string())?;
-    let truth: Vec<TruthEdge> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()
-        .context("truth line")?;
+    let truth: Vec<TruthEdge> = read_truth(truth)?;
     let graph = ProjectGraph::load(root)?;
     let index: HashMap<&str, u32> = graph
         .files()
@@ -104,13 +110,7 @@ struct TruthChain {
 /// correct), e.g. from `xtask/truth/python_hierarchy.py`. A declaration is found by its name
 /// and file, and the line its name is written on.
 pub fn hierarchy_accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(truth).with_context(|| truth.display().to_string())?;
-    let truth: Vec<TruthChain> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()
-        .context("truth line")?;
+    let truth: Vec<TruthChain> = read_truth(truth)?;
     let project = codectx_retrieval::Project::open(root)?;
     let mut correct = 0usize;
     let mut wrong = Vec::new();

@@ -55,46 +55,17 @@ enum Command {
         phase: Phase,
     },
     /// Compare the structural graph with TypeScript LanguageService ground truth
-    /// (`structure_truth.js` output): callee/caller P/R/F1, ref-file counts, type hierarchy.
-    GraphAccuracy {
-        /// Project root the truth was computed on.
-        #[arg(long)]
-        root: PathBuf,
-        /// JSON-lines truth file (one symbol per line).
-        #[arg(long)]
-        truth: PathBuf,
-        /// Print the N worst-missed symbols per metric.
-        #[arg(long, default_value_t = 0)]
-        show: usize,
-    },
+    /// (`structure_truth.js` output, one symbol per line): callee/caller P/R/F1, ref-file
+    /// counts, type hierarchy; `--show N` prints the N worst-missed symbols per metric.
+    GraphAccuracy(Accuracy),
     /// Compare the graph's import edges with a language's own resolution (JSON lines of
     /// `{file, line, module, resolved}`, e.g. from `xtask/truth/python_imports.py`): the
     /// share of import statements resolved to the same file (002 SC-200).
-    ImportAccuracy {
-        /// Project root the truth was computed on.
-        #[arg(long)]
-        root: PathBuf,
-        /// JSON-lines truth file (one imported module per line).
-        #[arg(long)]
-        truth: PathBuf,
-        /// Print the first N disagreements.
-        #[arg(long, default_value_t = 0)]
-        show: usize,
-    },
+    ImportAccuracy(Accuracy),
     /// Compare every declaration's ancestor chain from `get_symbol_hierarchy` with a language's own
     /// (JSON lines of `{file, line, name, ancestors}`, from `xtask/truth/python_hierarchy.py`
     /// or `go_hierarchy.go`): 002 SC-201.
-    HierarchyAccuracy {
-        /// Project root the truth was computed on.
-        #[arg(long)]
-        root: PathBuf,
-        /// JSON-lines truth file (one declaration per line).
-        #[arg(long)]
-        truth: PathBuf,
-        /// Print the first N disagreements.
-        #[arg(long, default_value_t = 0)]
-        show: usize,
-    },
+    HierarchyAccuracy(Accuracy),
     /// Answer a `symbol = …` lookup on a project: connection graph + smart snapshots.
     Query {
         #[arg(long)]
@@ -232,6 +203,20 @@ enum Phase {
         #[arg(long)]
         binary: Option<PathBuf>,
     },
+}
+
+/// A comparison of the graph with a ground truth computed on the same project.
+#[derive(clap::Args)]
+struct Accuracy {
+    /// Project root the truth was computed on.
+    #[arg(long)]
+    root: PathBuf,
+    /// JSON-lines truth file.
+    #[arg(long)]
+    truth: PathBuf,
+    /// Print the first N disagreements.
+    #[arg(long, default_value_t = 0)]
+    show: usize,
 }
 
 #[derive(Subcommand)]
@@ -469,11 +454,9 @@ fn main() -> anyhow::Result<()> {
             };
             fuzz::run(&workspace_root(), &targets, minutes)
         }
-        Command::GraphAccuracy { root, truth, show } => graph::accuracy(&root, &truth, show),
-        Command::ImportAccuracy { root, truth, show } => imports::accuracy(&root, &truth, show),
-        Command::HierarchyAccuracy { root, truth, show } => {
-            imports::hierarchy_accuracy(&root, &truth, show)
-        }
+        Command::GraphAccuracy(a) => graph::accuracy(&a.root, &a.truth, a.show),
+        Command::ImportAccuracy(a) => imports::accuracy(&a.root, &a.truth, a.show),
+        Command::HierarchyAccuracy(a) => imports::hierarchy_accuracy(&a.root, &a.truth, a.show),
         Command::Bench {
             target:
                 BenchTarget::Index {

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-SKIP_DIRS = {"node_modules", "dist", "build", "out", "coverage"}
+from python_imports import python_sources
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -27,21 +27,11 @@ def visit(node, chain, rel, out):
 
 def main(root):
     root = os.path.abspath(root)
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x not in SKIP_DIRS)
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            path = os.path.join(d, name)
-            try:
-                tree = ast.parse(open(path, encoding="utf-8").read(), path)
-            except (SyntaxError, UnicodeDecodeError, ValueError):
-                continue
-            out = []
-            visit(tree, [], os.path.relpath(path, root).replace(os.sep, "/"), out)
-            for record in out:
-                print(json.dumps(record))
-
+    for path, tree in python_sources(root):
+        out = []
+        visit(tree, [], os.path.relpath(path, root).replace(os.sep, "/"), out)
+        for record in out:
+            print(json.dumps(record))
 
 if __name__ == "__main__":
     main(sys.argv[1])

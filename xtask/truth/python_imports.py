@@ -62,9 +62,9 @@ def find(module, roots):
     return origin if origin and os.path.isfile(origin) else None
 
 
-def main(root):
-    root = os.path.abspath(root)
-    src = os.path.join(root, "src")
+def python_sources(root):
+    """Every `.py` file under `root` that parses, as (path, ast), in path order; hidden
+    directories and SKIP_DIRS left out."""
     for d, dirs, files in os.walk(root):
         dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x not in SKIP_DIRS)
         for name in sorted(files):
@@ -72,39 +72,45 @@ def main(root):
                 continue
             path = os.path.join(d, name)
             try:
-                tree = ast.parse(open(path, encoding="utf-8").read(), path)
+                yield path, ast.parse(open(path, encoding="utf-8").read(), path)
             except (SyntaxError, UnicodeDecodeError, ValueError):
                 continue
-            top = top_package_parent(path)
-            roots = [root] + ([src] if os.path.isdir(src) else []) + ([top] if top else [])
-            # The file's module name is its path below the deepest search-path entry holding
-            # it (a namespace package's files too: `src/flask/sansio/app.py` is
-            # `flask.sansio.app`).
-            base = max((r for r in roots if path.startswith(r + os.sep)), key=len)
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    written = [(a.name, a.name) for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
-                    dotted = "." * node.level + (node.module or "")
-                    if node.level:
-                        try:
-                            absolute = importlib.util.resolve_name(dotted, package_of(path, base))
-                        except (ImportError, ValueError):
-                            absolute = None
-                    else:
-                        absolute = dotted
-                    written = [(dotted, absolute)]
+
+
+def main(root):
+    root = os.path.abspath(root)
+    src = os.path.join(root, "src")
+    for path, tree in python_sources(root):
+        top = top_package_parent(path)
+        roots = [root] + ([src] if os.path.isdir(src) else []) + ([top] if top else [])
+        # The file's module name is its path below the deepest search-path entry holding
+        # it (a namespace package's files too: `src/flask/sansio/app.py` is
+        # `flask.sansio.app`).
+        base = max((r for r in roots if path.startswith(r + os.sep)), key=len)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                written = [(a.name, a.name) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                dotted = "." * node.level + (node.module or "")
+                if node.level:
+                    try:
+                        absolute = importlib.util.resolve_name(dotted, package_of(path, base))
+                    except (ImportError, ValueError):
+                        absolute = None
                 else:
-                    continue
-                for module, absolute in written:
-                    origin = find(absolute, roots) if absolute else None
-                    inside = origin and os.path.abspath(origin).startswith(root + os.sep)
-                    print(json.dumps({
-                        "file": os.path.relpath(path, root).replace(os.sep, "/"),
-                        "line": node.lineno,
-                        "module": module,
-                        "resolved": os.path.relpath(origin, root).replace(os.sep, "/") if inside else None,
-                    }))
+                    absolute = dotted
+                written = [(dotted, absolute)]
+            else:
+                continue
+            for module, absolute in written:
+                origin = find(absolute, roots) if absolute else None
+                inside = origin and os.path.abspath(origin).startswith(root + os.sep)
+                print(json.dumps({
+                    "file": os.path.relpath(path, root).replace(os.sep, "/"),
+                    "line": node.lineno,
+                    "module": module,
+                    "resolved": os.path.relpath(origin, root).replace(os.sep, "/") if inside else None,
+                }))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 //! The store's sync, the in-memory graph, the server's file watcher and the test tools all
 //! ask a [`FileSelection`], so they agree on what a project's source files are:
 //!
-//! - files the parser handles, by extension (TS/JS, Rust, Python, Go: each file's
-//!   [`SourceFile::language`]), not declaration files (`*.d.ts`) by default;
+//! - files the parser handles, by extension (TS/JS, Rust, Python, Go: the parser's
+//!   `Language::from_path`), not declaration files (`*.d.ts`) by default;
 //! - found by a gitignore-aware walk that skips hidden entries and [`FileSelection::skip_dirs`]
 //!   by name, and never follows symlinks (so no loops, nothing outside the root);
 //! - never inside the index directory, wherever the configuration puts it;
@@ -65,8 +65,6 @@ pub struct SourceFile {
     /// Relative to the root, `/`-separated: the file's name in the index and in answers.
     pub path: String,
     pub abs: PathBuf,
-    /// What the parser reads it as, by its extension.
-    pub language: codectx_parser::Language,
     /// Modification time in nanoseconds since the Unix epoch (0 when unknown).
     pub mtime_ns: i64,
     pub size: u64,
@@ -120,11 +118,9 @@ impl FileSelection {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return None;
         }
-        let name = entry.file_name().to_str()?;
-        if !self.is_source_name(name) {
+        if !self.is_source_name(entry.file_name().to_str()?) {
             return None;
         }
-        let language = codectx_parser::Language::from_path(name)?;
         let meta = entry.metadata().ok()?;
         let mtime_ns = meta
             .modified()
@@ -135,7 +131,6 @@ impl FileSelection {
         Some(SourceFile {
             path: relative_path(root, &abs),
             abs,
-            language,
             mtime_ns,
             size: meta.len(),
         })

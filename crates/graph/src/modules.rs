@@ -29,6 +29,8 @@ pub struct ModuleResolver {
     resolver: Resolver,
     /// The repository's Rust library crates, found on the first Rust import.
     rust_crates: std::sync::RwLock<Option<std::sync::Arc<rust::Crates>>>,
+    /// The Go modules and packages read so far.
+    go: go::Cache,
 }
 
 impl ModuleResolver {
@@ -70,6 +72,7 @@ impl ModuleResolver {
             root: root.to_path_buf(),
             resolver: Resolver::new(options),
             rust_crates: Default::default(),
+            go: go::Cache::default(),
         }
     }
 
@@ -82,7 +85,9 @@ impl ModuleResolver {
             Some(codectx_parser::Language::Python) => {
                 return python::resolve(&self.root, from, specifier);
             }
-            Some(codectx_parser::Language::Go) => return go::resolve(&self.root, from, specifier),
+            Some(codectx_parser::Language::Go) => {
+                return go::resolve(&self.root, from, specifier, &self.go);
+            }
             _ => {}
         }
         match self.resolver.resolve_file(from, specifier) {
@@ -106,6 +111,7 @@ impl ModuleResolver {
     pub fn clear_cache(&self) {
         self.resolver.clear_cache();
         *self.rust_crates.write().unwrap_or_else(|e| e.into_inner()) = None;
+        self.go.clear();
     }
 
     fn rust_crates(&self) -> std::sync::Arc<rust::Crates> {

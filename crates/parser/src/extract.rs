@@ -21,11 +21,11 @@ use crate::lines::LineIndex;
 use crate::symbol::{ByteSpan, ImportInfo, LineRange, Modifier, Naming, ParsedSymbol, SymbolKind};
 
 /// Longest name or signature kept before it is cut with `…`.
-const MAX_NAME: usize = 80;
-const MAX_SIGNATURE: usize = 400;
+pub(crate) const MAX_NAME: usize = 80;
+pub(crate) const MAX_SIGNATURE: usize = 400;
 /// A non-body-bearing declaration longer than this gets its head (before the initializer)
 /// as signature instead of its whole text.
-const MAX_INLINE_SIGNATURE: usize = 160;
+pub(crate) const MAX_INLINE_SIGNATURE: usize = 160;
 /// A function body larger than this (the chunker's 32K-token limit at 4 bytes per token)
 /// cannot be one chunk even with its nested functions collapsed; its statements become
 /// children the way a file's top-level statements become root items. Bundles wrapped in an
@@ -705,13 +705,7 @@ impl<'s> Extractor<'s> {
         let mut group: Option<(u32, u32)> = None;
         let flush = |group: &mut Option<(u32, u32)>, items: &mut Vec<ParsedSymbol>| {
             if let Some((s, e)) = group.take() {
-                let text = self.text(Span::new(s, e));
-                let first_line = text
-                    .lines()
-                    .find(|l| l.chars().any(char::is_alphanumeric))
-                    .unwrap_or(text)
-                    .trim();
-                items.push(self.comment_item(s, e, truncate(first_line.to_string(), MAX_NAME)));
+                items.push(self.comment_item(s, e, comment_name(self.text(Span::new(s, e)))));
             }
         };
         for (start, end) in self.comments.spans() {
@@ -1643,6 +1637,16 @@ fn collapse_whitespace(text: &str, max_chars: usize) -> (String, bool) {
 /// `…` when longer: how signatures and type texts are shown.
 pub fn one_line(text: &str, max_chars: usize) -> String {
     truncate(collapse_whitespace(text, max_chars).0, max_chars)
+}
+
+/// A standalone comment's name: its first line holding a letter or digit, trimmed and cut.
+pub(crate) fn comment_name(text: &str) -> String {
+    let first_line = text
+        .lines()
+        .find(|l| l.chars().any(char::is_alphanumeric))
+        .unwrap_or(text)
+        .trim();
+    truncate(first_line.to_string(), MAX_NAME)
 }
 
 fn truncate(mut s: String, max: usize) -> String {

@@ -100,19 +100,6 @@ impl Language {
     pub fn is_oxc(self) -> bool {
         !grammars::handles(self)
     }
-
-    /// The name the `languages` filter and answers use: `typescript`, `python`…
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::TypeScript => "typescript",
-            Language::Tsx => "tsx",
-            Language::JavaScript => "javascript",
-            Language::Jsx => "jsx",
-            Language::Rust => "rust",
-            Language::Python => "python",
-            Language::Go => "go",
-        }
-    }
 }
 
 /// The languages a `languages` filter can name, each with its file extensions.

@@ -436,29 +436,18 @@ impl<'a> Extractor<'_, '_> {
             .map_or(node.start, |s| s.min(node.start));
         let exported = std::mem::take(&mut self.exported);
         Decl {
-            qualified_name: name.clone(),
-            name,
-            symbol: declared_at.and_then(|at| self.symbol_at.get(&at).copied()),
-            kind,
-            start_line: self.line(start),
-            end_line: self.lines.end_line_of(node.start, node.end),
-            span: (start, node.end),
-            container: None,
-            owner: None,
             exported,
-            is_static: false,
-            is_abstract: false,
-            signature: collapse(self.text(Span::new(sig.0, sig.1.max(sig.0)))),
-            type_params: Vec::new(),
-            extends: Vec::new(),
-            implements: Vec::new(),
-            params: Vec::new(),
-            returns: None,
-            value_type: None,
-            members: Vec::new(),
-            call_signatures: Vec::new(),
-            alternatives: Vec::new(),
-            constant: None,
+            ..Decl::new(
+                name,
+                declared_at.and_then(|at| self.symbol_at.get(&at).copied()),
+                kind,
+                (
+                    self.line(start),
+                    self.lines.end_line_of(node.start, node.end),
+                ),
+                (start, node.end),
+                collapse(self.text(Span::new(sig.0, sig.1.max(sig.0)))),
+            )
         }
     }
 

@@ -182,6 +182,46 @@ pub struct Decl {
     pub constant: Option<ConstantInfo>,
 }
 
+impl Decl {
+    /// A declaration as both extractors start one: named, placed and signed, with no
+    /// container, owner, modifiers, types or members, not exported. `qualified_name` is the
+    /// name until a container says otherwise.
+    pub(crate) fn new(
+        name: String,
+        symbol: Option<u32>,
+        kind: SymbolKind,
+        (start_line, end_line): (u32, u32),
+        span: (u32, u32),
+        signature: String,
+    ) -> Self {
+        Decl {
+            qualified_name: name.clone(),
+            name,
+            symbol,
+            kind,
+            start_line,
+            end_line,
+            span,
+            container: None,
+            owner: None,
+            exported: false,
+            is_static: false,
+            is_abstract: false,
+            signature,
+            type_params: Vec::new(),
+            extends: Vec::new(),
+            implements: Vec::new(),
+            params: Vec::new(),
+            returns: None,
+            value_type: None,
+            members: Vec::new(),
+            call_signatures: Vec::new(),
+            alternatives: Vec::new(),
+            constant: None,
+        }
+    }
+}
+
 /// What the connection graph's "Type: number (value: 3600)" line needs about a variable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -103,29 +103,18 @@ fn add(sym: &ParsedSymbol, container: Option<u32>, facts: &mut FileFacts) {
             _ => sym.name.clone(),
         };
         facts.decls.push(Decl {
-            name: sym.name.clone(),
-            symbol: Some(sym.index),
             qualified_name,
-            kind: sym.kind,
-            start_line: sym.range.start,
-            end_line: sym.range.end,
-            span: (sym.span.start, sym.span.end),
             container,
-            owner: None,
             exported: sym.exported,
             is_static: sym.modifiers.contains(&Modifier::Static),
-            is_abstract: false,
-            signature: sym.signature.clone(),
-            type_params: Vec::new(),
-            extends: Vec::new(),
-            implements: Vec::new(),
-            params: Vec::new(),
-            returns: None,
-            value_type: None,
-            members: Vec::new(),
-            call_signatures: Vec::new(),
-            alternatives: Vec::new(),
-            constant: None,
+            ..Decl::new(
+                sym.name.clone(),
+                Some(sym.index),
+                sym.kind,
+                (sym.range.start, sym.range.end),
+                (sym.span.start, sym.span.end),
+                sym.signature.clone(),
+            )
         });
         if let Some(c) = container {
             facts.decls[c as usize].members.push(index);

@@ -3,12 +3,39 @@
 //! file (by name), which stands for the package. Other paths are the standard library or
 //! other modules: external.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::Resolved;
 
-pub(super) fn resolve(root: &Path, from: &Path, import_path: &str) -> Resolved {
-    let Some((module_dir, module_path)) = go_module(root, from) else {
+/// What resolving reads from disk, kept until the resolver forgets its cache: each
+/// directory's module, each package directory's representative file. Without it every
+/// import would read `go.mod` files and list a directory again.
+#[derive(Debug, Default)]
+pub(super) struct Cache {
+    modules: Mutex<HashMap<PathBuf, Option<(PathBuf, String)>>>,
+    packages: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
+}
+
+impl Cache {
+    pub(super) fn clear(&self) {
+        lock(&self.modules).clear();
+        lock(&self.packages).clear();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(super) fn resolve(root: &Path, from: &Path, import_path: &str, cache: &Cache) -> Resolved {
+    let dir = from.parent().unwrap_or(root).to_path_buf();
+    let module = lock(&cache.modules)
+        .entry(dir)
+        .or_insert_with_key(|dir| go_module(root, dir))
+        .clone();
+    let Some((module_dir, module_path)) = module else {
         return Resolved::External(import_path.to_string());
     };
     let relative = if import_path == module_path {
@@ -21,15 +48,20 @@ pub(super) fn resolve(root: &Path, from: &Path, import_path: &str) -> Resolved {
     let Some(relative) = relative else {
         return Resolved::External(import_path.to_string());
     };
-    match package_file(&module_dir.join(relative)) {
+    let package = module_dir.join(relative);
+    let file = lock(&cache.packages)
+        .entry(package)
+        .or_insert_with_key(|dir| package_file(dir))
+        .clone();
+    match file {
         Some(file) => Resolved::File(file),
         None => Resolved::Unresolved(import_path.to_string()),
     }
 }
 
-/// The nearest `go.mod` above `from` inside `root`: its directory and module path.
-fn go_module(root: &Path, from: &Path) -> Option<(PathBuf, String)> {
-    let mut dir = from.parent()?;
+/// The nearest `go.mod` at or above `dir` inside `root`: its directory and module path.
+fn go_module(root: &Path, dir: &Path) -> Option<(PathBuf, String)> {
+    let mut dir = dir;
     loop {
         if let Ok(text) = std::fs::read_to_string(dir.join("go.mod")) {
             let module = text.lines().find_map(|l| {

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Declaration, Grammar, strip_markers};
+use super::{Declaration, Grammar, owned_text, strip_markers, text};
 use crate::symbol::{Modifier, SymbolKind};
 
 pub(super) struct Go;
@@ -38,29 +38,20 @@ impl Grammar for Go {
             }
             _ => return None,
         };
-        let name = src
-            .get(name_node.start_byte()..name_node.end_byte())?
-            .to_string();
-        let body = node.child_by_field_name("body");
+        let name = owned_text(name_node, src);
         let receiver = node
             .child_by_field_name("receiver")
             .and_then(|r| receiver_type(r, src));
         Some(Declaration {
-            receiver,
-            kind,
             exported: is_exported(&name),
             modifiers: if is_exported(&name) {
                 vec![Modifier::Exported]
             } else {
                 Vec::new()
             },
-            name,
-            name_at: Some(name_node.start_byte() as u32),
-            head: node,
-            body,
-            members: None,
-            doc: None,
-            signature: None,
+            body: node.child_by_field_name("body"),
+            receiver,
+            ..Declaration::new(kind, name, name_node, node)
         })
     }
 
@@ -98,7 +89,7 @@ impl Grammar for Go {
                 // usual package name; `v2`-style suffixes name the element before them).
                 let bound = match spec.child_by_field_name("name") {
                     Some(alias) => {
-                        let alias = src.get(alias.start_byte()..alias.end_byte())?;
+                        let alias = text(alias, src)?;
                         if alias == "_" || alias == "." {
                             Vec::new()
                         } else {
@@ -151,24 +142,17 @@ fn grouped<'t>(node: Node<'t>, src: &str, go: &Go) -> Option<Declaration<'t>> {
             let names: Vec<&str> = specs
                 .iter()
                 .filter_map(|s| s.child_by_field_name("name"))
-                .filter_map(|n| src.get(n.start_byte()..n.end_byte()))
+                .filter_map(|n| text(n, src))
                 .collect();
             let keyword = node.kind().trim_end_matches("_declaration");
             Some(Declaration {
                 // The group declares nothing itself: its specs do, as Go sees them. It is a
                 // statement holding them, so no spec's chain passes through it.
-                kind: SymbolKind::Statement,
-                name: names.join(", "),
                 name_at: None,
-                head: node,
-                body: None,
                 // The walk reads the specs inside the declaration (through a list for `var`).
                 members: specs[0].parent(),
-                modifiers: Vec::new(),
-                exported: false,
-                doc: None,
                 signature: Some(format!("{keyword} ( {} )", names.join("; "))),
-                receiver: None,
+                ..Declaration::new(SymbolKind::Statement, names.join(", "), node, node)
             })
         }
     }
@@ -181,7 +165,7 @@ fn receiver_type(receiver: Node<'_>, src: &str) -> Option<String> {
         .named_children(&mut receiver.walk())
         .find(|p| p.kind() == "parameter_declaration")?;
     let written = parameter.child_by_field_name("type")?;
-    let written = src.get(written.start_byte()..written.end_byte())?;
+    let written = text(written, src)?;
     let name = written.trim_start_matches('*').split('[').next()?.trim();
     (!name.is_empty()).then(|| name.to_string())
 }

@@ -24,19 +24,16 @@ mod rust;
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::Language;
-use crate::extract::{leaf_item, merge_overlapping, one_line, set_hierarchy};
+use crate::extract::{
+    MAX_INLINE_SIGNATURE, MAX_NAME, MAX_SIGNATURE, comment_name, leaf_item, merge_overlapping,
+    one_line, set_hierarchy,
+};
 use crate::lines::LineIndex;
 use crate::symbol::{
     ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, ParseStatus, ParsedFile, ParsedSymbol,
     SymbolKind,
 };
 
-/// Longest name or signature kept before it is cut with `…` (as for TS/JS).
-const MAX_NAME: usize = 80;
-const MAX_SIGNATURE: usize = 400;
-/// A declaration without a body longer than this shows its head, not its value, as its
-/// signature.
-const MAX_INLINE_SIGNATURE: usize = 160;
 /// At most this many syntax errors are reported per file.
 const MAX_DIAGNOSTICS: usize = 20;
 
@@ -114,6 +111,26 @@ struct Declaration<'t> {
     /// The type a Go method is declared on: the symbol's `parent_name`, though the method
     /// stands outside the type's lines.
     receiver: Option<String>,
+}
+
+impl<'t> Declaration<'t> {
+    /// A declaration of `kind` named `name`, written at `name_at`, whose signature starts at
+    /// `head`: no body or members, no modifiers, not exported, no doc. Grammars set the rest.
+    fn new(kind: SymbolKind, name: String, name_at: Node<'t>, head: Node<'t>) -> Self {
+        Declaration {
+            kind,
+            name,
+            name_at: Some(name_at.start_byte() as u32),
+            head,
+            body: None,
+            members: None,
+            modifiers: Vec::new(),
+            exported: false,
+            doc: None,
+            signature: None,
+            receiver: None,
+        }
+    }
 }
 
 fn grammar(language: Language) -> Option<&'static dyn Grammar> {
@@ -350,14 +367,8 @@ impl Walk<'_, '_> {
     fn standalone(&self, nodes: &[Node<'_>]) -> ParsedSymbol {
         let (start, end) = (nodes[0].start_byte(), nodes[nodes.len() - 1].end_byte());
         if nodes.iter().all(|n| self.grammar.is_comment(*n)) {
-            let text = &self.src[start..end];
-            let first_line = text
-                .lines()
-                .find(|l| l.chars().any(char::is_alphanumeric))
-                .unwrap_or(text)
-                .trim();
             leaf_item(
-                one_line(first_line, MAX_NAME),
+                comment_name(&self.src[start..end]),
                 SymbolKind::Comment,
                 self.line_range(start, end),
                 ByteSpan::new(start as u32, end as u32),
@@ -456,29 +467,41 @@ impl Walk<'_, '_> {
             return imports;
         }
         // Every identifier outside the imports themselves that spells a bound name.
+        let mut importing: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+        for (i, import) in imports.iter().enumerate() {
+            for name in &import.local_names {
+                importing.entry(name.as_str()).or_default().push(i);
+            }
+        }
+        // The spans are sorted and never nest: the last one starting at or before a node is
+        // the only one that can hold it.
+        let starts: Vec<(usize, usize)> = imports
+            .iter()
+            .map(|i| (i.span.start as usize, i.span.end as usize))
+            .collect();
+        let inside_import = |node: Node<'_>| {
+            let at = starts.partition_point(|&(s, _)| s <= node.start_byte());
+            at > 0 && node.end_byte() <= starts[at - 1].1
+        };
+        let mut uses: Vec<(usize, u32)> = Vec::new();
         let mut cursor = root.walk();
         let mut visit = true;
         loop {
             let node = cursor.node();
             if visit {
-                let inside_import = imports.iter().any(|i| {
-                    i.span.start as usize <= node.start_byte()
-                        && node.end_byte() <= i.span.end as usize
-                });
+                let inside = inside_import(node);
                 // A name being declared (`def parse(…)`, `f(parse=…)`) uses nothing.
                 let declares = node
                     .parent()
                     .and_then(|p| p.child_by_field_name("name"))
                     .is_some_and(|n| n.id() == node.id());
-                if !inside_import && !declares && self.grammar.is_identifier(node.kind()) {
-                    let name = self.text(node);
-                    for import in &mut imports {
-                        if import.local_names.iter().any(|n| n == name) {
-                            import.reference_offsets.push(node.start_byte() as u32);
-                        }
-                    }
+                if !inside && !declares && self.grammar.is_identifier(node.kind()) {
+                    let bound = importing
+                        .get(self.text(node))
+                        .map_or(&[][..], Vec::as_slice);
+                    uses.extend(bound.iter().map(|&i| (i, node.start_byte() as u32)));
                 }
-                if !inside_import && cursor.goto_first_child() {
+                if !inside && cursor.goto_first_child() {
                     continue;
                 }
             }
@@ -489,6 +512,9 @@ impl Walk<'_, '_> {
             } else {
                 break;
             }
+        }
+        for (i, offset) in uses {
+            imports[i].reference_offsets.push(offset);
         }
         imports
     }
@@ -523,10 +549,19 @@ fn diagnostics(root: Node<'_>, lines: &LineIndex) -> Vec<Diagnostic> {
     out
 }
 
+/// The source text of `node`.
+fn text<'s>(node: Node<'_>, src: &'s str) -> Option<&'s str> {
+    node.utf8_text(src.as_bytes()).ok()
+}
+
+/// The source text of `node`, owned; empty if the node's bytes are not the source's.
+fn owned_text(node: Node<'_>, src: &str) -> String {
+    text(node, src).unwrap_or("").to_string()
+}
+
 /// The text of `node`'s field `field`, if it has one.
 fn field_text<'s>(node: Node<'_>, field: &str, src: &'s str) -> Option<&'s str> {
-    let child = node.child_by_field_name(field)?;
-    src.get(child.start_byte()..child.end_byte())
+    text(node.child_by_field_name(field)?, src)
 }
 
 /// `lines` of a comment block with their `marker` and one following space removed;
@@ -585,10 +620,7 @@ mod tests {
             }
         }
     }
-}
 
-#[cfg(test)]
-mod import_tests {
     #[test]
     fn one_statement_importing_several_modules_gives_one_import_each() {
         let parsed = crate::parse_source(

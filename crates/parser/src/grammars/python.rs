@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::{Declaration, Grammar, MAX_INLINE_SIGNATURE, MAX_SIGNATURE, field_text};
+use super::{Declaration, Grammar, MAX_INLINE_SIGNATURE, MAX_SIGNATURE, owned_text, text};
 use crate::extract::one_line;
 use crate::symbol::{Modifier, SymbolKind};
 
@@ -27,7 +27,7 @@ impl Grammar for Python {
                 let decorators: Vec<&str> = node
                     .named_children(&mut node.walk())
                     .filter(|d| d.kind() == "decorator")
-                    .filter_map(|d| src.get(d.start_byte()..d.end_byte()))
+                    .filter_map(|d| text(d, src))
                     .map(|d| d.trim_start_matches('@').trim())
                     .collect();
                 if decl.kind == SymbolKind::Method {
@@ -46,7 +46,7 @@ impl Grammar for Python {
             }
             "function_definition" => {
                 let name_node = node.child_by_field_name("name")?;
-                let name = field_text(node, "name", src)?.to_string();
+                let name = owned_text(name_node, src);
                 let kind = match container {
                     Some(SymbolKind::Class) if name == "__init__" => SymbolKind::Constructor,
                     Some(SymbolKind::Class) => SymbolKind::Method,
@@ -55,11 +55,7 @@ impl Grammar for Python {
                 let body = node.child_by_field_name("body");
                 let is_async = node.child(0).is_some_and(|c| c.kind() == "async");
                 Some(Declaration {
-                    kind,
                     exported: !name.starts_with('_') || is_dunder(&name),
-                    name,
-                    name_at: Some(name_node.start_byte() as u32),
-                    head: node,
                     body,
                     members: body,
                     modifiers: if is_async {
@@ -68,26 +64,19 @@ impl Grammar for Python {
                         Vec::new()
                     },
                     doc: body.and_then(|b| docstring(b, src)),
-                    signature: None,
-                    receiver: None,
+                    ..Declaration::new(kind, name, name_node, node)
                 })
             }
             "class_definition" => {
                 let name_node = node.child_by_field_name("name")?;
-                let name = field_text(node, "name", src)?.to_string();
+                let name = owned_text(name_node, src);
                 let body = node.child_by_field_name("body");
                 Some(Declaration {
-                    kind: SymbolKind::Class,
                     exported: !name.starts_with('_'),
-                    name,
-                    name_at: Some(name_node.start_byte() as u32),
-                    head: node,
                     body,
                     members: body,
-                    modifiers: Vec::new(),
                     doc: body.and_then(|b| docstring(b, src)),
-                    signature: None,
-                    receiver: None,
+                    ..Declaration::new(SymbolKind::Class, name, name_node, node)
                 })
             }
             // `NAME = …` at the top level or in a class body; locals are not symbols.
@@ -96,7 +85,7 @@ impl Grammar for Python {
                 let target = assignment
                     .child_by_field_name("left")
                     .filter(|l| l.kind() == "identifier")?;
-                let name = src.get(target.start_byte()..target.end_byte())?.to_string();
+                let name = owned_text(target, src);
                 let signature = assignment
                     .child_by_field_name("right")
                     .filter(|_| node.end_byte() - node.start_byte() > MAX_INLINE_SIGNATURE)
@@ -113,17 +102,9 @@ impl Grammar for Python {
                     SymbolKind::Variable
                 };
                 Some(Declaration {
-                    kind,
                     exported: !name.starts_with('_'),
-                    name,
-                    name_at: Some(target.start_byte() as u32),
-                    head: node,
-                    body: None,
-                    members: None,
-                    modifiers: Vec::new(),
-                    doc: None,
                     signature,
-                    receiver: None,
+                    ..Declaration::new(kind, name, target, node)
                 })
             }
             _ => None,
@@ -141,11 +122,7 @@ impl Grammar for Python {
     }
 
     fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
-        let text = |n: Node<'_>| {
-            src.get(n.start_byte()..n.end_byte())
-                .unwrap_or("")
-                .to_string()
-        };
+        let owned = |n: Node<'_>| owned_text(n, src);
         let mut cursor = node.walk();
         match node.kind() {
             // `import a.b` binds `a`; `import a.b as c` binds `c`.
@@ -155,15 +132,15 @@ impl Grammar for Python {
                     "aliased_import" => (
                         node,
                         name.child_by_field_name("name")
-                            .map(text)
+                            .map(owned)
                             .unwrap_or_default(),
                         name.child_by_field_name("alias")
-                            .map(text)
+                            .map(owned)
                             .into_iter()
                             .collect(),
                     ),
                     _ => {
-                        let module = text(name);
+                        let module = owned(name);
                         let bound = module.split('.').next().unwrap_or("").to_string();
                         (node, module, vec![bound])
                     }
@@ -172,13 +149,13 @@ impl Grammar for Python {
             "import_from_statement" => {
                 let module = node
                     .child_by_field_name("module_name")
-                    .map(text)
+                    .map(owned)
                     .unwrap_or_default();
                 let bound = node
                     .children_by_field_name("name", &mut cursor)
                     .filter_map(|name| match name.kind() {
-                        "aliased_import" => name.child_by_field_name("alias").map(text),
-                        _ => Some(text(name)),
+                        "aliased_import" => name.child_by_field_name("alias").map(owned),
+                        _ => Some(owned(name)),
                     })
                     .collect();
                 vec![(node, module, bound)]
@@ -226,7 +203,7 @@ fn docstring(body: Node<'_>, src: &str) -> Option<String> {
         .named_child(0)
         .filter(|s| s.kind() == "expression_statement")?;
     let string = first.named_child(0).filter(|s| s.kind() == "string")?;
-    let raw = src.get(string.start_byte()..string.end_byte())?;
+    let raw = text(string, src)?;
     let raw = raw.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B']);
     let quote = ["\"\"\"", "'''", "\"", "'"]
         .into_iter()

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::{Declaration, Grammar, field_text, strip_markers};
+use super::{Declaration, Grammar, field_text, owned_text, strip_markers, text};
 use crate::symbol::{Modifier, SymbolKind};
 
 pub(super) struct Rust;
@@ -56,7 +56,7 @@ impl Grammar for Rust {
         } else {
             node.child_by_field_name("name")
         }?;
-        let written = src.get(name_node.start_byte()..name_node.end_byte())?;
+        let written = text(name_node, src)?;
         let name = if kind == SymbolKind::Impl {
             type_name(written)
         } else {
@@ -65,7 +65,7 @@ impl Grammar for Rust {
         let visibility = node
             .named_children(&mut node.walk())
             .find(|c| c.kind() == "visibility_modifier")
-            .and_then(|v| src.get(v.start_byte()..v.end_byte()));
+            .and_then(|v| text(v, src));
         let mut modifiers = Vec::new();
         if visibility.is_some() {
             modifiers.push(Modifier::Public);
@@ -73,7 +73,7 @@ impl Grammar for Rust {
         if let Some(qualifiers) = node
             .named_children(&mut node.walk())
             .find(|c| c.kind() == "function_modifiers")
-            .and_then(|m| src.get(m.start_byte()..m.end_byte()))
+            .and_then(|m| text(m, src))
         {
             for word in qualifiers.split_whitespace() {
                 match word {
@@ -84,19 +84,13 @@ impl Grammar for Rust {
             }
         }
         Some(Declaration {
-            kind,
-            name,
-            name_at: Some(name_node.start_byte() as u32),
-            head: node,
             body,
             members,
             modifiers,
             // `pub(crate)` and friends are visible inside the crate only. An `impl` has no
             // visibility of its own: its members' say what is public.
             exported: visibility == Some("pub") || kind == SymbolKind::Impl,
-            doc: None,
-            signature: None,
-            receiver: None,
+            ..Declaration::new(kind, name, name_node, node)
         })
     }
 
@@ -109,11 +103,7 @@ impl Grammar for Rust {
     }
 
     fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
-        let text = |n: Node<'_>| {
-            src.get(n.start_byte()..n.end_byte())
-                .unwrap_or("")
-                .to_string()
-        };
+        let owned = |n: Node<'_>| owned_text(n, src);
         match node.kind() {
             "use_declaration" => {
                 let Some(argument) = node.child_by_field_name("argument") else {
@@ -121,7 +111,7 @@ impl Grammar for Rust {
                 };
                 let mut bound = Vec::new();
                 bound_names(argument, src, &mut bound);
-                vec![(node, crate::extract::one_line(&text(argument), 400), bound)]
+                vec![(node, crate::extract::one_line(&owned(argument), 400), bound)]
             }
             "extern_crate_declaration" => {
                 let name = field_text(node, "name", src).unwrap_or("").to_string();
@@ -183,16 +173,12 @@ fn type_name(written: &str) -> String {
 /// The names a `use` argument binds: `a::B` → `B`; `a::{B, c::D as E}` → `B`, `E`; a glob
 /// binds nothing nameable.
 fn bound_names(node: Node<'_>, src: &str, out: &mut Vec<String>) {
-    let text = |n: Node<'_>| {
-        src.get(n.start_byte()..n.end_byte())
-            .unwrap_or("")
-            .to_string()
-    };
+    let owned = |n: Node<'_>| owned_text(n, src);
     match node.kind() {
-        "identifier" | "type_identifier" => out.push(text(node)),
+        "identifier" | "type_identifier" => out.push(owned(node)),
         "scoped_identifier" => {
             if let Some(name) = node.child_by_field_name("name") {
-                let name = text(name);
+                let name = owned(name);
                 if name != "self" {
                     out.push(name);
                 } else if let Some(path) = node.child_by_field_name("path") {
@@ -202,7 +188,7 @@ fn bound_names(node: Node<'_>, src: &str, out: &mut Vec<String>) {
         }
         "use_as_clause" => {
             if let Some(alias) = node.child_by_field_name("alias") {
-                out.push(text(alias));
+                out.push(owned(alias));
             }
         }
         "scoped_use_list" => {
