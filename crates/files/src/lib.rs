@@ -200,10 +200,11 @@ fn split_name(relative_path: &str) -> (&str, &str) {
 }
 
 /// The files the module resolver reads beside the source: `package.json` (`exports`,
-/// `main`, workspaces) and `tsconfig*.json` / `jsconfig*.json` (`paths`, `baseUrl`,
-/// `extends`, references).
+/// `main`, workspaces), `tsconfig*.json` / `jsconfig*.json` (`paths`, `baseUrl`,
+/// `extends`, references), `Cargo.toml` (a Rust crate's name and root) and `go.mod` (a Go
+/// module's path).
 pub fn is_module_config_name(name: &str) -> bool {
-    name == "package.json"
+    matches!(name, "package.json" | "Cargo.toml" | "go.mod")
         || ["tsconfig", "jsconfig"]
             .iter()
             .any(|stem| name.starts_with(stem) && name.ends_with(".json"))

@@ -30,6 +30,8 @@ fn a_tag_never_checked_out_gives_its_own_files() {
     repo.write("package.json", "{\"name\": \"r\"}\n");
     repo.write("tsconfig.build.json", "{}\n");
     repo.write("dist/package.json", "{}\n");
+    repo.write("go.mod", "module example.com/r\n");
+    repo.write("Cargo.toml", "[package]\nname = \"r\"\n");
     let first = repo.commit("first");
     repo.git(&["tag", "v1"]);
     repo.write("src/a.ts", "export const a = 2;\n");
@@ -51,7 +53,15 @@ fn a_tag_never_checked_out_gives_its_own_files() {
     );
     // The module configurations come beside them, outside skipped directories.
     let configs: Vec<&str> = v1.module_configs.iter().map(|f| f.path.as_str()).collect();
-    assert_eq!(configs, ["package.json", "tsconfig.build.json"]);
+    assert_eq!(
+        configs,
+        [
+            "Cargo.toml",
+            "go.mod",
+            "package.json",
+            "tsconfig.build.json"
+        ]
+    );
     let head = files_at(dir.path(), "HEAD", &selection).unwrap();
     assert_eq!(head.commit, second);
     assert_eq!(resolve_commit(dir.path(), "v1").unwrap(), first);
