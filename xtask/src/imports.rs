@@ -15,7 +15,7 @@ use codectx_graph::ProjectGraph;
 use serde::Deserialize;
 
 /// A truth file: one JSON record per non-blank line.
-fn read_truth<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+pub(crate) fn read_truth<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
     text.lines()
         .enumerate()

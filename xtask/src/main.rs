@@ -18,6 +18,7 @@ mod bench;
 mod bench_cli;
 mod bench_query;
 mod bm25;
+mod calls;
 mod changes;
 mod eval;
 mod eval_corpus;
@@ -66,6 +67,10 @@ enum Command {
     /// (JSON lines of `{file, line, name, ancestors}`, from `xtask/truth/python_hierarchy.py`
     /// or `go_hierarchy.go`): 002 SC-201.
     HierarchyAccuracy(Accuracy),
+    /// Compare the graph's call edges with a language's own go-to-definition (JSON lines of
+    /// `{file, line, name, target}`, from `xtask/truth/python_calls.py`): precision and
+    /// recall of the call sites resolved into the project.
+    CallAccuracy(Accuracy),
     /// Answer a `symbol = …` lookup on a project: connection graph + smart snapshots.
     Query {
         #[arg(long)]
@@ -457,6 +462,7 @@ fn main() -> anyhow::Result<()> {
         Command::GraphAccuracy(a) => graph::accuracy(&a.root, &a.truth, a.show),
         Command::ImportAccuracy(a) => imports::accuracy(&a.root, &a.truth, a.show),
         Command::HierarchyAccuracy(a) => imports::hierarchy_accuracy(&a.root, &a.truth, a.show),
+        Command::CallAccuracy(a) => calls::accuracy(&a.root, &a.truth, a.show),
         Command::Bench {
             target:
                 BenchTarget::Index {

@@ -202,6 +202,10 @@ impl<'p> Context<'p, '_> {
             .iter()
             .filter_map(|c| stub_end(self.source, c).map(|s| (s, c.span.end.min(end))))
             .collect();
+        // A Go method stands outside its type's lines, but its receiver names the type: the
+        // breadcrumb reads `file > Type > Method`, as it would inside a class.
+        let receiver = sym.parent_name.as_deref().filter(|_| parent.is_none());
+        crumbs.extend(receiver);
         crumbs.push(&sym.name);
         let chunk = CodeChunk {
             id,
@@ -210,7 +214,9 @@ impl<'p> Context<'p, '_> {
             node_kind: sym.kind,
             name: sym.name.clone(),
             naming: sym.naming,
-            parent_name: parent.map(|i| out[i].0.name.clone()),
+            parent_name: parent
+                .map(|i| out[i].0.name.clone())
+                .or(receiver.map(str::to_string)),
             parent_chunk_id: parent_id,
             child_chunk_ids: Vec::new(),
             depth,
@@ -234,6 +240,9 @@ impl<'p> Context<'p, '_> {
             out[index].0.child_chunk_ids.push(child_id);
         }
         crumbs.pop();
+        if receiver.is_some() {
+            crumbs.pop();
+        }
     }
 
     /// Imports referenced inside `[start, end)` outside the collapsed ranges.

@@ -379,6 +379,12 @@ fn breadcrumbs(chunks: &[CodeChunk], relative_path: &str, v: &mut Vec<Violation>
                 break; // a cycle; rule 4 reports it
             }
         }
+        // A Go method at the top level is named under its receiver type.
+        if at.parent_chunk_id.is_none()
+            && let Some(receiver) = &at.parent_name
+        {
+            names.push(receiver);
+        }
         names.push(relative_path);
         names.reverse();
         let expected = names.join(" > ");

@@ -295,14 +295,13 @@ impl ProjectGraph {
     /// receiver names exactly this type, even from another file; this is the one cross-file
     /// join by name, and only Go's scope rule allows it.
     pub fn package_type(&self, file: u32, name: &str) -> Option<SymbolRef> {
-        let directory = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
         let path = &self.files.get(file as usize)?.path;
-        if codectx_parser::Language::from_path(path) != Some(codectx_parser::Language::Go) {
+        if !is_go(path) {
             return None;
         }
         let dir = directory(path);
         self.files.iter().enumerate().find_map(|(f, node)| {
-            if !node.path.ends_with(".go") || directory(&node.path) != dir {
+            if !is_go(&node.path) || directory(&node.path) != dir {
                 return None;
             }
             let decl = node
@@ -437,4 +436,28 @@ impl ProjectGraph {
     pub fn info(&self, s: SymbolRef) -> SymbolInfo {
         metadata::info(self, s)
     }
+}
+
+/// Whether `path` is a Go file: its directory is its package (Go's package scope).
+pub(crate) fn is_go(path: &str) -> bool {
+    codectx_parser::Language::from_path(path) == Some(codectx_parser::Language::Go)
+}
+
+/// Whether `path` is read by oxc (TS/JS).
+pub(crate) fn is_oxc_file(path: &str) -> bool {
+    codectx_parser::Language::from_path(path).is_none_or(|l| l.is_oxc())
+}
+
+/// The directory part of a relative path (`""` at the root).
+pub(crate) fn directory(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// Whether the Rust file `path` is the module `name`: `…/name.rs` or `…/name/mod.rs`.
+pub(crate) fn is_rust_module(path: &str, name: &str) -> bool {
+    let Some(stem) = path.strip_suffix(".rs") else {
+        return false;
+    };
+    let stem = stem.strip_suffix("/mod").unwrap_or(stem);
+    stem.rsplit('/').next() == Some(name)
 }

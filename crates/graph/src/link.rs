@@ -308,6 +308,8 @@ pub(crate) struct Linker<'g> {
     /// (file, context) → the callback's function type: every use of a callback parameter
     /// shares its context, which would otherwise be resolved once per use.
     contexts: RefCell<HashMap<(u32, u32), Option<SymbolRef>>>,
+    /// Go's packages: each directory's Go files, made on the first lookup in one.
+    packages: std::cell::OnceCell<HashMap<&'g str, Vec<u32>>>,
 }
 
 impl<'g> Linker<'g> {
@@ -316,7 +318,49 @@ impl<'g> Linker<'g> {
             files,
             exports: RefCell::new(HashMap::new()),
             contexts: RefCell::new(HashMap::new()),
+            packages: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The files of file `f`'s Go package (its directory's Go files, `f` among them); empty
+    /// for any other file.
+    fn package(&self, f: u32) -> &[u32] {
+        let path = self.files[f as usize].path.as_str();
+        if !crate::is_go(path) {
+            return &[];
+        }
+        let packages = self.packages.get_or_init(|| {
+            let mut packages: HashMap<&str, Vec<u32>> = HashMap::new();
+            for (i, file) in self.files.iter().enumerate() {
+                if crate::is_go(&file.path) {
+                    packages
+                        .entry(crate::directory(&file.path))
+                        .or_default()
+                        .push(i as u32);
+                }
+            }
+            packages
+        });
+        packages
+            .get(crate::directory(path))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// A name of Go's package scope, as written in file `f`: a function, type, constant or
+    /// variable declared at the top of any file of its package.
+    fn package_decl(&self, f: u32, name: &str) -> Option<Entity> {
+        self.package(f).iter().find_map(|&file| {
+            let decl = self.facts(file).decls.iter().position(|d| {
+                d.container.is_none()
+                    && d.name == name
+                    && d.kind != SymbolKind::Method
+                    && !d.kind.is_root_item()
+            })?;
+            Some(Entity::Symbol(SymbolRef {
+                file,
+                decl: decl as u32,
+            }))
+        })
     }
 
     /// The declaration a name written in file `f` denotes, if any.
@@ -405,10 +449,15 @@ impl<'g> Linker<'g> {
             })),
             Target::Import { request, name } => {
                 let file = self.request_file(f, *request)?;
-                self.export(file, name)
+                self.export(file, name).or_else(|| {
+                    // A Rust path leads to the deepest module file it names: when that file
+                    // is the module `name` itself (`use crate::auth;`), the binding is it.
+                    crate::is_rust_module(&self.files[file as usize].path, name)
+                        .then_some(Entity::Module(file))
+                })
             }
             Target::Namespace { request } => self.request_file(f, *request).map(Entity::Module),
-            Target::Global { .. } => None,
+            Target::Global { name } => self.package_decl(f, name),
         }
     }
 
@@ -577,10 +626,26 @@ impl<'g> Linker<'g> {
     /// `name` looked up in a scope, through inheritance.
     fn member(&self, scope: Scope, name: &str) -> Option<Entity> {
         match scope {
-            Scope::Module(m) => self.export(m, name),
+            // A Go package exports from all its files.
+            Scope::Module(m) => self.export(m, name).or_else(|| {
+                self.package(m)
+                    .iter()
+                    .filter(|&&file| file != m)
+                    .find_map(|&file| self.export(file, name))
+            }),
             Scope::Value(s) => {
                 let d = self.decl(s);
-                if d.kind == SymbolKind::Class {
+                // A TS enum's members are values; a Rust enum's are the methods of its
+                // `impl` blocks, as a struct's and a trait's are.
+                let holds_methods = match d.kind {
+                    SymbolKind::Class
+                    | SymbolKind::Struct
+                    | SymbolKind::Impl
+                    | SymbolKind::Trait => true,
+                    SymbolKind::Enum => !crate::is_oxc_file(&self.files[s.file as usize].path),
+                    _ => false,
+                };
+                if holds_methods {
                     return self.class_member(s, name).map(Entity::Symbol);
                 }
                 // Object-literal constants: methods owned by the constant.

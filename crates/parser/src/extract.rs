@@ -420,6 +420,7 @@ impl<'s> Extractor<'s> {
             span: ByteSpan::new(span.start, span.end),
             source: source.to_string(),
             local_names: ids.iter().map(|id| id.name.to_string()).collect(),
+            imported: Vec::new(),
             reference_offsets: Vec::new(),
         });
     }

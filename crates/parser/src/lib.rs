@@ -45,8 +45,8 @@ pub use extract::one_line;
 pub use grammars::top_level_statements;
 pub use lines::LineIndex;
 pub use symbol::{
-    ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, Naming, ParseStatus, ParsedFile,
-    ParsedSymbol, SymbolKind,
+    ByteSpan, CallHead, CallSyntax, Diagnostic, ImportInfo, LineRange, Modifier, Naming,
+    ParseStatus, ParsedFile, ParsedSymbol, SymbolKind,
 };
 
 /// The name of a function nothing names: neither a declaration, a variable, a property nor
@@ -283,6 +283,7 @@ pub fn parse_with<R>(
                 status: ParseStatus::of_tree(&diagnostics),
                 symbols,
                 imports,
+                calls: Vec::new(),
                 diagnostics,
                 // Not needed by later attempts: this one returns.
                 lines: std::mem::take(&mut lines),
@@ -318,6 +319,7 @@ pub fn parse_with<R>(
         status: ParseStatus::Failed,
         symbols: extract::unparsed_item(source, &lines),
         imports: Vec::new(),
+        calls: Vec::new(),
         diagnostics: first_diagnostics.unwrap_or_default(),
         lines,
     };

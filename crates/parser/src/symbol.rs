@@ -368,6 +368,35 @@ impl ParsedSymbol {
     }
 }
 
+/// A call written in a Rust, Python or Go file, as its syntax spells it: the callee as a
+/// path of names and what the path's first name is bound to in the file. The graph resolves
+/// it ([`CallHead`] says how far the file alone goes). TS/JS files list none: the graph reads
+/// their calls from oxc's semantic model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallSyntax {
+    /// Byte offset where the call begins.
+    pub at: u32,
+    /// The callee's names in order: `["helper"]`, `["self", "validate"]`,
+    /// `["Claims", "new"]`, `["http", "ListenAndServe"]`.
+    pub path: Vec<String>,
+    pub head: CallHead,
+}
+
+/// What the first name of a [`CallSyntax`] path denotes, as far as the file's syntax tells.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CallHead {
+    /// The value a method runs on: Rust's `self` and `Self`, a Python method's first
+    /// parameter, a Go method's receiver.
+    Receiver,
+    /// Binding `binding` of import `import` ([`ParsedFile::imports`]; what it names there is
+    /// [`ImportInfo::imported`]).
+    Import { import: u32, binding: u32 },
+    /// Any other name: a declaration of the file (or of the Go package), a local, a builtin.
+    Name,
+}
+
 /// One import statement (ESM `import`, `import x = require()`, or a root-level CommonJS
 /// `require`) and where its bindings are used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -379,6 +408,12 @@ pub struct ImportInfo {
     pub source: String,
     /// Local names the statement binds.
     pub local_names: Vec<String>,
+    /// What each of `local_names` names in the imported module, in the same order: an item
+    /// (`validate_token` for `from m import validate_token as check`), or `None` for the
+    /// module itself (`import os`, a Go package). Rust, Python and Go only: the graph reads
+    /// TS/JS bindings from oxc's semantic model.
+    #[serde(default)]
+    pub imported: Vec<Option<String>>,
     /// Start offsets, ascending, of every reference that oxc_semantic resolved to one of those
     /// bindings. A shadowing local of the same name is a different symbol and never appears here.
     pub reference_offsets: Vec<u32>,
@@ -427,6 +462,9 @@ pub struct ParsedFile {
     /// Root items in source order, each with its nested symbols.
     pub symbols: Vec<ParsedSymbol>,
     pub imports: Vec<ImportInfo>,
+    /// Calls of a Rust, Python or Go file, in source order (none for TS/JS).
+    #[serde(default)]
+    pub calls: Vec<CallSyntax>,
     pub diagnostics: Vec<Diagnostic>,
     /// Line starts of the parsed text, kept so later phases need not rebuild them. Not
     /// serialized: after a round trip it is empty and consumers rebuild it (see

@@ -387,5 +387,7 @@ impl FileFacts {
 /// characters by the parser's `one_line`. 12: a default-exported function expression is
 /// declared where it begins, as the parser has it (`codectx_parser::declared_at`). 13: Rust,
 /// Python and Go files have facts (declarations, exports, module requests). 14: a Go
-/// method's qualified name names its receiver type wherever the type is declared.
-pub const FACTS_VERSION: u32 = 14;
+/// method's qualified name names its receiver type wherever the type is declared. 15: Rust,
+/// Python and Go calls (by the languages' scoping of names), Python's module-level imports
+/// as exports, a Rust `impl`'s methods as members of its type.
+pub const FACTS_VERSION: u32 = 15;

@@ -1,15 +1,22 @@
 //! Facts of a file the parser read with tree-sitter (Rust, Python, Go): its declarations,
-//! straight from the [`ParsedSymbol`] tree, and its exports.
+//! straight from the [`ParsedSymbol`] tree, its exports, and its calls.
 //!
 //! What the tree gives is exact: which symbols are declared, inside which container, which
 //! the language makes visible outside the file (`pub`, a capital letter, no leading `_`),
 //! and which modules the file imports (and, in Rust, declares with `mod x;`), resolved by
-//! `crate::modules`. There is no semantic model for these languages yet, so no call or
-//! reference is claimed: the graph links nothing it would have to guess by name.
+//! `crate::modules`. Calls are resolved by the language's scoping of names only
+//! ([`calls`]): a name declared around the call, an import's binding, the receiver inside a
+//! method. There is no type inference, so `value.method()` on any other value stays
+//! unresolved: the graph links nothing it would have to guess.
 
-use codectx_parser::{Language, Modifier, ParsedFile, ParsedSymbol, SymbolKind};
+use codectx_parser::{
+    CallHead, CallSyntax, Language, Modifier, ParsedFile, ParsedSymbol, SymbolKind,
+};
 
-use super::{Decl, Export, ExportTarget, FileFacts, ModuleRequest, RequestKind};
+use super::{
+    CallSite, Callee, Decl, Export, ExportTarget, FileFacts, ModuleRequest, Receiver, RequestKind,
+    SiteKind, Target,
+};
 
 /// Kinds whose members read `Container.member`.
 fn is_member_container(kind: SymbolKind) -> bool {
@@ -27,36 +34,264 @@ pub(super) fn facts_from_symbols(parsed: &ParsedFile) -> FileFacts {
         add(root, None, &mut facts);
     }
     attach_to_receivers(parsed, &mut facts);
-    facts.requests = requests(parsed);
+    if parsed.language == Language::Rust {
+        attach_impls(&mut facts);
+    }
+    let (requests, request_of_import) = requests(parsed);
+    facts.requests = requests;
+    if parsed.language == Language::Python {
+        reexport_imports(parsed, &request_of_import, &mut facts);
+    }
+    facts.calls = calls(parsed, &request_of_import, &facts);
     facts
 }
 
-/// One request per imported module, and per Rust `mod x;` (a request for `self::x`).
-fn requests(parsed: &ParsedFile) -> Vec<ModuleRequest> {
+/// One request per imported module, and per Rust `mod x;` (a request for `self::x`), in line
+/// order; and each import's request.
+fn requests(parsed: &ParsedFile) -> (Vec<ModuleRequest>, Vec<u32>) {
     let lines = &parsed.lines;
-    let mut requests: Vec<ModuleRequest> = parsed
+    // (request, the import it is, if any)
+    let mut requests: Vec<(ModuleRequest, Option<usize>)> = parsed
         .imports
         .iter()
-        .map(|import| ModuleRequest {
-            specifier: import.source.clone(),
-            line: lines.line_of(import.span.start),
-            kind: RequestKind::Import,
-            names: import.local_names.clone(),
+        .enumerate()
+        .map(|(i, import)| {
+            let request = ModuleRequest {
+                specifier: import.source.clone(),
+                line: lines.line_of(import.span.start),
+                kind: RequestKind::Import,
+                names: import.local_names.clone(),
+            };
+            (request, Some(i))
         })
         .collect();
     if parsed.language == Language::Rust {
         let declared = parsed
             .walk()
             .filter(|s| s.kind == SymbolKind::Module && s.body.is_none() && s.depth == 0);
-        requests.extend(declared.map(|m| ModuleRequest {
-            specifier: format!("self::{}", m.name),
-            line: m.range.end,
-            kind: RequestKind::Import,
-            names: Vec::new(),
+        requests.extend(declared.map(|m| {
+            let request = ModuleRequest {
+                specifier: format!("self::{}", m.name),
+                line: m.range.end,
+                kind: RequestKind::Import,
+                names: Vec::new(),
+            };
+            (request, None)
         }));
-        requests.sort_by_key(|r| r.line);
+        requests.sort_by_key(|(r, _)| r.line);
     }
-    requests
+    let mut request_of_import = vec![0; parsed.imports.len()];
+    for (r, (_, import)) in requests.iter().enumerate() {
+        if let Some(i) = import {
+            request_of_import[*i] = r as u32;
+        }
+    }
+    (
+        requests.into_iter().map(|(r, _)| r).collect(),
+        request_of_import,
+    )
+}
+
+/// A Python module's namespace holds what it imports from other modules: a package's
+/// `__init__.py` saying `from .jwt import validate_token` is where `from app.auth import
+/// validate_token` finds it. Names with a leading `_` stay private, as for declarations; an
+/// import inside a function or class binds nothing in the module.
+fn reexport_imports(parsed: &ParsedFile, request_of_import: &[u32], facts: &mut FileFacts) {
+    for (i, import) in parsed.imports.iter().enumerate() {
+        let at = import.span.start;
+        let nested = facts.decls.iter().any(|d| d.span.0 <= at && at < d.span.1);
+        if nested {
+            continue;
+        }
+        for (local, item) in import.local_names.iter().zip(&import.imported) {
+            let Some(item) = item else { continue };
+            if local.starts_with('_') || facts.exports.iter().any(|e| &e.name == local) {
+                continue;
+            }
+            facts.exports.push(Export {
+                name: local.clone(),
+                line: parsed.lines.line_of(at),
+                target: ExportTarget::Reexport {
+                    request: request_of_import[i],
+                    name: item.clone(),
+                },
+            });
+        }
+    }
+}
+
+/// A Rust `impl X` block's methods are members of the type `X` the file declares, as a Go
+/// method is of its receiver type: `X::new()` and `x.len()` look them up on the type. Each
+/// stays inside its `impl` (its container), where the code puts it.
+fn attach_impls(facts: &mut FileFacts) {
+    for i in 0..facts.decls.len() {
+        let block = &facts.decls[i];
+        if block.kind != SymbolKind::Impl || block.container.is_some() {
+            continue;
+        }
+        let Some(owner) = facts.decls.iter().position(|d| {
+            d.container.is_none() && d.kind.is_type() && d.name == facts.decls[i].name
+        }) else {
+            continue;
+        };
+        let methods = facts.decls[i].members.clone();
+        let members = &mut facts.decls[owner].members;
+        members.extend(methods);
+        members.sort_unstable();
+        members.dedup();
+    }
+}
+
+/// Whether a declaration of `kind` holds methods a receiver or a type path reaches.
+fn is_method_holder(kind: SymbolKind) -> bool {
+    matches!(
+        kind,
+        SymbolKind::Class | SymbolKind::Struct | SymbolKind::Impl | SymbolKind::Trait
+    )
+}
+
+/// The file's calls whose callee the file alone can name, or (Go) its package can:
+/// - a plain name: the declaration of that name around the call (the innermost
+///   function, module or file declaring it; never a method), an import's binding, or
+///   (Go only) a name of the package, left for the linker ([`Target::Global`]);
+/// - a path: from the receiver inside a method (`self.m()`, `Self::new()`, `h.m()` for a Go
+///   receiver `h`), an import's binding (`pkg.F()`, `Claims::new()`), or a type the file
+///   declares (`Config::load()`), through the path's names.
+///
+/// Anything else (a local value's method, a builtin) is no call site: it names nothing the
+/// graph knows without types.
+fn calls(parsed: &ParsedFile, request_of_import: &[u32], facts: &FileFacts) -> Vec<CallSite> {
+    parsed
+        .calls
+        .iter()
+        .filter_map(|call| {
+            let caller = enclosing(facts, call.at);
+            let callee = callee(parsed, request_of_import, facts, caller, call)?;
+            Some(CallSite {
+                caller,
+                line: parsed.lines.line_of(call.at),
+                kind: SiteKind::Call,
+                callee,
+                in_named_expression: false,
+            })
+        })
+        .collect()
+}
+
+/// The innermost function or type declaration whose text holds `at`; `None` at module
+/// level. Declarations come in pre-order, so the last one holding `at` is the innermost.
+fn enclosing(facts: &FileFacts, at: u32) -> Option<u32> {
+    facts
+        .decls
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.span.0 <= at && at < d.span.1)
+        .filter(|(_, d)| d.kind.is_callable() || is_method_holder(d.kind))
+        .map(|(i, _)| i as u32)
+        .last()
+}
+
+/// `decl` and its containers, innermost first.
+fn scopes(facts: &FileFacts, decl: Option<u32>) -> impl Iterator<Item = u32> + '_ {
+    std::iter::successors(decl, |&d| facts.decls[d as usize].container)
+}
+
+fn callee(
+    parsed: &ParsedFile,
+    request_of_import: &[u32],
+    facts: &FileFacts,
+    caller: Option<u32>,
+    call: &CallSyntax,
+) -> Option<Callee> {
+    let (first, rest) = call.path.split_first()?;
+    let imported = |import: u32, binding: u32| {
+        let info = parsed.imports.get(import as usize)?;
+        let request = *request_of_import.get(import as usize)?;
+        Some((request, info.imported.get(binding as usize)?.clone()))
+    };
+    let Some((name, middle)) = rest.split_last() else {
+        let target = match call.head {
+            CallHead::Receiver => return None,
+            CallHead::Import { import, binding } => {
+                let (request, item) = imported(import, binding)?;
+                // Calling a module itself is no call of a declaration.
+                Target::Import {
+                    request,
+                    name: item?,
+                }
+            }
+            CallHead::Name => match declared_around(facts, caller, first) {
+                Some(decl) => Target::Local { decl },
+                None if parsed.language == Language::Go => Target::Global {
+                    name: first.clone(),
+                },
+                None => return None,
+            },
+        };
+        return Some(Callee::Name { target });
+    };
+    let mut receiver = match call.head {
+        CallHead::Receiver => Receiver::This {
+            class: scopes(facts, caller)
+                .find(|&d| is_method_holder(facts.decls[d as usize].kind))?,
+        },
+        CallHead::Import { import, binding } => match imported(import, binding)? {
+            (request, None) => Receiver::Value {
+                target: Target::Namespace { request },
+            },
+            (request, Some(item)) => Receiver::Value {
+                target: Target::Import {
+                    request,
+                    name: item,
+                },
+            },
+        },
+        CallHead::Name => {
+            let decl = facts.decls.iter().position(|d| {
+                d.container.is_none()
+                    && (d.kind.is_type() || d.kind == SymbolKind::Module)
+                    && d.name == *first
+            })?;
+            Receiver::Value {
+                target: Target::Local { decl: decl as u32 },
+            }
+        }
+    };
+    for step in middle {
+        receiver = Receiver::Member {
+            receiver: Box::new(receiver),
+            name: step.clone(),
+        };
+    }
+    Some(Callee::Member {
+        receiver,
+        name: name.clone(),
+    })
+}
+
+/// The function, type or constant named `name` that a plain name inside `caller` denotes:
+/// declared in the innermost function or module around it, else at the top of the file.
+/// A class, `impl` or trait body is no scope its methods see by plain name.
+fn declared_around(facts: &FileFacts, caller: Option<u32>, name: &str) -> Option<u32> {
+    let visible =
+        |d: &Decl| d.name == name && d.kind != SymbolKind::Method && !d.kind.is_root_item();
+    let scope_chain =
+        scopes(facts, caller).filter(|&s| !is_method_holder(facts.decls[s as usize].kind));
+    for scope in scope_chain {
+        let found = facts.decls[scope as usize]
+            .members
+            .iter()
+            .copied()
+            .find(|&m| visible(&facts.decls[m as usize]));
+        if found.is_some() {
+            return found;
+        }
+    }
+    facts
+        .decls
+        .iter()
+        .position(|d| d.container.is_none() && visible(d))
+        .map(|d| d as u32)
 }
 
 /// A Go method stands outside its type's lines; its receiver names the type

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Declaration, Grammar, owned_text, strip_markers, text};
+use super::{Bound, Declaration, Grammar, owned_text, strip_markers, text};
 use crate::symbol::{Modifier, SymbolKind};
 
 pub(super) struct Go;
@@ -62,7 +62,7 @@ impl Grammar for Go {
         }
     }
 
-    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<Bound>)> {
         if node.kind() != "import_declaration" {
             return Vec::new();
         }
@@ -93,10 +93,10 @@ impl Grammar for Go {
                         if alias == "_" || alias == "." {
                             Vec::new()
                         } else {
-                            vec![alias.to_string()]
+                            vec![Bound::module(alias)]
                         }
                     }
-                    None => vec![package_name(path).to_string()],
+                    None => vec![Bound::module(package_name(path))],
                 };
                 Some((spec, path.to_string(), bound))
             })
@@ -114,6 +114,39 @@ impl Grammar for Go {
 
     fn is_identifier(&self, kind: &str) -> bool {
         matches!(kind, "identifier" | "package_identifier")
+    }
+
+    fn call_path(&self, node: Node<'_>, src: &str) -> Option<Vec<String>> {
+        if node.kind() != "call_expression" {
+            return None;
+        }
+        let mut path = Vec::new();
+        let mut at = node.child_by_field_name("function")?;
+        while at.kind() == "selector_expression" {
+            path.push(text(at.child_by_field_name("field")?, src)?.to_string());
+            at = at.child_by_field_name("operand")?;
+            if path.len() > super::MAX_CALL_PATH {
+                return None;
+            }
+        }
+        if !matches!(at.kind(), "identifier" | "package_identifier") {
+            return None;
+        }
+        path.push(text(at, src)?.to_string());
+        path.reverse();
+        Some(path)
+    }
+
+    /// The receiver's name: `h` in `func (h *Handler) Serve()`.
+    fn receiver_name(&self, node: Node<'_>, src: &str) -> Option<String> {
+        if node.kind() != "method_declaration" {
+            return None;
+        }
+        let receiver = node.child_by_field_name("receiver")?;
+        let parameter = receiver
+            .named_children(&mut receiver.walk())
+            .find(|p| p.kind() == "parameter_declaration")?;
+        Some(owned_text(parameter.child_by_field_name("name")?, src))
     }
 }
 

@@ -30,8 +30,8 @@ use crate::extract::{
 };
 use crate::lines::LineIndex;
 use crate::symbol::{
-    ByteSpan, Diagnostic, ImportInfo, LineRange, Modifier, ParseStatus, ParsedFile, ParsedSymbol,
-    SymbolKind,
+    ByteSpan, CallHead, CallSyntax, Diagnostic, ImportInfo, LineRange, Modifier, ParseStatus,
+    ParsedFile, ParsedSymbol, SymbolKind,
 };
 
 /// At most this many syntax errors are reported per file.
@@ -55,10 +55,28 @@ trait Grammar {
     /// statement.
     fn item_kind(&self, node: Node<'_>) -> SymbolKind;
 
-    /// The modules an import statement names, each with the local names it binds and the
-    /// node it is written in (the statement, or one line of a grouped Go import): `import
-    /// os, sys` is two imports of one statement. Empty for anything else.
-    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)>;
+    /// The modules an import statement names, each with the names it binds and the node it
+    /// is written in (the statement, or one line of a grouped Go import): `import os, sys`
+    /// is two imports of one statement. Empty for anything else.
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<Bound>)>;
+
+    /// The callee of `node` as a path of names, when `node` is a call whose callee is one
+    /// (`f()`, `self.m()`, `Type::new()`, `pkg.Func()`); `None` for anything else, and for
+    /// callees no path spells (`f()()`, `xs[0]()`).
+    fn call_path(&self, node: Node<'_>, src: &str) -> Option<Vec<String>>;
+
+    /// The name a method calls the value it runs on, when `node` is a method (a Python
+    /// method's first parameter, a Go method's receiver). Inside it, and in the functions
+    /// nested in it, that name is the [`CallHead::Receiver`].
+    fn receiver_name(&self, _node: Node<'_>, _src: &str) -> Option<String> {
+        None
+    }
+
+    /// Whether a path starting with `name` starts at the receiver wherever it is written
+    /// (Rust's `self` and `Self`).
+    fn is_receiver_word(&self, _name: &str) -> bool {
+        false
+    }
 
     /// Whether `node` is control flow whose blocks may declare (Python's `if`, `try`,
     /// `with`…): its declarations are found inside it.
@@ -88,6 +106,32 @@ trait Grammar {
     /// Whether a node of this kind is an identifier that may use an import's binding.
     fn is_identifier(&self, kind: &str) -> bool;
 }
+
+/// A name an import binds, and what it names in the imported module: an item of it
+/// (`Some`), or the module itself (`None`).
+struct Bound {
+    local: String,
+    item: Option<String>,
+}
+
+impl Bound {
+    fn module(local: impl Into<String>) -> Self {
+        Bound {
+            local: local.into(),
+            item: None,
+        }
+    }
+
+    fn item(local: impl Into<String>, item: impl Into<String>) -> Self {
+        Bound {
+            local: local.into(),
+            item: Some(item.into()),
+        }
+    }
+}
+
+/// Callee paths longer than this are not followed: no resolution reads that deep.
+const MAX_CALL_PATH: usize = 4;
 
 /// A declaration as a grammar reads it.
 struct Declaration<'t> {
@@ -181,6 +225,7 @@ pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<Pars
             status: ParseStatus::Failed,
             symbols: crate::extract::unparsed_item(source, &lines),
             imports: Vec::new(),
+            calls: Vec::new(),
             diagnostics: vec![Diagnostic {
                 message: "tree-sitter gave no tree".into(),
                 line: None,
@@ -200,7 +245,8 @@ pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<Pars
         set_hierarchy(item, None, 0);
         item.parent_name = receiver;
     }
-    let imports = walk.imports(root);
+    let (imports, bound) = walk.imports(root);
+    let calls = walk.calls(root, &bound);
     let diagnostics = if root.has_error() {
         diagnostics(root, &lines)
     } else {
@@ -213,6 +259,7 @@ pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<Pars
         status: ParseStatus::of_tree(&diagnostics),
         symbols: roots,
         imports,
+        calls,
         diagnostics,
         lines,
     })
@@ -440,8 +487,9 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// The file's imports, with where each binding is used, by name.
-    fn imports(&self, root: Node<'_>) -> Vec<ImportInfo> {
+    /// The file's imports, with where each binding is used, by name; and what each bound
+    /// name denotes (the first import binding it, when several do).
+    fn imports(&self, root: Node<'_>) -> (Vec<ImportInfo>, Bindings) {
         let mut imports: Vec<ImportInfo> = Vec::new();
         let mut stack = vec![root];
         // Import statements sit at the top level, or in a function body (Python).
@@ -453,18 +501,28 @@ impl Walk<'_, '_> {
                 }
                 continue;
             }
-            for (written, source, local_names) in found {
-                imports.push(ImportInfo {
+            for (written, source, bound) in found {
+                let import = ImportInfo {
                     span: ByteSpan::new(written.start_byte() as u32, written.end_byte() as u32),
                     source,
-                    local_names,
+                    local_names: bound.iter().map(|b| b.local.clone()).collect(),
+                    imported: bound.into_iter().map(|b| b.item).collect(),
                     reference_offsets: Vec::new(),
-                });
+                };
+                imports.push(import);
             }
         }
         imports.sort_by_key(|i| i.span.start);
+        let mut bindings = Bindings::default();
+        for (i, import) in imports.iter().enumerate() {
+            for (b, local) in import.local_names.iter().enumerate() {
+                bindings
+                    .entry(local.clone())
+                    .or_insert((i as u32, b as u32));
+            }
+        }
         if imports.iter().all(|i| i.local_names.is_empty()) {
-            return imports;
+            return (imports, bindings);
         }
         // Every identifier outside the imports themselves that spells a bound name.
         let mut importing: std::collections::HashMap<&str, Vec<usize>> = Default::default();
@@ -516,9 +574,51 @@ impl Walk<'_, '_> {
         for (i, offset) in uses {
             imports[i].reference_offsets.push(offset);
         }
-        imports
+        (imports, bindings)
+    }
+
+    /// The file's calls whose callee is a path of names, in source order, each with what
+    /// its first name denotes: the receiver inside a method, an import's binding (by name:
+    /// a shadowing local counts as the binding, as for imports' uses), or a plain name.
+    fn calls(&self, root: Node<'_>, bindings: &Bindings) -> Vec<CallSyntax> {
+        let mut calls = Vec::new();
+        // Each node with the receiver name of the innermost method around it: nested
+        // functions and closures see their method's receiver.
+        let mut stack: Vec<(Node<'_>, Option<std::rc::Rc<str>>)> = vec![(root, None)];
+        while let Some((node, receiver)) = stack.pop() {
+            if let Some(path) = self.grammar.call_path(node, self.src)
+                && !path.is_empty()
+                && path.len() <= MAX_CALL_PATH
+            {
+                let first = path[0].as_str();
+                let head =
+                    if self.grammar.is_receiver_word(first) || receiver.as_deref() == Some(first) {
+                        CallHead::Receiver
+                    } else if let Some(&(import, binding)) = bindings.get(first) {
+                        CallHead::Import { import, binding }
+                    } else {
+                        CallHead::Name
+                    };
+                calls.push(CallSyntax {
+                    at: node.start_byte() as u32,
+                    path,
+                    head,
+                });
+            }
+            let receiver = match self.grammar.receiver_name(node, self.src) {
+                Some(name) => Some(std::rc::Rc::from(name)),
+                None => receiver,
+            };
+            let mut children: Vec<Node<'_>> = node.named_children(&mut node.walk()).collect();
+            children.reverse();
+            stack.extend(children.into_iter().map(|c| (c, receiver.clone())));
+        }
+        calls
     }
 }
+
+/// Each name the file's imports bind → (the import's index, the binding's index in it).
+type Bindings = std::collections::HashMap<String, (u32, u32)>;
 
 /// One diagnostic per `ERROR` or missing node, outermost first.
 fn diagnostics(root: Node<'_>, lines: &LineIndex) -> Vec<Diagnostic> {

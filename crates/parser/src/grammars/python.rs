@@ -3,7 +3,10 @@
 
 use tree_sitter::Node;
 
-use super::{Declaration, Grammar, MAX_INLINE_SIGNATURE, MAX_SIGNATURE, owned_text, text};
+use super::{
+    Bound, Declaration, Grammar, MAX_CALL_PATH, MAX_INLINE_SIGNATURE, MAX_SIGNATURE, owned_text,
+    text,
+};
 use crate::extract::one_line;
 use crate::symbol::{Modifier, SymbolKind};
 
@@ -121,7 +124,7 @@ impl Grammar for Python {
         }
     }
 
-    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<Bound>)> {
         let owned = |n: Node<'_>| owned_text(n, src);
         let mut cursor = node.walk();
         match node.kind() {
@@ -135,14 +138,16 @@ impl Grammar for Python {
                             .map(owned)
                             .unwrap_or_default(),
                         name.child_by_field_name("alias")
-                            .map(owned)
+                            .map(|alias| Bound::module(owned(alias)))
                             .into_iter()
                             .collect(),
                     ),
+                    // `import a.b` binds the package `a`: an import of `a` as far as `a.b.f()`
+                    // is concerned, which the graph does not follow into `b`.
                     _ => {
                         let module = owned(name);
                         let bound = module.split('.').next().unwrap_or("").to_string();
-                        (node, module, vec![bound])
+                        (node, module, vec![Bound::module(bound)])
                     }
                 })
                 .collect(),
@@ -154,8 +159,11 @@ impl Grammar for Python {
                 let bound = node
                     .children_by_field_name("name", &mut cursor)
                     .filter_map(|name| match name.kind() {
-                        "aliased_import" => name.child_by_field_name("alias").map(owned),
-                        _ => Some(owned(name)),
+                        "aliased_import" => Some(Bound::item(
+                            owned(name.child_by_field_name("alias")?),
+                            owned(name.child_by_field_name("name")?),
+                        )),
+                        _ => Some(Bound::item(owned(name), owned(name))),
                     })
                     .collect();
                 vec![(node, module, bound)]
@@ -163,6 +171,58 @@ impl Grammar for Python {
             "future_import_statement" => vec![(node, "__future__".into(), Vec::new())],
             _ => Vec::new(),
         }
+    }
+
+    fn call_path(&self, node: Node<'_>, src: &str) -> Option<Vec<String>> {
+        if node.kind() != "call" {
+            return None;
+        }
+        let mut path = Vec::new();
+        let mut at = node.child_by_field_name("function")?;
+        while at.kind() == "attribute" {
+            path.push(text(at.child_by_field_name("attribute")?, src)?.to_string());
+            at = at.child_by_field_name("object")?;
+            if path.len() > MAX_CALL_PATH {
+                return None;
+            }
+        }
+        if at.kind() != "identifier" {
+            return None;
+        }
+        path.push(text(at, src)?.to_string());
+        path.reverse();
+        Some(path)
+    }
+
+    /// A method's first parameter (`self`, `cls`), unless it is a `staticmethod`.
+    fn receiver_name(&self, node: Node<'_>, src: &str) -> Option<String> {
+        if node.kind() != "function_definition" {
+            return None;
+        }
+        let mut holder = node.parent()?;
+        if holder.kind() == "decorated_definition" {
+            let is_static = holder
+                .named_children(&mut holder.walk())
+                .filter(|d| d.kind() == "decorator")
+                .filter_map(|d| text(d, src))
+                .any(|d| d.trim_start_matches('@').trim() == "staticmethod");
+            if is_static {
+                return None;
+            }
+            holder = holder.parent()?;
+        }
+        if holder.kind() != "block" || holder.parent()?.kind() != "class_definition" {
+            return None;
+        }
+        let parameters = node.child_by_field_name("parameters")?;
+        let first = parameters.named_child(0)?;
+        let name = match first.kind() {
+            "identifier" => first,
+            "typed_parameter" => first.named_child(0)?,
+            "default_parameter" | "typed_default_parameter" => first.child_by_field_name("name")?,
+            _ => return None,
+        };
+        (name.kind() == "identifier").then(|| owned_text(name, src))
     }
 
     fn is_compound(&self, node: Node<'_>) -> bool {

@@ -3,7 +3,9 @@
 
 use tree_sitter::Node;
 
-use super::{Declaration, Grammar, field_text, owned_text, strip_markers, text};
+use super::{
+    Bound, Declaration, Grammar, MAX_CALL_PATH, field_text, owned_text, strip_markers, text,
+};
 use crate::symbol::{Modifier, SymbolKind};
 
 pub(super) struct Rust;
@@ -102,7 +104,7 @@ impl Grammar for Rust {
         }
     }
 
-    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<String>)> {
+    fn imports<'t>(&self, node: Node<'t>, src: &str) -> Vec<(Node<'t>, String, Vec<Bound>)> {
         let owned = |n: Node<'_>| owned_text(n, src);
         match node.kind() {
             "use_declaration" => {
@@ -116,7 +118,11 @@ impl Grammar for Rust {
             "extern_crate_declaration" => {
                 let name = field_text(node, "name", src).unwrap_or("").to_string();
                 let alias = field_text(node, "alias", src).map(str::to_string);
-                vec![(node, name.clone(), vec![alias.unwrap_or(name)])]
+                vec![(
+                    node,
+                    name.clone(),
+                    vec![Bound::module(alias.unwrap_or(name))],
+                )]
             }
             _ => Vec::new(),
         }
@@ -155,6 +161,46 @@ impl Grammar for Rust {
     fn is_identifier(&self, kind: &str) -> bool {
         matches!(kind, "identifier" | "type_identifier")
     }
+
+    fn call_path(&self, node: Node<'_>, src: &str) -> Option<Vec<String>> {
+        if node.kind() != "call_expression" {
+            return None;
+        }
+        let mut path = Vec::new();
+        path_of(node.child_by_field_name("function")?, src, &mut path)?;
+        Some(path)
+    }
+
+    fn is_receiver_word(&self, name: &str) -> bool {
+        matches!(name, "self" | "Self")
+    }
+}
+
+/// Appends the names `node` spells (`a::b`, `self.x`, `f::<T>`) to `out`; `None` when it is
+/// not a path of names.
+fn path_of(node: Node<'_>, src: &str, out: &mut Vec<String>) -> Option<()> {
+    if out.len() > MAX_CALL_PATH {
+        return None;
+    }
+    match node.kind() {
+        "identifier" | "type_identifier" | "field_identifier" | "self" | "super" | "crate" => {
+            out.push(text(node, src)?.to_string())
+        }
+        "scoped_identifier" | "scoped_type_identifier" => {
+            if let Some(path) = node.child_by_field_name("path") {
+                path_of(path, src, out)?;
+            }
+            out.push(text(node.child_by_field_name("name")?, src)?.to_string());
+        }
+        "field_expression" => {
+            path_of(node.child_by_field_name("value")?, src, out)?;
+            out.push(text(node.child_by_field_name("field")?, src)?.to_string());
+        }
+        "generic_function" => path_of(node.child_by_field_name("function")?, src, out)?,
+        "generic_type" => path_of(node.child_by_field_name("type")?, src, out)?,
+        _ => return None,
+    }
+    Some(())
 }
 
 fn is_outer_doc(comment: &str) -> bool {
@@ -170,17 +216,23 @@ fn type_name(written: &str) -> String {
     last.trim_start_matches('&').to_string()
 }
 
-/// The names a `use` argument binds: `a::B` → `B`; `a::{B, c::D as E}` → `B`, `E`; a glob
-/// binds nothing nameable.
-fn bound_names(node: Node<'_>, src: &str, out: &mut Vec<String>) {
+/// The names a `use` argument binds, each the item of that name: `a::B` → `B`;
+/// `a::{B, c::D as E}` → `B`, `E` (item `D`); a glob binds nothing nameable. Whether an item
+/// is a module is for the resolution to say: the path leads to the deepest module file.
+fn bound_names(node: Node<'_>, src: &str, out: &mut Vec<Bound>) {
     let owned = |n: Node<'_>| owned_text(n, src);
+    // The last name of a path (`D` for `c::D`).
+    let last = |n: Node<'_>| match n.child_by_field_name("name") {
+        Some(name) => owned(name),
+        None => owned(n),
+    };
     match node.kind() {
-        "identifier" | "type_identifier" => out.push(owned(node)),
+        "identifier" | "type_identifier" => out.push(Bound::item(owned(node), owned(node))),
         "scoped_identifier" => {
             if let Some(name) = node.child_by_field_name("name") {
                 let name = owned(name);
                 if name != "self" {
-                    out.push(name);
+                    out.push(Bound::item(name.clone(), name));
                 } else if let Some(path) = node.child_by_field_name("path") {
                     bound_names(path, src, out);
                 }
@@ -188,11 +240,21 @@ fn bound_names(node: Node<'_>, src: &str, out: &mut Vec<String>) {
         }
         "use_as_clause" => {
             if let Some(alias) = node.child_by_field_name("alias") {
-                out.push(owned(alias));
+                let item = node
+                    .child_by_field_name("path")
+                    .map_or_else(String::new, last);
+                out.push(Bound::item(owned(alias), item));
             }
         }
         "scoped_use_list" => {
             if let Some(list) = node.child_by_field_name("list") {
+                // `a::b::{self, C}` binds `b`, the module itself.
+                let has_self = list
+                    .named_children(&mut list.walk())
+                    .any(|c| c.kind() == "self");
+                if has_self && let Some(path) = node.child_by_field_name("path") {
+                    out.push(Bound::module(last(path)));
+                }
                 bound_names(list, src, out);
             }
         }
