@@ -346,6 +346,26 @@ impl<'g> Linker<'g> {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// The method `name` of the Go type `s` declared in another file of its package (those
+    /// of its own file are its members).
+    fn package_method(&self, s: SymbolRef, name: &str) -> Option<SymbolRef> {
+        let qualified = format!("{}.{name}", self.decl(s).name);
+        self.package(s.file)
+            .iter()
+            .filter(|&&file| file != s.file)
+            .find_map(|&file| {
+                let decl = self.facts(file).decls.iter().position(|d| {
+                    d.kind == SymbolKind::Method
+                        && d.container.is_none()
+                        && d.qualified_name == qualified
+                })?;
+                Some(SymbolRef {
+                    file,
+                    decl: decl as u32,
+                })
+            })
+    }
+
     /// A name of Go's package scope, as written in file `f`: a function, type, constant or
     /// variable declared at the top of any file of its package.
     fn package_decl(&self, f: u32, name: &str) -> Option<Entity> {
@@ -682,6 +702,9 @@ impl<'g> Linker<'g> {
                     file: s.file,
                     decl: m,
                 });
+            }
+            if let Some(m) = self.package_method(s, name) {
+                return Some(m);
             }
             for t in d.extends.iter().chain(&d.implements) {
                 if let Some(Entity::Symbol(b)) = self.target(s.file, t) {

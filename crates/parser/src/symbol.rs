@@ -390,6 +390,9 @@ pub enum CallHead {
     /// The value a method runs on: Rust's `self` and `Self`, a Python method's first
     /// parameter, a Go method's receiver.
     Receiver,
+    /// A parameter whose declared type is the one name `type_name` (`cmd *Command`,
+    /// `cart: &Cart`, `user: User`).
+    Typed { type_name: String },
     /// Binding `binding` of import `import` ([`ParsedFile::imports`]; what it names there is
     /// [`ImportInfo::imported`]).
     Import { import: u32, binding: u32 },

@@ -389,5 +389,6 @@ impl FileFacts {
 /// Python and Go files have facts (declarations, exports, module requests). 14: a Go
 /// method's qualified name names its receiver type wherever the type is declared. 15: Rust,
 /// Python and Go calls (by the languages' scoping of names), Python's module-level imports
-/// as exports, a Rust `impl`'s methods as members of its type.
-pub const FACTS_VERSION: u32 = 15;
+/// as exports, a Rust `impl`'s methods as members of its type. 16: calls on a parameter of a
+/// declared type, and on a Go receiver whose type another file declares.
+pub const FACTS_VERSION: u32 = 16;

@@ -211,7 +211,8 @@ fn callee(
     };
     let Some((name, middle)) = rest.split_last() else {
         let target = match call.head {
-            CallHead::Receiver => return None,
+            // Calling the receiver or a parameter calls no declaration we know.
+            CallHead::Receiver | CallHead::Typed { .. } => return None,
             CallHead::Import { import, binding } => {
                 let (request, item) = imported(import, binding)?;
                 // Calling a module itself is no call of a declaration.
@@ -230,12 +231,22 @@ fn callee(
         };
         return Some(Callee::Name { target });
     };
-    let mut receiver = match call.head {
-        CallHead::Receiver => Receiver::This {
-            class: scopes(facts, caller)
-                .find(|&d| is_method_holder(facts.decls[d as usize].kind))?,
+    let mut receiver = match &call.head {
+        CallHead::Receiver => {
+            match scopes(facts, caller).find(|&d| is_method_holder(facts.decls[d as usize].kind)) {
+                Some(class) => Receiver::This { class },
+                // A Go method whose type another file of the package declares.
+                None => Receiver::Typed {
+                    target: Target::Global {
+                        name: receiver_type(parsed, facts, caller?)?,
+                    },
+                },
+            }
+        }
+        CallHead::Typed { type_name } => Receiver::Typed {
+            target: type_target(parsed, request_of_import, facts, type_name)?,
         },
-        CallHead::Import { import, binding } => match imported(import, binding)? {
+        &CallHead::Import { import, binding } => match imported(import, binding)? {
             (request, None) => Receiver::Value {
                 target: Target::Namespace { request },
             },
@@ -266,6 +277,44 @@ fn callee(
     Some(Callee::Member {
         receiver,
         name: name.clone(),
+    })
+}
+
+/// The type a Go method's receiver names (`Cart` for `Cart.Add`), when the method is one.
+fn receiver_type(parsed: &ParsedFile, facts: &FileFacts, method: u32) -> Option<String> {
+    let d = &facts.decls[method as usize];
+    if parsed.language != Language::Go || d.kind != SymbolKind::Method {
+        return None;
+    }
+    let (type_name, _) = d.qualified_name.rsplit_once('.')?;
+    Some(type_name.to_string())
+}
+
+/// What a parameter's declared type `name` denotes in this file: a type it declares, an
+/// import's binding, or (Go) a name of its package.
+fn type_target(
+    parsed: &ParsedFile,
+    request_of_import: &[u32],
+    facts: &FileFacts,
+    name: &str,
+) -> Option<Target> {
+    if let Some(decl) = facts
+        .decls
+        .iter()
+        .position(|d| d.container.is_none() && d.kind.is_type() && d.name == name)
+    {
+        return Some(Target::Local { decl: decl as u32 });
+    }
+    for (i, import) in parsed.imports.iter().enumerate() {
+        if let Some(b) = import.local_names.iter().position(|l| l == name) {
+            return Some(Target::Import {
+                request: request_of_import[i],
+                name: import.imported.get(b)?.clone()?,
+            });
+        }
+    }
+    (parsed.language == Language::Go).then(|| Target::Global {
+        name: name.to_string(),
     })
 }
 

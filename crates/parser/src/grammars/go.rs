@@ -137,6 +137,34 @@ impl Grammar for Go {
         Some(path)
     }
 
+    fn typed_parameters(&self, node: Node<'_>, src: &str) -> Vec<(String, String)> {
+        if !matches!(
+            node.kind(),
+            "function_declaration" | "method_declaration" | "func_literal"
+        ) {
+            return Vec::new();
+        }
+        let Some(list) = node.child_by_field_name("parameters") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for parameter in list.named_children(&mut list.walk()) {
+            if parameter.kind() != "parameter_declaration" {
+                continue;
+            }
+            let Some(type_name) = parameter
+                .child_by_field_name("type")
+                .and_then(|t| type_name(t, src))
+            else {
+                continue;
+            };
+            for name in parameter.children_by_field_name("name", &mut parameter.walk()) {
+                out.push((owned_text(name, src), type_name.clone()));
+            }
+        }
+        out
+    }
+
     /// The receiver's name: `h` in `func (h *Handler) Serve()`.
     fn receiver_name(&self, node: Node<'_>, src: &str) -> Option<String> {
         if node.kind() != "method_declaration" {
@@ -218,5 +246,16 @@ fn package_name(path: &str) -> &str {
         parts.next().unwrap_or(last)
     } else {
         last
+    }
+}
+
+/// The one type name a parameter's type spells: `Command` for `Command`, `*Command` and
+/// `List[T]`; `None` for a type of another package, a slice, a map, a function…
+fn type_name(node: Node<'_>, src: &str) -> Option<String> {
+    match node.kind() {
+        "type_identifier" => Some(owned_text(node, src)),
+        "pointer_type" => type_name(node.named_child(0)?, src),
+        "generic_type" => type_name(node.child_by_field_name("type")?, src),
+        _ => None,
     }
 }

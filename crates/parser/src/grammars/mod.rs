@@ -21,6 +21,8 @@ mod go;
 mod python;
 mod rust;
 
+use std::rc::Rc;
+
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::Language;
@@ -76,6 +78,14 @@ trait Grammar {
     /// (Rust's `self` and `Self`).
     fn is_receiver_word(&self, _name: &str) -> bool {
         false
+    }
+
+    /// The parameters of `node`, when it is a function, whose declared type is one name
+    /// (behind pointers and references, without type arguments): `(cmd, Command)` for
+    /// `cmd *Command`, `(cart, Cart)` for `cart: &mut Cart<T>`. Inside it, a call on such a
+    /// parameter is a [`CallHead::Typed`] one.
+    fn typed_parameters(&self, _node: Node<'_>, _src: &str) -> Vec<(String, String)> {
+        Vec::new()
     }
 
     /// Whether `node` is control flow whose blocks may declare (Python's `if`, `try`,
@@ -578,43 +588,76 @@ impl Walk<'_, '_> {
     }
 
     /// The file's calls whose callee is a path of names, in source order, each with what
-    /// its first name denotes: the receiver inside a method, an import's binding (by name:
-    /// a shadowing local counts as the binding, as for imports' uses), or a plain name.
+    /// its first name denotes: the receiver inside a method, a parameter of a declared type,
+    /// an import's binding (by name: a shadowing local counts as the binding, as for
+    /// imports' uses), or a plain name.
     fn calls(&self, root: Node<'_>, bindings: &Bindings) -> Vec<CallSyntax> {
         let mut calls = Vec::new();
-        // Each node with the receiver name of the innermost method around it: nested
-        // functions and closures see their method's receiver.
-        let mut stack: Vec<(Node<'_>, Option<std::rc::Rc<str>>)> = vec![(root, None)];
-        while let Some((node, receiver)) = stack.pop() {
+        // Each node with the names of the functions around it: nested functions and closures
+        // see their method's receiver and their enclosing functions' parameters.
+        let mut stack: Vec<(Node<'_>, Rc<Names>)> = vec![(root, Rc::default())];
+        while let Some((node, names)) = stack.pop() {
             if let Some(path) = self.grammar.call_path(node, self.src)
                 && !path.is_empty()
                 && path.len() <= MAX_CALL_PATH
             {
                 let first = path[0].as_str();
-                let head =
-                    if self.grammar.is_receiver_word(first) || receiver.as_deref() == Some(first) {
-                        CallHead::Receiver
-                    } else if let Some(&(import, binding)) = bindings.get(first) {
-                        CallHead::Import { import, binding }
-                    } else {
-                        CallHead::Name
-                    };
+                let head = if self.grammar.is_receiver_word(first)
+                    || names.receiver.as_deref() == Some(first)
+                {
+                    CallHead::Receiver
+                } else if let Some((_, type_name)) =
+                    names.typed.iter().rev().find(|(name, _)| name == first)
+                {
+                    CallHead::Typed {
+                        type_name: type_name.clone(),
+                    }
+                } else if let Some(&(import, binding)) = bindings.get(first) {
+                    CallHead::Import { import, binding }
+                } else {
+                    CallHead::Name
+                };
                 calls.push(CallSyntax {
                     at: node.start_byte() as u32,
                     path,
                     head,
                 });
             }
-            let receiver = match self.grammar.receiver_name(node, self.src) {
-                Some(name) => Some(std::rc::Rc::from(name)),
-                None => receiver,
+            let receiver = self.grammar.receiver_name(node, self.src);
+            let typed = self.grammar.typed_parameters(node, self.src);
+            let names = if receiver.is_none() && typed.is_empty() {
+                names
+            } else {
+                let mut inner = Names::clone(&names);
+                // A parameter shadows an outer one of its name, and the receiver's name.
+                inner
+                    .typed
+                    .retain(|(name, _)| !typed.iter().any(|(n, _)| n == name));
+                if let Some(receiver) = receiver {
+                    inner.receiver = Some(receiver);
+                } else if typed
+                    .iter()
+                    .any(|(n, _)| inner.receiver.as_ref() == Some(n))
+                {
+                    inner.receiver = None;
+                }
+                inner.typed.extend(typed);
+                Rc::new(inner)
             };
             let mut children: Vec<Node<'_>> = node.named_children(&mut node.walk()).collect();
             children.reverse();
-            stack.extend(children.into_iter().map(|c| (c, receiver.clone())));
+            stack.extend(children.into_iter().map(|c| (c, names.clone())));
         }
         calls
     }
+}
+
+/// The names a call inside some functions can start from: the innermost method's receiver,
+/// and the typed parameters of the functions around it, innermost last.
+#[derive(Clone, Default)]
+struct Names {
+    receiver: Option<String>,
+    typed: Vec<(String, String)>,
 }
 
 /// Each name the file's imports bind → (the import's index, the binding's index in it).

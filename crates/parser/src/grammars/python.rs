@@ -194,6 +194,30 @@ impl Grammar for Python {
         Some(path)
     }
 
+    fn typed_parameters(&self, node: Node<'_>, src: &str) -> Vec<(String, String)> {
+        if node.kind() != "function_definition" {
+            return Vec::new();
+        }
+        let Some(list) = node.child_by_field_name("parameters") else {
+            return Vec::new();
+        };
+        list.named_children(&mut list.walk())
+            .filter_map(|p| {
+                let name = match p.kind() {
+                    "typed_parameter" => p.named_child(0)?,
+                    "typed_default_parameter" => p.child_by_field_name("name")?,
+                    _ => return None,
+                };
+                // `x: User`: the annotation is one name (not `Optional[User]`, not a string).
+                let annotation = p.child_by_field_name("type")?.named_child(0)?;
+                if name.kind() != "identifier" || annotation.kind() != "identifier" {
+                    return None;
+                }
+                Some((owned_text(name, src), owned_text(annotation, src)))
+            })
+            .collect()
+    }
+
     /// A method's first parameter (`self`, `cls`), unless it is a `staticmethod`.
     fn receiver_name(&self, node: Node<'_>, src: &str) -> Option<String> {
         if node.kind() != "function_definition" {

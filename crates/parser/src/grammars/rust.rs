@@ -174,6 +174,40 @@ impl Grammar for Rust {
     fn is_receiver_word(&self, name: &str) -> bool {
         matches!(name, "self" | "Self")
     }
+
+    fn typed_parameters(&self, node: Node<'_>, src: &str) -> Vec<(String, String)> {
+        if !matches!(node.kind(), "function_item" | "closure_expression") {
+            return Vec::new();
+        }
+        let Some(list) = node.child_by_field_name("parameters") else {
+            return Vec::new();
+        };
+        list.named_children(&mut list.walk())
+            .filter(|p| p.kind() == "parameter")
+            .filter_map(|p| {
+                let mut pattern = p.child_by_field_name("pattern")?;
+                if pattern.kind() == "mut_pattern" {
+                    pattern = pattern.named_child(0)?;
+                }
+                if pattern.kind() != "identifier" {
+                    return None;
+                }
+                let type_name = type_name_of(p.child_by_field_name("type")?, src)?;
+                Some((text(pattern, src)?.to_string(), type_name))
+            })
+            .collect()
+    }
+}
+
+/// The one type name a parameter's type spells: `Cart` for `Cart`, `&mut Cart` and
+/// `Cart<T>`; `None` for a path (`a::Cart`), a slice, a tuple, `impl Trait`…
+fn type_name_of(node: Node<'_>, src: &str) -> Option<String> {
+    match node.kind() {
+        "type_identifier" => Some(text(node, src)?.to_string()),
+        "reference_type" => type_name_of(node.child_by_field_name("type")?, src),
+        "generic_type" => type_name_of(node.child_by_field_name("type")?, src),
+        _ => None,
+    }
 }
 
 /// Appends the names `node` spells (`a::b`, `self.x`, `f::<T>`) to `out`; `None` when it is
