@@ -593,62 +593,92 @@ impl Walk<'_, '_> {
     /// imports' uses), or a plain name.
     fn calls(&self, root: Node<'_>, bindings: &Bindings) -> Vec<CallSyntax> {
         let mut calls = Vec::new();
-        // Each node with the names of the functions around it: nested functions and closures
-        // see their method's receiver and their enclosing functions' parameters.
-        let mut stack: Vec<(Node<'_>, Rc<Names>)> = vec![(root, Rc::default())];
-        while let Some((node, names)) = stack.pop() {
-            if let Some(path) = self.grammar.call_path(node, self.src)
-                && !path.is_empty()
-                && path.len() <= MAX_CALL_PATH
-            {
-                let first = path[0].as_str();
-                let head = if self.grammar.is_receiver_word(first)
-                    || names.receiver.as_deref() == Some(first)
-                {
-                    CallHead::Receiver
-                } else if let Some((_, type_name)) =
-                    names.typed.iter().rev().find(|(name, _)| name == first)
-                {
-                    CallHead::Typed {
-                        type_name: type_name.clone(),
-                    }
-                } else if let Some(&(import, binding)) = bindings.get(first) {
-                    CallHead::Import { import, binding }
-                } else {
-                    CallHead::Name
-                };
-                calls.push(CallSyntax {
-                    at: node.start_byte() as u32,
-                    path,
-                    head,
-                });
+        // The names of the functions around the cursor: nested functions and closures see
+        // their method's receiver and their enclosing functions' parameters. `outer` holds,
+        // for each function entered, the names around it, restored when the walk leaves it.
+        let mut names: Rc<Names> = Rc::default();
+        let mut outer: Vec<(usize, Rc<Names>)> = Vec::new();
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            if let Some(call) = self.call(node, &names, bindings) {
+                calls.push(call);
             }
-            let receiver = self.grammar.receiver_name(node, self.src);
-            let typed = self.grammar.typed_parameters(node, self.src);
-            let names = if receiver.is_none() && typed.is_empty() {
-                names
-            } else {
-                let mut inner = Names::clone(&names);
-                // A parameter shadows an outer one of its name, and the receiver's name.
-                inner
-                    .typed
-                    .retain(|(name, _)| !typed.iter().any(|(n, _)| n == name));
-                if let Some(receiver) = receiver {
-                    inner.receiver = Some(receiver);
-                } else if typed
-                    .iter()
-                    .any(|(n, _)| inner.receiver.as_ref() == Some(n))
+            if let Some(inner) = self.names_inside(node, &names) {
+                outer.push((node.id(), std::mem::replace(&mut names, Rc::new(inner))));
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if outer
+                    .last()
+                    .is_some_and(|(id, _)| *id == cursor.node().id())
+                    && let Some((_, around)) = outer.pop()
                 {
-                    inner.receiver = None;
+                    names = around;
                 }
-                inner.typed.extend(typed);
-                Rc::new(inner)
-            };
-            let mut children: Vec<Node<'_>> = node.named_children(&mut node.walk()).collect();
-            children.reverse();
-            stack.extend(children.into_iter().map(|c| (c, names.clone())));
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return calls;
+                }
+            }
         }
-        calls
+    }
+
+    /// The call `node` makes, if it is one whose callee is a path of names.
+    fn call(&self, node: Node<'_>, names: &Names, bindings: &Bindings) -> Option<CallSyntax> {
+        let path = self.grammar.call_path(node, self.src)?;
+        let first = path.first()?.as_str();
+        if path.len() > MAX_CALL_PATH {
+            return None;
+        }
+        let head =
+            if self.grammar.is_receiver_word(first) || names.receiver.as_deref() == Some(first) {
+                CallHead::Receiver
+            } else if let Some((_, type_name)) =
+                names.typed.iter().rev().find(|(name, _)| name == first)
+            {
+                CallHead::Typed {
+                    type_name: type_name.clone(),
+                }
+            } else if let Some(&(import, binding)) = bindings.get(first) {
+                CallHead::Import { import, binding }
+            } else {
+                CallHead::Name
+            };
+        Some(CallSyntax {
+            at: node.start_byte() as u32,
+            path,
+            head,
+        })
+    }
+
+    /// The names inside `node` when it is a function that brings its own (a receiver, typed
+    /// parameters); `None` when they are those around it.
+    fn names_inside(&self, node: Node<'_>, around: &Names) -> Option<Names> {
+        let receiver = self.grammar.receiver_name(node, self.src);
+        let typed = self.grammar.typed_parameters(node, self.src);
+        if receiver.is_none() && typed.is_empty() {
+            return None;
+        }
+        let mut inner = around.clone();
+        // A parameter shadows an outer one of its name, and the receiver's name.
+        inner
+            .typed
+            .retain(|(name, _)| !typed.iter().any(|(n, _)| n == name));
+        if let Some(receiver) = receiver {
+            inner.receiver = Some(receiver);
+        } else if typed
+            .iter()
+            .any(|(n, _)| inner.receiver.as_ref() == Some(n))
+        {
+            inner.receiver = None;
+        }
+        inner.typed.extend(typed);
+        Some(inner)
     }
 }
 
