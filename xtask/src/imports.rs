@@ -46,7 +46,8 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
     let mut ours: HashMap<(String, u32, String), Option<String>> = HashMap::new();
     for (path, &i) in &index {
         for edge in graph.file_relationships(i).imports {
-            let file = (edge.resolution == "file").then(|| edge.file.clone());
+            let file =
+                (edge.resolution == codectx_graph::Resolution::File).then(|| edge.file.clone());
             ours.insert((path.to_string(), edge.line, edge.specifier), file);
         }
     }

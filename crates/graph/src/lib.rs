@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 
 use codectx_files::FileSelection;
 pub use facts::{FileFacts, SymbolKind, extract_facts};
-pub use link::{FileEdge, FileRelationships};
+pub use link::{FileEdge, FileRelationships, Resolution};
 pub use metadata::{
-    CallNode, MAX_TRANSITIVE_DEPTH, MetadataOptions, ReferenceCount, RelatedSymbol, SymbolInfo,
-    SymbolMetadata, TypeFlow, TypeFlows, TypeHierarchy,
+    CallNode, MAX_TRANSITIVE_DEPTH, MetadataOptions, ReferenceCount, RelatedSymbol, Relation,
+    SymbolInfo, SymbolMetadata, TypeFlow, TypeFlows, TypeHierarchy,
 };
 use modules::{ModuleResolver, Resolved};
 

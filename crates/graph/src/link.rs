@@ -761,8 +761,36 @@ pub struct FileEdge {
     pub kind: crate::facts::RequestKind,
     pub names: Vec<String>,
     pub line: u32,
-    /// `file`, `external` or `unresolved`.
-    pub resolution: &'static str,
+    pub resolution: Resolution,
+}
+
+/// Where an import edge leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Resolution {
+    /// A file of the project.
+    File,
+    /// A package or file outside the project.
+    External,
+    /// Nothing the resolver could find.
+    Unresolved,
+}
+
+impl Resolution {
+    /// The name the tools' answers give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::File => "file",
+            Resolution::External => "external",
+            Resolution::Unresolved => "unresolved",
+        }
+    }
+}
+
+impl std::fmt::Display for Resolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Seed 004's analyze_relationship / seed 002's import edges for one file.
@@ -789,17 +817,22 @@ pub(crate) fn file_relationships(files: &[FileNode], file: u32) -> FileRelations
     };
     let imports = (0..me.facts.requests.len())
         .map(|i| match (&me.resolved[i], me.request_files[i]) {
-            (_, Some(t)) => edge(me, i, files[t as usize].path.clone(), "file"),
-            (Resolved::External(s), None) => edge(me, i, s.clone(), "external"),
-            (Resolved::File(p), None) => edge(me, i, p.to_string_lossy().into_owned(), "external"),
-            (Resolved::Unresolved(s), None) => edge(me, i, s.clone(), "unresolved"),
+            (_, Some(t)) => edge(me, i, files[t as usize].path.clone(), Resolution::File),
+            (Resolved::External(s), None) => edge(me, i, s.clone(), Resolution::External),
+            (Resolved::File(p), None) => edge(
+                me,
+                i,
+                p.to_string_lossy().into_owned(),
+                Resolution::External,
+            ),
+            (Resolved::Unresolved(s), None) => edge(me, i, s.clone(), Resolution::Unresolved),
         })
         .collect();
     let mut imported_by = Vec::new();
     for other in files {
         for (i, t) in other.request_files.iter().enumerate() {
             if *t == Some(file) {
-                imported_by.push(edge(other, i, other.path.clone(), "file"));
+                imported_by.push(edge(other, i, other.path.clone(), Resolution::File));
             }
         }
     }

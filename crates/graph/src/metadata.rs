@@ -121,8 +121,33 @@ pub struct SymbolMetadata {
 #[serde(rename_all = "camelCase")]
 pub struct RelatedSymbol {
     pub symbol: SymbolInfo,
-    /// `same-file`, `same-directory` or `import-connected`.
-    pub relation: &'static str,
+    pub relation: Relation,
+}
+
+/// How a related symbol is tied to the one asked about, closest first (seed 002's priority).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Relation {
+    SameFile,
+    SameDirectory,
+    ImportConnected,
+}
+
+impl Relation {
+    /// The name the tools' answers give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::SameFile => "same-file",
+            Relation::SameDirectory => "same-directory",
+            Relation::ImportConnected => "import-connected",
+        }
+    }
+}
+
+impl std::fmt::Display for Relation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 pub(crate) fn info(g: &ProjectGraph, s: SymbolRef) -> SymbolInfo {
@@ -392,7 +417,7 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
             })
             .collect::<Vec<_>>()
     };
-    let mut push = |sym: SymbolRef, relation: &'static str, out: &mut Vec<RelatedSymbol>| {
+    let mut push = |sym: SymbolRef, relation: Relation, out: &mut Vec<RelatedSymbol>| {
         if out.len() < limit && seen.insert(sym) {
             out.push(RelatedSymbol {
                 symbol: info(g, sym),
@@ -401,7 +426,7 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
         }
     };
     for sym in top_level(s.file) {
-        push(sym, "same-file", &mut out);
+        push(sym, Relation::SameFile, &mut out);
     }
     let dir = |f: u32| {
         let p = &g.files()[f as usize].path;
@@ -411,7 +436,7 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
     for f in 0..g.files().len() as u32 {
         if f != s.file && dir(f) == my_dir {
             for sym in top_level(f) {
-                push(sym, "same-directory", &mut out);
+                push(sym, Relation::SameDirectory, &mut out);
             }
         }
     }
@@ -419,7 +444,7 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
     for edge in rel.imports.iter().chain(&rel.imported_by) {
         if let Some(f) = g.file_index(&edge.file) {
             for sym in top_level(f) {
-                push(sym, "import-connected", &mut out);
+                push(sym, Relation::ImportConnected, &mut out);
             }
         }
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use codectx_chunker::CodeChunk;
-use codectx_graph::{FileRelationships, RelatedSymbol};
+use codectx_graph::{FileRelationships, RelatedSymbol, Relation};
 use codectx_parser::SymbolKind;
 use codectx_snapshot::{FileSkeleton, SkeletonCache};
 use serde::{Deserialize, Serialize};
@@ -330,7 +330,7 @@ pub fn related_symbols(
             // Ask for everything in scope, then cut: `graph.related` fills by priority.
             let all = project.graph().related(s, usize::MAX);
             all.into_iter()
-                .filter(|r| scope == RelatedScope::Module || r.relation == "same-file")
+                .filter(|r| scope == RelatedScope::Module || r.relation == Relation::SameFile)
                 .take(limit)
                 .collect()
         }

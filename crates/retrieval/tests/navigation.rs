@@ -1,6 +1,7 @@
 //! The navigation tools of seeds 002 and 004 (symbol hierarchy, related symbols, file
 //! relationships, file skeleton) on `fixtures/retrieval/auth`.
 
+use codectx_graph::Relation;
 use codectx_retrieval::{
     Direction, ErrorCode, RelatedScope, file_relationships, file_skeleton, related_symbols,
     symbol_hierarchy,
@@ -105,15 +106,15 @@ fn related_symbols_by_scope_and_limit() {
     let file = related_symbols(project(), "TokenService", None, RelatedScope::File, 50).unwrap();
     let limited =
         related_symbols(project(), "TokenService", None, RelatedScope::Module, 2).unwrap();
-    assert!(file.related.iter().all(|r| r.relation == "same-file"));
-    assert_eq!(limited.related[..], module.related[..2]);
-    let relations: Vec<&str> = module.related.iter().map(|r| r.relation).collect();
-    let mut sorted = relations.clone();
-    sorted.sort_by_key(|r| {
-        ["same-file", "same-directory", "import-connected"]
+    assert!(
+        file.related
             .iter()
-            .position(|x| x == r)
-    });
+            .all(|r| r.relation == Relation::SameFile)
+    );
+    assert_eq!(limited.related[..], module.related[..2]);
+    let relations: Vec<Relation> = module.related.iter().map(|r| r.relation).collect();
+    let mut sorted = relations.clone();
+    sorted.sort();
     assert_eq!(relations, sorted, "priority order");
     insta::assert_yaml_snapshot!("related_module", module);
 }

@@ -74,7 +74,7 @@ async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
     // The alias resolves through the revision's tsconfig.json.
     let rel = codectx_retrieval::file_relationships(engine.project(), "src/app.ts").unwrap();
     assert_eq!(rel.imports[0].file, "src/lib/math.ts");
-    assert_eq!(rel.imports[0].resolution, "file");
+    assert_eq!(rel.imports[0].resolution, codectx_graph::Resolution::File);
 
     // The files are written once, under the work tree's index, and reused.
     let tree = revision_dir.join("tree");
