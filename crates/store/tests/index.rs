@@ -974,6 +974,73 @@ mod search {
         );
     }
 
+    /// A sync that rewrites a large share of the rows (a new extractor version, a branch
+    /// switch) leaves the full-text indexes as a clean build's: the same hits with the same
+    /// scores. Updated in place, they kept the replaced rows in their BM25 statistics.
+    #[tokio::test]
+    async fn a_sync_rewriting_half_the_files_scores_as_a_clean_build() {
+        const WORDS: &[&str] = &[
+            "parse", "route", "token", "session", "cookie", "header", "stream", "render", "cache",
+            "retry", "queue", "format", "user", "match", "path", "body",
+        ];
+        let root = tempfile::tempdir().unwrap();
+        // Deterministic "random" words (a linear congruential sequence).
+        let mut seed: u64 = 7;
+        let mut word = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            WORDS[(seed >> 33) as usize % WORDS.len()]
+        };
+        let mut sources = Vec::new();
+        for file in 0..200 {
+            let mut text = String::new();
+            for f in 0..20 {
+                let (a, b, c) = (word(), word(), word());
+                text.push_str(&format!(
+                    "export function {a}_{b}_{f}(x: number) {{\n  return '{c} {a}' + x;\n}}\n\n"
+                ));
+            }
+            let path = root.path().join(format!("src/{}/m{file}.ts", word()));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            sources.push(path);
+        }
+        let lexical = || StoreOptions::default();
+        let mut store = Store::open(root.path(), lexical()).await.unwrap();
+        store.sync(None, &()).await.unwrap();
+        // Half the files: a rewrite of every row would double every statistic alike.
+        for path in sources.iter().step_by(2) {
+            let mut text = std::fs::read_to_string(path).unwrap();
+            text.push('\n');
+            std::fs::write(path, text).unwrap();
+        }
+        store.sync(None, &()).await.unwrap();
+
+        let fresh_root = tempfile::tempdir().unwrap();
+        codectx_corpus::copy_tree(root.path(), fresh_root.path());
+        std::fs::remove_dir_all(fresh_root.path().join(".codectx")).unwrap();
+        let mut fresh = Store::open(fresh_root.path(), lexical()).await.unwrap();
+        fresh.sync(None, &()).await.unwrap();
+
+        let all = ChunkFilter::default();
+        for query in [
+            "parse cookie header",
+            "route match path",
+            "session token retry",
+        ] {
+            let scored = |hits: Vec<codectx_store::LexicalHit>| -> Vec<(String, u32)> {
+                hits.into_iter()
+                    .map(|h| (h.id, (h.score * 1e4).round() as u32))
+                    .collect()
+            };
+            let after = scored(store.search_lexical_hits(query, 20, &all).await.unwrap());
+            let clean = scored(fresh.search_lexical_hits(query, 20, &all).await.unwrap());
+            assert!(!clean.is_empty(), "{query}");
+            assert_eq!(after, clean, "{query}");
+        }
+    }
+
     /// English meets identifiers through stemming ("formatting durations" finds
     /// `formatDuration`), and a chunk's path is searched with its name: `pad2`, which never
     /// says "format", is found by the name of its file `src/util/format.ts`, above
