@@ -37,7 +37,7 @@ mod tree;
 mod walk;
 
 pub use tree::{Revision, RevisionError, RevisionFile, files_at, resolve_commit};
-pub use walk::{probe, read_history};
+pub use walk::{Repository, probe, read_history};
 
 /// How much history is read.
 #[derive(Debug, Clone, PartialEq, Eq)]

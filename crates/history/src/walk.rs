@@ -23,31 +23,69 @@ pub fn read_history(
     since: Option<&str>,
     options: &HistoryOptions,
 ) -> Result<HistoryRead, HistoryOff> {
-    let (repo, head) = open(root, options)?;
-    let workdir = repo.workdir().ok_or(HistoryOff::Bare)?;
-    let prefix = root_prefix(workdir, root).map_err(|e| HistoryOff::Unreadable(e.to_string()))?;
-    let mut walker = Walker {
-        repo: &repo,
-        workdir: workdir.to_path_buf(),
-        prefix,
-        options,
-    };
-    let since = since.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
-    if since == Some(head) {
-        return Ok(HistoryRead {
-            head: head.to_string(),
-            ..HistoryRead::default()
-        });
+    Repository::open(root, options)?.read(since, options)
+}
+
+/// The repository around a root, found once and read at every sync: finding it reads git's
+/// configuration files (a few milliseconds, most of a sync that changed nothing), reading
+/// where `HEAD` is reads one ref. Cheap to clone and to send to another thread.
+#[derive(Clone)]
+pub struct Repository {
+    repo: gix::ThreadSafeRepository,
+    workdir: PathBuf,
+    /// The root's path inside the work tree ([`root_prefix`]).
+    prefix: String,
+}
+
+impl Repository {
+    /// The repository `root` lies in, as [`read_history`] reads it; the error says why
+    /// history is off.
+    pub fn open(root: &Path, options: &HistoryOptions) -> Result<Repository, HistoryOff> {
+        let (repo, _) = open(root, options)?;
+        let workdir = repo.workdir().ok_or(HistoryOff::Bare)?.to_path_buf();
+        let prefix =
+            root_prefix(&workdir, root).map_err(|e| HistoryOff::Unreadable(e.to_string()))?;
+        Ok(Repository {
+            repo: repo.into_sync(),
+            workdir,
+            prefix,
+        })
     }
-    if let Some(since) = since
-        && let Some(read) = walker.read(head, Some(since))?
-    {
-        return Ok(read);
+
+    /// [`read_history`] of this repository as it is now: `HEAD` is read again.
+    pub fn read(
+        &self,
+        since: Option<&str>,
+        options: &HistoryOptions,
+    ) -> Result<HistoryRead, HistoryOff> {
+        if options.max_commits == 0 {
+            return Err(HistoryOff::Disabled);
+        }
+        let repo = self.repo.to_thread_local();
+        let head = checked_head(&repo)?;
+        let mut walker = Walker {
+            repo: &repo,
+            workdir: self.workdir.clone(),
+            prefix: self.prefix.clone(),
+            options,
+        };
+        let since = since.and_then(|s| ObjectId::from_hex(s.as_bytes()).ok());
+        if since == Some(head) {
+            return Ok(HistoryRead {
+                head: head.to_string(),
+                ..HistoryRead::default()
+            });
+        }
+        if let Some(since) = since
+            && let Some(read) = walker.read(head, Some(since))?
+        {
+            return Ok(read);
+        }
+        // First read, rewritten history, or a rename to re-key: read it all.
+        Ok(walker
+            .read(head, None)?
+            .expect("a full read always completes"))
     }
-    // First read, rewritten history, or a rename to re-key: read it all.
-    Ok(walker
-        .read(head, None)?
-        .expect("a full read always completes"))
 }
 
 /// The commit history would be read from (`HEAD`), without reading any: what `status`
@@ -69,6 +107,12 @@ fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, Objec
             HistoryOff::NotARepository
         }
     })?;
+    let head = checked_head(&repo)?;
+    Ok((repo, head))
+}
+
+/// Where `HEAD` of a repository whose history can be read points.
+fn checked_head(repo: &gix::Repository) -> Result<ObjectId, HistoryOff> {
     let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
     if repo.is_shallow().map_err(|e| unreadable(&e))? {
         return Err(HistoryOff::Shallow);
@@ -76,11 +120,10 @@ fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, Objec
     if repo.workdir().is_none() {
         return Err(HistoryOff::Bare);
     }
-    let head = match repo.head_id() {
-        Ok(id) => id.detach(),
-        Err(_) => return Err(HistoryOff::NoCommits),
-    };
-    Ok((repo, head))
+    match repo.head_id() {
+        Ok(id) => Ok(id.detach()),
+        Err(_) => Err(HistoryOff::NoCommits),
+    }
 }
 
 /// The root's path inside the work tree, `/`-separated with a trailing `/` (empty for the

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use codectx_history::{HistoryOff, HistoryRead, SymbolNote, probe, read_history};
+use codectx_history::{HistoryOff, HistoryRead, Repository, SymbolNote, probe};
 use lancedb::query::{QueryBase, Select};
 
 use crate::report::SyncStats;
@@ -79,9 +79,34 @@ impl Store {
     async fn read_history(&self, since: Option<String>) -> Result<HistoryRead, HistoryOff> {
         let root = self.root.clone();
         let options = self.options.history.clone();
-        tokio::task::spawn_blocking(move || read_history(&root, since.as_deref(), &options))
-            .await
-            .expect("the history walk does not panic")
+        let found = self.found_repository().clone();
+        let (read, repository) = tokio::task::spawn_blocking(move || {
+            if let Some(repository) = found {
+                let read = repository.read(since.as_deref(), &options);
+                if read.is_ok() {
+                    return (read, Some(repository));
+                }
+                // The repository moved or changed under us: find it again before saying
+                // history is off (that would drop every note).
+            }
+            match Repository::open(&root, &options) {
+                Ok(repository) => (
+                    repository.read(since.as_deref(), &options),
+                    Some(repository),
+                ),
+                Err(off) => (Err(off), None),
+            }
+        })
+        .await
+        .expect("the history walk does not panic");
+        *self.found_repository() = repository;
+        read
+    }
+
+    /// The repository the last history read found, if any.
+    fn found_repository(&self) -> std::sync::MutexGuard<'_, Option<Repository>> {
+        // A panic while holding the lock left nothing half-written: the slot is replaced whole.
+        self.repository.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Writes what [`Store::read_history`] read after `recorded` (under the write lock).
