@@ -15,7 +15,7 @@ use std::path::Path;
 use codectx_graph::{ProjectGraph, SymbolRef};
 use serde::Deserialize;
 
-use crate::imports::read_truth;
+use crate::imports::{percent, read_truth};
 
 #[derive(Deserialize)]
 struct TruthCall {
@@ -118,25 +118,18 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
         .collect();
     wrong.sort();
     missed.sort();
-    let pct = |a: usize, b: usize| {
-        if b == 0 {
-            100.0
-        } else {
-            100.0 * a as f64 / b as f64
-        }
-    };
     println!(
         "Call edges against the language's own go-to-definition ({})",
         root.display()
     );
     println!(
         "  precision: {correct} / {edges} edges of the graph correct ({:.1}%)",
-        pct(correct, edges)
+        percent(correct, edges)
     );
     println!(
         "  recall:    {found} / {} call sites into the project found ({:.1}%)",
         inside.len(),
-        pct(found, inside.len())
+        percent(found, inside.len())
     );
     for line in wrong.iter().take(show).chain(missed.iter().take(show)) {
         println!("{line}");

@@ -14,6 +14,15 @@ use anyhow::Context;
 use codectx_graph::ProjectGraph;
 use serde::Deserialize;
 
+/// `a` of `b` in percent; 100 of nothing.
+pub(crate) fn percent(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        100.0
+    } else {
+        100.0 * a as f64 / b as f64
+    }
+}
+
 /// A truth file: one JSON record per non-blank line.
 pub(crate) fn read_truth<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
     let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
@@ -72,13 +81,6 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
             ));
         }
     }
-    let pct = |a: usize, b: usize| {
-        if b == 0 {
-            100.0
-        } else {
-            100.0 * a as f64 / b as f64
-        }
-    };
     println!(
         "Import edges against the language's own resolution ({})",
         root.display()
@@ -86,11 +88,11 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
     println!(
         "  all:           {correct} / {} correct ({:.1}%)",
         truth.len(),
-        pct(correct, truth.len())
+        percent(correct, truth.len())
     );
     println!(
         "  project files: {inside_correct} / {inside} correct ({:.1}%)",
-        pct(inside_correct, inside)
+        percent(inside_correct, inside)
     );
     for line in wrong.iter().take(show) {
         println!("{line}");
@@ -140,11 +142,7 @@ pub fn hierarchy_accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Res
             ));
         }
     }
-    let pct = if truth.is_empty() {
-        100.0
-    } else {
-        100.0 * correct as f64 / truth.len() as f64
-    };
+    let pct = percent(correct, truth.len());
     println!(
         "Ancestor chains against the language's own ({})",
         root.display()

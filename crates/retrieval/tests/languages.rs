@@ -8,11 +8,14 @@
 use std::fmt::Write;
 
 use codectx_retrieval::{
-    Engine, EngineOptions, Project, RelatedScope, SearchOptions, Strategy, file_skeleton,
-    related_symbols, resolve_symbol, symbol_metadata,
+    Project, RelatedScope, SearchOptions, Strategy, file_skeleton, related_symbols, resolve_symbol,
+    symbol_metadata,
 };
 use codectx_snapshot::SkeletonCache;
-use codectx_store::StoreOptions;
+
+mod common;
+
+use common::engine_at;
 
 /// One language's fixture and what is asked of it.
 struct Case {
@@ -44,26 +47,6 @@ const CASES: &[Case] = &[
     },
 ];
 
-/// A lexical engine over `fixture`, its index in `index` (the fixture stays clean).
-async fn engine(fixture: &str, index: &tempfile::TempDir) -> Engine {
-    let options = EngineOptions {
-        store: StoreOptions {
-            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
-            // The fixture sits inside this repository, whose history moves with every commit.
-            history: codectx_store::HistoryOptions {
-                max_commits: 0,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        embedder: None,
-        reranker: None,
-    };
-    Engine::open(&codectx_corpus::fixture(fixture), options)
-        .await
-        .unwrap()
-}
-
 /// A symbol's callees and callers, one per line, as the graph links them.
 fn calls_of(project: &Project, symbol: &str) -> String {
     let chunks = resolve_symbol(project, symbol, None).unwrap();
@@ -85,7 +68,7 @@ fn calls_of(project: &Project, symbol: &str) -> String {
 async fn every_tool_answers_on_rust_python_and_go() {
     for case in CASES {
         let index = tempfile::tempdir().unwrap();
-        let mut engine = engine(case.fixture, &index).await;
+        let mut engine = engine_at(case.fixture, &index, None, None).await;
         let options = SearchOptions::default();
         let name = case.fixture.trim_start_matches("graph/");
 

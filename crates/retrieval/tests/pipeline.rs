@@ -11,6 +11,10 @@ use codectx_retrieval::{
 };
 use codectx_store::{ChunkFilter, StoreOptions};
 
+mod common;
+
+use common::engine_at;
+
 /// The fixture project most tests search: `fixtures/retrieval/search`.
 const FIXTURE: &str = "retrieval/search";
 
@@ -30,34 +34,6 @@ async fn engine(
     reranker: Option<Arc<dyn Reranker>>,
 ) -> Engine {
     engine_at(FIXTURE, index, embedder, reranker).await
-}
-
-/// [`engine`] over the fixture project `fixtures/<fixture>`.
-async fn engine_at(
-    fixture: &str,
-    index: &tempfile::TempDir,
-    embedder: Option<Arc<LocalEmbedder>>,
-    reranker: Option<Arc<dyn Reranker>>,
-) -> Engine {
-    let options = EngineOptions {
-        store: StoreOptions {
-            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
-            // The fixture sits inside this project's repository, whose history moves with
-            // every commit of ours: the rankings here are the code's alone.
-            history: codectx_store::HistoryOptions {
-                max_commits: 0,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        embedder: embedder.map(|e| e as Arc<dyn codectx_embed::Embedder>),
-        reranker,
-    };
-    let mut engine = Engine::open(&codectx_corpus::fixture(fixture), options)
-        .await
-        .unwrap();
-    engine.embed_pending(&()).await.unwrap();
-    engine
 }
 
 /// One line per result: where, what, and the evidence of its score.
