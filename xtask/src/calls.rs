@@ -6,7 +6,7 @@
 //! the call's line, the callee's last name) and the definition the language's tooling goes
 //! to (`{file, line}` of its name, or null outside the project), as
 //! `xtask/truth/python_calls.py` writes with jedi. An edge of the graph is correct when the
-//! truth has the same site and its target lies in the callee's lines under the same name.
+//! truth has a call on the same line whose target lies in the callee's lines.
 //! Only the files the truth covers count.
 
 use std::collections::{HashMap, HashSet};
@@ -31,23 +31,24 @@ struct TruthTarget {
     line: u32,
 }
 
-/// A call site as both sides name it: caller's file, call line, callee's last name.
-type Site = (String, u32, String);
+/// A call site as both sides know it: the caller's file and the call's line. The callee's
+/// name is the truth's only: an aliased import (`from .x import A as B`) is written `B` and
+/// declared `A`.
+type Site = (String, u32);
 
 pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
     let truth: Vec<TruthCall> = read_truth(truth)?;
     let graph = ProjectGraph::load(root)?;
-    // One site may hold several calls of one name (`f(f(x))`): any target counts.
-    let mut theirs: HashMap<Site, Vec<Option<TruthTarget>>> = HashMap::new();
+    let mut theirs: HashMap<Site, Vec<(String, Option<TruthTarget>)>> = HashMap::new();
     for t in truth {
         theirs
-            .entry((t.file, t.line, t.name))
+            .entry((t.file, t.line))
             .or_default()
-            .push(t.target);
+            .push((t.name, t.target));
     }
     // The truth may leave files out (Go's `_test.go` files): only the calls of files it
     // covers count.
-    let covered: HashSet<&str> = theirs.keys().map(|(file, _, _)| file.as_str()).collect();
+    let covered: HashSet<&str> = theirs.keys().map(|(file, _)| file.as_str()).collect();
     let mut ours: HashMap<Site, Vec<SymbolRef>> = HashMap::new();
     for (f, file) in graph.files().iter().enumerate() {
         if !covered.contains(file.path.as_str()) {
@@ -59,63 +60,61 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
             edges.extend_from_slice(graph.callees(SymbolRef { file: f, decl: d }));
         }
         for (callee, line) in edges {
-            let name = graph.decl(callee).name.clone();
-            ours.entry((file.path.clone(), line, name))
+            ours.entry((file.path.clone(), line))
                 .or_default()
                 .push(callee);
         }
     }
-    let hits = |site: &Site, callee: SymbolRef| {
+    // Whether `target` lies in the lines of `callee`.
+    let inside = |target: &TruthTarget, callee: SymbolRef| {
         let d = graph.decl(callee);
-        let path = &graph.files()[callee.file as usize].path;
-        theirs.get(site).is_some_and(|targets| {
-            targets
-                .iter()
-                .flatten()
-                .any(|t| &t.file == path && d.start_line <= t.line && t.line <= d.end_line)
-        })
+        target.file == graph.files()[callee.file as usize].path
+            && d.start_line <= target.line
+            && target.line <= d.end_line
     };
     let (mut edges, mut correct) = (0usize, 0usize);
     let mut wrong = Vec::new();
     for (site, callees) in &ours {
+        let truth = theirs.get(site).map_or(&[][..], Vec::as_slice);
         for &callee in callees {
             edges += 1;
-            if hits(site, callee) {
+            if truth
+                .iter()
+                .any(|(_, t)| t.as_ref().is_some_and(|t| inside(t, callee)))
+            {
                 correct += 1;
             } else {
-                let truth = theirs.get(site).map(|t| {
-                    t.iter()
-                        .map(|x| x.as_ref().map(|x| format!("{}:{}", x.file, x.line)))
-                        .collect::<Vec<_>>()
-                });
                 wrong.push(format!(
-                    "  extra {}:{} {}: graph {}, truth {:?}",
+                    "  extra {}:{}: graph {}, truth {:?}",
                     site.0,
                     site.1,
-                    site.2,
                     graph.symbol_id(callee),
                     truth
+                        .iter()
+                        .map(|(name, t)| (
+                            name,
+                            t.as_ref().map(|t| format!("{}:{}", t.file, t.line))
+                        ))
+                        .collect::<Vec<_>>()
                 ));
             }
         }
     }
-    // Recall: sites whose truth is a project definition, found by the graph.
-    let resolved: HashSet<&Site> = ours
-        .iter()
-        .filter(|(site, callees)| callees.iter().any(|&c| hits(site, c)))
-        .map(|(site, _)| site)
-        .collect();
-    let inside: Vec<&Site> = theirs
-        .iter()
-        .filter(|(_, t)| t.iter().any(Option::is_some))
-        .map(|(site, _)| site)
-        .collect();
-    let found = inside.iter().filter(|s| resolved.contains(*s)).count();
-    let mut missed: Vec<String> = inside
-        .iter()
-        .filter(|s| !resolved.contains(*s))
-        .map(|s| format!("  missed {}:{} {}", s.0, s.1, s.2))
-        .collect();
+    // Recall: the truth's calls into the project that the graph links to the same place.
+    let (mut inside_calls, mut found) = (0usize, 0usize);
+    let mut missed = Vec::new();
+    for (site, calls) in &theirs {
+        let callees = ours.get(site).map_or(&[][..], Vec::as_slice);
+        for (name, target) in calls {
+            let Some(target) = target else { continue };
+            inside_calls += 1;
+            if callees.iter().any(|&c| inside(target, c)) {
+                found += 1;
+            } else {
+                missed.push(format!("  missed {}:{} {name}", site.0, site.1));
+            }
+        }
+    }
     wrong.sort();
     missed.sort();
     println!(
@@ -127,9 +126,8 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
         percent(correct, edges)
     );
     println!(
-        "  recall:    {found} / {} call sites into the project found ({:.1}%)",
-        inside.len(),
-        percent(found, inside.len())
+        "  recall:    {found} / {inside_calls} calls into the project found ({:.1}%)",
+        percent(found, inside_calls)
     );
     for line in wrong.iter().take(show).chain(missed.iter().take(show)) {
         println!("{line}");

@@ -390,5 +390,6 @@ impl FileFacts {
 /// method's qualified name names its receiver type wherever the type is declared. 15: Rust,
 /// Python and Go calls (by the languages' scoping of names), Python's module-level imports
 /// as exports, a Rust `impl`'s methods as members of its type. 16: calls on a parameter of a
-/// declared type, and on a Go receiver whose type another file declares.
-pub const FACTS_VERSION: u32 = 16;
+/// declared type, and on a Go receiver whose type another file declares. 17: a Python class
+/// extends the bases its head names.
+pub const FACTS_VERSION: u32 = 17;

@@ -41,6 +41,7 @@ pub(super) fn facts_from_symbols(parsed: &ParsedFile) -> FileFacts {
     facts.requests = requests;
     if parsed.language == Language::Python {
         reexport_imports(parsed, &request_of_import, &mut facts);
+        class_bases(parsed, &request_of_import, &mut facts);
     }
     facts.calls = calls(parsed, &request_of_import, &facts);
     facts
@@ -118,6 +119,57 @@ fn reexport_imports(parsed: &ParsedFile, request_of_import: &[u32], facts: &mut 
             });
         }
     }
+}
+
+/// A Python class's bases named by one name (`class Prepared(EncodingMixin, HooksMixin):`)
+/// are the types it extends: a method a base declares is found from the class
+/// (`self.encode()`), and the type hierarchy links them. A keyword (`metaclass=…`), a dotted
+/// or a computed base names nothing here.
+fn class_bases(parsed: &ParsedFile, request_of_import: &[u32], facts: &mut FileFacts) {
+    for d in 0..facts.decls.len() {
+        if facts.decls[d].kind != SymbolKind::Class {
+            continue;
+        }
+        let extends: Vec<Target> = base_names(&facts.decls[d].signature)
+            .into_iter()
+            .filter(|base| *base != facts.decls[d].name)
+            .filter_map(|base| type_target(parsed, request_of_import, facts, base))
+            .collect();
+        facts.decls[d].extends = extends;
+    }
+}
+
+/// The bases a Python class head lists: `["A", "B"]` for `class C(A, B[T], metaclass=M):`.
+fn base_names(head: &str) -> Vec<&str> {
+    let Some(open) = head.find('(') else {
+        return Vec::new();
+    };
+    let mut depth = 0usize;
+    let mut bases = Vec::new();
+    let mut start = open + 1;
+    for (i, c) in head.char_indices().skip_while(|&(i, _)| i <= open) {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth > 0 => depth -= 1,
+            ',' | ')' if depth == 0 => {
+                bases.push(head[start..i].trim());
+                start = i + 1;
+                if c == ')' {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    bases
+        .into_iter()
+        .map(|b| b.split('[').next().unwrap_or(b).trim())
+        .filter(|b| {
+            !b.is_empty()
+                && b.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && !b.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .collect()
 }
 
 /// A Rust `impl X` block's methods are members of the type `X` the file declares, as a Go
@@ -448,6 +500,22 @@ mod tests {
         }
         let exported: Vec<&str> = facts.exports.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(exported, ["Point", "Point"]);
+    }
+
+    #[test]
+    fn python_class_heads_list_their_bases() {
+        for (head, bases) in [
+            ("class C(A, B):", vec!["A", "B"]),
+            (
+                "class C(Generic[T], Base, metaclass=Meta):",
+                vec!["Generic", "Base"],
+            ),
+            ("class C(models.Model, Mixin):", vec!["Mixin"]),
+            ("class C:", vec![]),
+            ("class C():", vec![]),
+        ] {
+            assert_eq!(super::base_names(head), bases, "{head}");
+        }
     }
 
     #[test]
