@@ -100,6 +100,13 @@ impl Language {
     pub fn is_oxc(self) -> bool {
         !grammars::handles(self)
     }
+
+    /// Whether one function may be declared several times in one scope as overloads: TS's
+    /// overload signatures, Python's `@typing.overload` stubs. In Rust and Go two functions
+    /// of one name in one file are always two (a `fmt` per `impl` block).
+    pub fn has_overloads(self) -> bool {
+        !matches!(self, Language::Rust | Language::Go)
+    }
 }
 
 /// The languages a `languages` filter can name, each with its file extensions.

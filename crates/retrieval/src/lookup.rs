@@ -144,11 +144,14 @@ fn match_order(project: &Project, chunk: &CodeChunk) -> (bool, bool, bool, u8, u
 /// TypeScript overloads are one declaration per signature; an agent asking for `ref` wants
 /// one result. Matches of one file with the same breadcrumb and a function or method kind
 /// become the last of them in the file — the implementation, which TypeScript requires to
-/// follow its overload signatures — at the place of the first.
+/// follow its overload signatures — at the place of the first. Only in languages with
+/// overloads: Rust's `fmt` of a `Display` and of a `Debug` impl are two methods.
 fn merge_overloads(matches: Vec<&CodeChunk>) -> Vec<&CodeChunk> {
     let mut merged: Vec<&CodeChunk> = Vec::with_capacity(matches.len());
     for chunk in matches {
-        let overload = matches!(chunk.node_kind, SymbolKind::Function | SymbolKind::Method);
+        let overload = matches!(chunk.node_kind, SymbolKind::Function | SymbolKind::Method)
+            && codectx_parser::Language::from_path(&chunk.relative_path)
+                .is_some_and(codectx_parser::Language::has_overloads);
         let same = merged.iter_mut().find(|kept| {
             overload
                 && kept.node_kind == chunk.node_kind

@@ -391,5 +391,6 @@ impl FileFacts {
 /// Python and Go calls (by the languages' scoping of names), Python's module-level imports
 /// as exports, a Rust `impl`'s methods as members of its type. 16: calls on a parameter of a
 /// declared type, and on a Go receiver whose type another file declares. 17: a Python class
-/// extends the bases its head names.
-pub const FACTS_VERSION: u32 = 17;
+/// extends the bases its head names. 18: items declared in a Rust function's body are its
+/// members.
+pub const FACTS_VERSION: u32 = 18;

@@ -29,7 +29,10 @@ impl Grammar for Rust {
                 } else {
                     SymbolKind::Function
                 };
-                (kind, node.child_by_field_name("body"), None)
+                // Items declared in the body (a helper `fn`, a `const`, a `struct`) are its
+                // members, as nested functions are in Python.
+                let body = node.child_by_field_name("body");
+                (kind, body, body)
             }
             "struct_item" | "union_item" => (SymbolKind::Struct, None, None),
             "enum_item" => (SymbolKind::Enum, None, None),
