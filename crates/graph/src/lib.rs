@@ -295,25 +295,10 @@ impl ProjectGraph {
     /// receiver names exactly this type, even from another file; this is the one cross-file
     /// join by name, and only Go's scope rule allows it.
     pub fn package_type(&self, file: u32, name: &str) -> Option<SymbolRef> {
-        let path = &self.files.get(file as usize)?.path;
-        if !is_go(path) {
+        if file as usize >= self.files.len() {
             return None;
         }
-        let dir = directory(path);
-        self.files.iter().enumerate().find_map(|(f, node)| {
-            if !is_go(&node.path) || directory(&node.path) != dir {
-                return None;
-            }
-            let decl = node
-                .facts
-                .decls
-                .iter()
-                .position(|d| d.container.is_none() && d.kind.is_type() && d.name == name)?;
-            Some(SymbolRef {
-                file: f as u32,
-                decl: decl as u32,
-            })
-        })
+        link::Linker::new(&self.files).package_decl(file, name, SymbolKind::is_type)
     }
 
     pub fn decl(&self, s: SymbolRef) -> &facts::Decl {

@@ -366,20 +366,25 @@ impl<'g> Linker<'g> {
             })
     }
 
-    /// A name of Go's package scope, as written in file `f`: a function, type, constant or
-    /// variable declared at the top of any file of its package.
-    fn package_decl(&self, f: u32, name: &str) -> Option<Entity> {
+    /// A name of Go's package scope, as written in file `f`: a declaration of a kind `wanted`
+    /// accepts at the top of any file of its package (methods have their type's scope).
+    pub(crate) fn package_decl(
+        &self,
+        f: u32,
+        name: &str,
+        wanted: impl Fn(SymbolKind) -> bool,
+    ) -> Option<SymbolRef> {
         self.package(f).iter().find_map(|&file| {
             let decl = self.facts(file).decls.iter().position(|d| {
                 d.container.is_none()
                     && d.name == name
                     && d.kind != SymbolKind::Method
-                    && !d.kind.is_root_item()
+                    && wanted(d.kind)
             })?;
-            Some(Entity::Symbol(SymbolRef {
+            Some(SymbolRef {
                 file,
                 decl: decl as u32,
-            }))
+            })
         })
     }
 
@@ -477,7 +482,9 @@ impl<'g> Linker<'g> {
                 })
             }
             Target::Namespace { request } => self.request_file(f, *request).map(Entity::Module),
-            Target::Global { name } => self.package_decl(f, name),
+            Target::Global { name } => self
+                .package_decl(f, name, |kind| !kind.is_root_item())
+                .map(Entity::Symbol),
         }
     }
 

@@ -21,8 +21,6 @@ mod go;
 mod python;
 mod rust;
 
-use std::rc::Rc;
-
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::Language;
@@ -255,8 +253,8 @@ pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<Pars
         set_hierarchy(item, None, 0);
         item.parent_name = receiver;
     }
-    let (imports, bound) = walk.imports(root);
-    let calls = walk.calls(root, &bound);
+    let mut imports = walk.imports(root);
+    let calls = walk.uses_and_calls(root, &mut imports);
     let diagnostics = if root.has_error() {
         diagnostics(root, &lines)
     } else {
@@ -497,9 +495,9 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// The file's imports, with where each binding is used, by name; and what each bound
-    /// name denotes (the first import binding it, when several do).
-    fn imports(&self, root: Node<'_>) -> (Vec<ImportInfo>, Bindings) {
+    /// The file's import statements, in source order (their uses are found by
+    /// [`Walk::uses_and_calls`]).
+    fn imports(&self, root: Node<'_>) -> Vec<ImportInfo> {
         let mut imports: Vec<ImportInfo> = Vec::new();
         let mut stack = vec![root];
         // Import statements sit at the top level, or in a function body (Python).
@@ -512,33 +510,33 @@ impl Walk<'_, '_> {
                 continue;
             }
             for (written, source, bound) in found {
-                let import = ImportInfo {
+                imports.push(ImportInfo {
                     span: ByteSpan::new(written.start_byte() as u32, written.end_byte() as u32),
                     source,
                     local_names: bound.iter().map(|b| b.local.clone()).collect(),
                     imported: bound.into_iter().map(|b| b.item).collect(),
                     reference_offsets: Vec::new(),
-                };
-                imports.push(import);
+                });
             }
         }
         imports.sort_by_key(|i| i.span.start);
-        let mut bindings = Bindings::default();
+        imports
+    }
+
+    /// One walk of the tree outside the import statements: every identifier that spells a
+    /// name `imports` bind is one of its uses (by name: a shadowing local counts, as there
+    /// is no semantic model), and the calls whose callee is a path of names, in source
+    /// order, each with what its first name denotes: the receiver inside a method, a
+    /// parameter of a declared type, an import's binding (the first import binding it), or
+    /// a plain name.
+    fn uses_and_calls(&self, root: Node<'_>, imports: &mut [ImportInfo]) -> Vec<CallSyntax> {
+        let mut bindings: Bindings = Default::default();
         for (i, import) in imports.iter().enumerate() {
             for (b, local) in import.local_names.iter().enumerate() {
                 bindings
                     .entry(local.clone())
-                    .or_insert((i as u32, b as u32));
-            }
-        }
-        if imports.iter().all(|i| i.local_names.is_empty()) {
-            return (imports, bindings);
-        }
-        // Every identifier outside the imports themselves that spells a bound name.
-        let mut importing: std::collections::HashMap<&str, Vec<usize>> = Default::default();
-        for (i, import) in imports.iter().enumerate() {
-            for name in &import.local_names {
-                importing.entry(name.as_str()).or_default().push(i);
+                    .or_default()
+                    .push((i as u32, b as u32));
             }
         }
         // The spans are sorted and never nest: the last one starting at or before a node is
@@ -551,64 +549,30 @@ impl Walk<'_, '_> {
             let at = starts.partition_point(|&(s, _)| s <= node.start_byte());
             at > 0 && node.end_byte() <= starts[at - 1].1
         };
-        let mut uses: Vec<(usize, u32)> = Vec::new();
-        let mut cursor = root.walk();
-        let mut visit = true;
-        loop {
-            let node = cursor.node();
-            if visit {
-                let inside = inside_import(node);
-                // A name being declared (`def parse(…)`, `f(parse=…)`) uses nothing.
-                let declares = node
-                    .parent()
-                    .and_then(|p| p.child_by_field_name("name"))
-                    .is_some_and(|n| n.id() == node.id());
-                if !inside && !declares && self.grammar.is_identifier(node.kind()) {
-                    let bound = importing
-                        .get(self.text(node))
-                        .map_or(&[][..], Vec::as_slice);
-                    uses.extend(bound.iter().map(|&i| (i, node.start_byte() as u32)));
-                }
-                if !inside && cursor.goto_first_child() {
-                    continue;
-                }
-            }
-            if cursor.goto_next_sibling() {
-                visit = true;
-            } else if cursor.goto_parent() {
-                visit = false;
-            } else {
-                break;
-            }
-        }
-        for (i, offset) in uses {
-            imports[i].reference_offsets.push(offset);
-        }
-        (imports, bindings)
-    }
-
-    /// The file's calls whose callee is a path of names, in source order, each with what
-    /// its first name denotes: the receiver inside a method, a parameter of a declared type,
-    /// an import's binding (by name: a shadowing local counts as the binding, as for
-    /// imports' uses), or a plain name.
-    fn calls(&self, root: Node<'_>, bindings: &Bindings) -> Vec<CallSyntax> {
+        let mut uses: Vec<(u32, u32)> = Vec::new();
         let mut calls = Vec::new();
         // The names of the functions around the cursor: nested functions and closures see
         // their method's receiver and their enclosing functions' parameters. `outer` holds,
         // for each function entered, the names around it, restored when the walk leaves it.
-        let mut names: Rc<Names> = Rc::default();
-        let mut outer: Vec<(usize, Rc<Names>)> = Vec::new();
+        let mut names = Names::default();
+        let mut outer: Vec<(usize, Names)> = Vec::new();
         let mut cursor = root.walk();
         loop {
             let node = cursor.node();
-            if let Some(call) = self.call(node, &names, bindings) {
-                calls.push(call);
-            }
-            if let Some(inner) = self.names_inside(node, &names) {
-                outer.push((node.id(), std::mem::replace(&mut names, Rc::new(inner))));
-            }
-            if cursor.goto_first_child() {
-                continue;
+            if !inside_import(node) {
+                if self.grammar.is_identifier(node.kind()) && !declares(node) {
+                    let bound = bindings.get(self.text(node)).map_or(&[][..], Vec::as_slice);
+                    uses.extend(bound.iter().map(|&(i, _)| (i, node.start_byte() as u32)));
+                }
+                if let Some(call) = self.call(node, &names, &bindings) {
+                    calls.push(call);
+                }
+                if let Some(inner) = self.names_inside(node, &names) {
+                    outer.push((node.id(), std::mem::replace(&mut names, inner)));
+                }
+                if cursor.goto_first_child() {
+                    continue;
+                }
             }
             loop {
                 if outer
@@ -622,6 +586,9 @@ impl Walk<'_, '_> {
                     break;
                 }
                 if !cursor.goto_parent() {
+                    for (i, offset) in uses {
+                        imports[i as usize].reference_offsets.push(offset);
+                    }
                     return calls;
                 }
             }
@@ -644,7 +611,7 @@ impl Walk<'_, '_> {
                 CallHead::Typed {
                     type_name: type_name.clone(),
                 }
-            } else if let Some(&(import, binding)) = bindings.get(first) {
+            } else if let Some(&(import, binding)) = bindings.get(first).and_then(|b| b.first()) {
                 CallHead::Import { import, binding }
             } else {
                 CallHead::Name
@@ -690,8 +657,17 @@ struct Names {
     typed: Vec<(String, String)>,
 }
 
-/// Each name the file's imports bind → (the import's index, the binding's index in it).
-type Bindings = std::collections::HashMap<String, (u32, u32)>;
+/// Each name the file's imports bind → (the import's index, the binding's index in it), for
+/// every import binding it, in source order.
+type Bindings = std::collections::HashMap<String, Vec<(u32, u32)>>;
+
+/// Whether `node` is the name a declaration declares (`def parse(…)`, `f(parse=…)`): it uses
+/// nothing.
+fn declares(node: Node<'_>) -> bool {
+    node.parent()
+        .and_then(|p| p.child_by_field_name("name"))
+        .is_some_and(|n| n.id() == node.id())
+}
 
 /// One diagnostic per `ERROR` or missing node, outermost first.
 fn diagnostics(root: Node<'_>, lines: &LineIndex) -> Vec<Diagnostic> {
