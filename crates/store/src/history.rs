@@ -76,10 +76,10 @@ impl Store {
 
     /// Reads the commits after `since` (all of them without), off the async threads: a git
     /// walk and the parses of past file versions. Needs no lock.
-    async fn read_history(&self, since: Option<String>) -> Result<HistoryRead, HistoryOff> {
+    async fn read_history(&mut self, since: Option<String>) -> Result<HistoryRead, HistoryOff> {
         let root = self.root.clone();
         let options = self.options.history.clone();
-        let found = self.found_repository().clone();
+        let found = self.repository.take();
         let (read, repository) = tokio::task::spawn_blocking(move || {
             if let Some(repository) = found {
                 let read = repository.read(since.as_deref(), &options);
@@ -99,14 +99,8 @@ impl Store {
         })
         .await
         .expect("the history walk does not panic");
-        *self.found_repository() = repository;
+        self.repository = repository;
         read
-    }
-
-    /// The repository the last history read found, if any.
-    fn found_repository(&self) -> std::sync::MutexGuard<'_, Option<Repository>> {
-        // A panic while holding the lock left nothing half-written: the slot is replaced whole.
-        self.repository.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Writes what [`Store::read_history`] read after `recorded` (under the write lock).

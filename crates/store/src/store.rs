@@ -141,7 +141,7 @@ pub struct Store {
     pub(crate) changes: Option<SyncChanges>,
     /// The repository history is read from, once found: a sync that finds `HEAD` where it
     /// was reads one ref instead of finding the repository again.
-    pub(crate) repository: std::sync::Mutex<Option<codectx_history::Repository>>,
+    pub(crate) repository: Option<codectx_history::Repository>,
 }
 
 impl StoreOptions {
@@ -330,7 +330,7 @@ impl Store {
             history: HistoryStatus::NotRead,
             history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),
             changes: None,
-            repository: std::sync::Mutex::new(None),
+            repository: None,
         };
         let _ = store.reload_known().await?;
         Ok(store)
