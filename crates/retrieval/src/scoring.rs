@@ -254,20 +254,45 @@ fn each_code_word(text: &str, mut f: impl FnMut(&str) -> bool) {
     }
 }
 
-/// English Snowball, as the full-text index stems: `loaded` and `load`, `merged` and `merge`
-/// meet.
-fn snowball() -> rust_stemmers::Stemmer {
+/// English Snowball, as the full-text index stems (`loaded` and `load`, `merged` and `merge`
+/// meet): what [`word_root`] starts from.
+pub(crate) fn root_stemmer() -> rust_stemmers::Stemmer {
     rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
 }
 
-/// The query's content words (no stopwords, Snowball-stemmed), sorted, each once: the
-/// terms [`term_coverage`] looks for.
+/// Endings Snowball leaves that make a word of a verb or a noun: the agent (`router`,
+/// `editor`) and `-ition` (`composition`, which Snowball makes `composit` where `compose`
+/// is `compos`). A question says "composition" or "the router" where the code says
+/// `compose` and `route`.
+const AGENT_ENDINGS: &[&str] = &["er", "or", "it"];
+
+/// A word's root: its Snowball stem without an [`AGENT_ENDINGS`] ending, when at least four
+/// letters stay (`router` → `rout`, as `routing` and `route` are; `user` stays), and a
+/// doubled last letter undoubled (`wrapper` → `wrap`). Every channel that meets a question's
+/// words with code's words compares roots, so they agree on what a match is.
+pub(crate) fn word_root(stemmer: &rust_stemmers::Stemmer, word: &str) -> String {
+    let stem = stemmer.stem(word);
+    for ending in AGENT_ENDINGS {
+        if let Some(base) = stem.strip_suffix(ending)
+            && base.chars().count() >= 4
+        {
+            let bytes = base.as_bytes();
+            let doubled = bytes[bytes.len() - 1] == bytes[bytes.len() - 2]
+                && !matches!(bytes[bytes.len() - 1], b'l' | b's' | b'z' | b'e' | b'o');
+            return base[..base.len() - usize::from(doubled)].to_string();
+        }
+    }
+    stem.into_owned()
+}
+
+/// The query's content words (no stopwords, as roots: [`word_root`]), sorted, each once:
+/// the terms [`term_coverage`] looks for.
 pub fn query_terms(query: &str) -> Vec<String> {
-    let stemmer = snowball();
+    let stemmer = root_stemmer();
     let mut terms: Vec<String> = code_words(query)
         .into_iter()
         .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
-        .map(|w| stemmer.stem(&w).into_owned())
+        .map(|w| word_root(&stemmer, &w))
         .collect();
     terms.sort();
     terms.dedup();
@@ -352,9 +377,9 @@ pub(crate) fn holds_a_term(terms: &[String], text: &str) -> bool {
     found_terms(terms, &[text]) > 0
 }
 
-/// How many of `terms` occur among the code-aware, stemmed words of `texts`.
+/// How many of `terms` occur among the code-aware words of `texts`, as roots.
 fn found_terms(terms: &[String], texts: &[&str]) -> usize {
-    let stemmer = snowball();
+    let stemmer = root_stemmer();
     let mut found = vec![false; terms.len()];
     let mut left = terms.len();
     for &text in texts {
@@ -366,8 +391,8 @@ fn found_terms(terms: &[String], texts: &[&str]) -> usize {
                     word.as_bytes()[..2].eq_ignore_ascii_case(&t.as_bytes()[..2.min(t.len())])
                 });
             if shares_prefix {
-                let stemmed = stemmer.stem(&word.to_lowercase()).into_owned();
-                if let Ok(i) = terms.binary_search(&stemmed)
+                let root = word_root(&stemmer, &word.to_lowercase());
+                if let Ok(i) = terms.binary_search(&root)
                     && !found[i]
                 {
                     found[i] = true;
@@ -472,6 +497,26 @@ mod tests {
         assert!(!plain.imports && !plain.comments && !plain.directives);
         let asked = AskedKinds::of("which files lack the use strict directive or a license header");
         assert!(asked.directives && asked.comments && !asked.imports);
+    }
+
+    #[test]
+    fn a_noun_meets_the_verb_it_is_made_of() {
+        let stemmer = root_stemmer();
+        let root = |w: &str| word_root(&stemmer, w);
+        for (a, b) in [
+            ("composition", "compose"),
+            ("router", "routing"),
+            ("parser", "parse"),
+            ("wrapper", "wrap"),
+            ("editor", "edit"),
+            ("handlers", "handle"),
+            ("caller", "call"),
+        ] {
+            assert_eq!(root(a), root(b), "{a} / {b}");
+        }
+        // Too short a base keeps its ending: `user` is not `us`.
+        assert_eq!(root("user"), "user");
+        assert_ne!(root("order"), root("ord"));
     }
 
     #[test]

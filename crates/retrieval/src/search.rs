@@ -30,7 +30,7 @@ use crate::ranker::{Features, KindGroup, reciprocal_rank};
 use crate::scoring::{
     AskedKinds, COVERED_TERMS, QuestionShape, STOPWORDS, SearchOptions, blend, calibrated_vector,
     code_words, coverage_of, holds_a_term, in_type, is_companion_file, is_test_file, matched_terms,
-    own_evidence, prefer_members, query_terms,
+    own_evidence, prefer_members, query_terms, root_stemmer, word_root,
 };
 use crate::{Project, RetrievalError};
 
@@ -704,20 +704,6 @@ const NAMED_KINDS: &[SymbolKind] = &[
     SymbolKind::Macro,
 ];
 
-/// A plural's singular, crudely (`strings` → `string`, `queries` → `query`): enough for
-/// a query's words to meet identifiers' words. The name channel stems every name of the
-/// project (once per file), so it takes this cheap rule; [`crate::term_coverage`], which reads a few
-/// dozen candidates, can afford Snowball.
-fn stem(word: &str) -> String {
-    if let Some(base) = word.strip_suffix("ies").filter(|b| b.len() >= 3) {
-        return format!("{base}y");
-    }
-    match word.strip_suffix('s') {
-        Some(base) if base.len() >= 3 && !base.ends_with('s') => base.to_string(),
-        _ => word.to_string(),
-    }
-}
-
 /// How a chunk's name meets the query, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum NameLevel {
@@ -746,12 +732,12 @@ impl NameLevel {
 }
 
 /// A file's names as [`name_channel`] meets them. They depend on the file alone, and
-/// splitting and stemming every name of the project was most of a query's time: made once
+/// splitting every name of the project into roots was most of a query's time: made once
 /// per file ([`crate::ProjectFile`] keeps them).
 #[derive(Debug)]
 pub(crate) struct FileNames {
-    /// The stemmed words of the file's name, or of its directory's for an `index` file
-    /// (`cors/index.ts`).
+    /// The roots ([`word_root`]) of the file name's words, or of its directory's for an
+    /// `index` file (`cors/index.ts`).
     file_words: Vec<String>,
     /// One per chunk of the file, in the same order.
     chunks: Vec<ChunkName>,
@@ -762,8 +748,8 @@ struct ChunkName {
     lowercase: String,
     /// How many words its name has (`validateToken`: 2).
     word_count: usize,
-    /// Its stemmed words without function words (`get`, `to`, `is`, `of`), which are never
-    /// among a query's words: `getDaysInMonth` is named by "the days in the month".
+    /// The roots of its words without function words (`get`, `to`, `is`, `of`), which are
+    /// never among a query's words: `getDaysInMonth` is named by "the days in the month".
     content_words: Vec<String>,
 }
 
@@ -779,11 +765,15 @@ impl FileNames {
         } else {
             file_name
         };
+        let stemmer = root_stemmer();
         let chunks = file
             .chunks
             .iter()
             .map(|chunk| {
-                let words: Vec<String> = code_words(&chunk.name).iter().map(|w| stem(w)).collect();
+                let words: Vec<String> = code_words(&chunk.name)
+                    .iter()
+                    .map(|w| word_root(&stemmer, w))
+                    .collect();
                 ChunkName {
                     lowercase: chunk.name.to_lowercase(),
                     word_count: words.len(),
@@ -795,7 +785,10 @@ impl FileNames {
             })
             .collect();
         FileNames {
-            file_words: code_words(file_name).iter().map(|w| stem(w)).collect(),
+            file_words: code_words(file_name)
+                .iter()
+                .map(|w| word_root(&stemmer, w))
+                .collect(),
             chunks,
         }
     }
@@ -835,10 +828,11 @@ fn name_channel<'p>(
             .flat_map(split)
             .collect()
     };
+    let stemmer = root_stemmer();
     let words: Vec<String> = code_words(query)
         .into_iter()
         .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
-        .map(|w| stem(&w))
+        .map(|w| word_root(&stemmer, &w))
         .collect();
     if words.is_empty() {
         return Vec::new();
