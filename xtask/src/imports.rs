@@ -4,8 +4,8 @@
 //! The truth is JSON lines of `{file, line, module, resolved}` (`resolved`: the project file
 //! the language loads for `module`, or null when it is no file of the project), as
 //! `xtask/truth/python_imports.py` writes from CPython's import system. An edge is correct
-//! when the graph resolves the same statement's module to the same file, or to no project
-//! file when the truth has none.
+//! when the graph resolves the same statement (the same line; the same module too when a
+//! line holds several) to the same file, or to no project file when the truth has none.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -52,18 +52,30 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
         .enumerate()
         .map(|(i, f)| (f.path.as_str(), i as u32))
         .collect();
-    let mut ours: HashMap<(String, u32, String), Option<String>> = HashMap::new();
+    // A statement is found by its line; by its module too when a line holds several (the
+    // graph shortens a very long specifier, so the text alone would miss it).
+    let mut ours: HashMap<(String, u32), Vec<(String, Option<String>)>> = HashMap::new();
     for (path, &i) in &index {
         for edge in graph.file_relationships(i).imports {
             let file =
                 (edge.resolution == codectx_graph::Resolution::File).then(|| edge.file.clone());
-            ours.insert((path.to_string(), edge.line, edge.specifier), file);
+            ours.entry((path.to_string(), edge.line))
+                .or_default()
+                .push((edge.specifier, file));
         }
     }
     let (mut correct, mut inside, mut inside_correct) = (0usize, 0usize, 0usize);
     let mut wrong = Vec::new();
     for t in &truth {
-        let got = ours.get(&(t.file.clone(), t.line, t.module.clone()));
+        let got = ours
+            .get(&(t.file.clone(), t.line))
+            .and_then(|on_line| match on_line.as_slice() {
+                [(_, file)] => Some(file),
+                several => several
+                    .iter()
+                    .find(|(specifier, _)| *specifier == t.module)
+                    .map(|(_, file)| file),
+            });
         let ok = got.is_some_and(|g| *g == t.resolved);
         correct += usize::from(ok);
         if t.resolved.is_some() {

@@ -249,7 +249,7 @@ impl ProjectGraph {
             .facts
             .requests
             .iter()
-            .map(|r| self.resolver.resolve(&file.abs, &r.specifier))
+            .map(|r| self.resolver.resolve(&file.abs, r))
             .collect();
         let request_files = resolved
             .iter()

@@ -76,11 +76,16 @@ impl ModuleResolver {
         }
     }
 
-    /// Resolves `specifier` as written in `from` (an absolute file path).
-    pub fn resolve(&self, from: &Path, specifier: &str) -> Resolved {
+    /// Resolves `request` as written in `from` (an absolute file path).
+    pub fn resolve(&self, from: &Path, request: &crate::facts::ModuleRequest) -> Resolved {
+        let specifier = request.specifier.as_str();
         match codectx_parser::Language::from_path(from) {
             Some(codectx_parser::Language::Rust) => {
-                return rust::resolve(&self.root, from, specifier, &self.rust_crates());
+                let scope = rust::Scope {
+                    from,
+                    inline: &request.scope,
+                };
+                return rust::resolve(&self.root, scope, specifier, &self.rust_crates());
             }
             Some(codectx_parser::Language::Python) => {
                 return python::resolve(&self.root, from, specifier);

@@ -218,6 +218,7 @@ impl<'a> Extractor<'_, '_> {
             line,
             kind,
             names: Vec::new(),
+            scope: Vec::new(),
         });
         (self.facts.requests.len() - 1) as u32
     }

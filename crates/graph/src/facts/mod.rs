@@ -256,6 +256,9 @@ pub struct ModuleRequest {
     pub kind: RequestKind,
     /// Imported or re-exported names (`default`, `*` for namespaces and star re-exports).
     pub names: Vec<String>,
+    /// The modules declared inside the file around the statement, outermost first: Rust's
+    /// `mod tests { use super::*; }`, whose `super` is the file's own module. Empty elsewhere.
+    pub scope: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -392,5 +395,5 @@ impl FileFacts {
 /// as exports, a Rust `impl`'s methods as members of its type. 16: calls on a parameter of a
 /// declared type, and on a Go receiver whose type another file declares. 17: a Python class
 /// extends the bases its head names. 18: items declared in a Rust function's body are its
-/// members.
-pub const FACTS_VERSION: u32 = 18;
+/// members. 19: a Rust `use` inside an inline module resolves from that module.
+pub const FACTS_VERSION: u32 = 19;

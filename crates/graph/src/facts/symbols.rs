@@ -51,6 +51,22 @@ pub(super) fn facts_from_symbols(parsed: &ParsedFile) -> FileFacts {
 /// order; and each import's request.
 fn requests(parsed: &ParsedFile) -> (Vec<ModuleRequest>, Vec<u32>) {
     let lines = &parsed.lines;
+    // Rust's inline modules (`mod tests { … }`), outermost first (the walk is in preorder).
+    let inline: Vec<&codectx_parser::ParsedSymbol> = if parsed.language == Language::Rust {
+        parsed
+            .walk()
+            .filter(|s| s.kind == SymbolKind::Module && s.body.is_some())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let scope_at = |at: u32| -> Vec<String> {
+        inline
+            .iter()
+            .filter(|m| m.span.start <= at && at < m.span.end)
+            .map(|m| m.name.clone())
+            .collect()
+    };
     // (request, the import it is, if any)
     let mut requests: Vec<(ModuleRequest, Option<usize>)> = parsed
         .imports
@@ -62,6 +78,7 @@ fn requests(parsed: &ParsedFile) -> (Vec<ModuleRequest>, Vec<u32>) {
                 line: lines.line_of(import.span.start),
                 kind: RequestKind::Import,
                 names: import.local_names.clone(),
+                scope: scope_at(import.span.start),
             };
             (request, Some(i))
         })
@@ -76,6 +93,7 @@ fn requests(parsed: &ParsedFile) -> (Vec<ModuleRequest>, Vec<u32>) {
                 line: m.range.end,
                 kind: RequestKind::Import,
                 names: Vec::new(),
+                scope: Vec::new(),
             };
             (request, None)
         }));

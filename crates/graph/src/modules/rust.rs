@@ -9,21 +9,29 @@ use std::path::{Path, PathBuf};
 
 use super::Resolved;
 
-/// The library crates of a repository: each `Cargo.toml` package's name as code writes it
-/// (`my-crate` → `my_crate`) and its root module file (`[lib] path`, else `src/lib.rs`).
+/// The crates of a repository, from its `Cargo.toml` files (found once per resolver): each
+/// library by the name code writes it (`my-crate` → `my_crate`) with its root module file,
+/// and each package's crate roots (library, binaries, tests, examples, benches).
 #[derive(Debug, Default)]
-pub(super) struct Crates(HashMap<String, PathBuf>);
+pub(super) struct Crates {
+    libraries: HashMap<String, PathBuf>,
+    /// A package's directory → its targets' root files.
+    roots: HashMap<PathBuf, Vec<PathBuf>>,
+}
 
 /// Directories never searched for manifests: build output and dependencies.
 const SKIP: &[&str] = &["target", "node_modules"];
 
 impl Crates {
     pub(super) fn find(root: &Path) -> Crates {
-        let mut crates = HashMap::new();
+        let mut crates = Crates::default();
         let mut dirs = vec![(root.to_path_buf(), 0)];
         while let Some((dir, depth)) = dirs.pop() {
-            if let Some((name, lib)) = library(&dir) {
-                crates.entry(name).or_insert(lib);
+            if let Some(package) = Package::read(&dir) {
+                if let Some((name, lib)) = package.library {
+                    crates.libraries.entry(name).or_insert(lib);
+                }
+                crates.roots.insert(dir.clone(), package.roots);
             }
             // Workspaces nest their members a few levels down, not deeper.
             if depth == 6 {
@@ -41,32 +49,123 @@ impl Crates {
                 }
             }
         }
-        Crates(crates)
+        crates
     }
 }
 
-/// The package in `dir`'s `Cargo.toml` with a library: its name as code writes it and its
-/// root module file.
-fn library(dir: &Path) -> Option<(String, PathBuf)> {
-    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
-    let manifest: toml::Table = text.parse().ok()?;
-    let package = manifest.get("package")?.as_table()?;
-    let lib = manifest.get("lib").and_then(|l| l.as_table());
-    let name = lib
-        .and_then(|l| l.get("name"))
-        .or_else(|| package.get("name"))?
-        .as_str()?
-        .replace('-', "_");
-    let file = match lib.and_then(|l| l.get("path")).and_then(|p| p.as_str()) {
-        Some(path) => dir.join(path),
-        None => dir.join("src/lib.rs"),
-    };
-    file.is_file().then_some((name, file))
+impl Crates {
+    /// The module `file` defines, as a crate root when it is one.
+    fn module_of(&self, file: &Path) -> Module {
+        let is_root = file
+            .ancestors()
+            .skip(1)
+            .find_map(|dir| self.roots.get(dir))
+            .is_some_and(|roots| roots.iter().any(|r| r == file));
+        if is_root {
+            Module::crate_root(file)
+        } else {
+            Module::of(file)
+        }
+    }
+}
+
+/// What a package's `Cargo.toml` and Cargo's target discovery say.
+struct Package {
+    /// Its library's name as code writes it, and its root module file.
+    library: Option<(String, PathBuf)>,
+    /// Every target's root file, the library's first.
+    roots: Vec<PathBuf>,
+}
+
+impl Package {
+    fn read(dir: &Path) -> Option<Package> {
+        let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+        let manifest: toml::Table = text.parse().ok()?;
+        let package = manifest.get("package")?.as_table()?;
+        let lib = manifest.get("lib").and_then(|l| l.as_table());
+        let lib_file = match lib.and_then(|l| l.get("path")).and_then(|p| p.as_str()) {
+            Some(path) => dir.join(path),
+            None => dir.join("src/lib.rs"),
+        };
+        let library = lib
+            .and_then(|l| l.get("name"))
+            .or_else(|| package.get("name"))
+            .and_then(|n| n.as_str())
+            .map(|n| (n.replace('-', "_"), lib_file.clone()))
+            .filter(|_| lib_file.is_file());
+        let mut roots = vec![lib_file];
+        // Targets the manifest lists with a path…
+        for section in ["bin", "test", "example", "bench"] {
+            let listed = manifest.get(section).and_then(|t| t.as_array());
+            for target in listed.into_iter().flatten() {
+                if let Some(path) = target.get("path").and_then(|p| p.as_str()) {
+                    roots.push(dir.join(path));
+                }
+            }
+        }
+        // …and those Cargo discovers: `src/main.rs`, `src/bin/*`, `tests/*`, `examples/*`,
+        // `benches/*` (a file, or a directory's `main.rs`).
+        roots.push(dir.join("src/main.rs"));
+        for targets in ["src/bin", "tests", "examples", "benches"] {
+            let Ok(entries) = std::fs::read_dir(dir.join(targets)) else {
+                continue;
+            };
+            for path in entries.filter_map(Result::ok).map(|e| e.path()) {
+                if path.extension().is_some_and(|e| e == "rs") {
+                    roots.push(path);
+                } else if path.join("main.rs").is_file() {
+                    roots.push(path.join("main.rs"));
+                }
+            }
+        }
+        roots.retain(|r| r.is_file());
+        roots.dedup();
+        Some(Package { library, roots })
+    }
+}
+
+/// Where a `use` is written: its file, and the modules declared inside that file around it
+/// (`mod tests { … }`), outermost first.
+pub(super) struct Scope<'a> {
+    pub from: &'a Path,
+    pub inline: &'a [String],
+}
+
+/// The modules a statement is nested in, innermost last: the file's module, then each
+/// inline module around the statement.
+struct Nesting(Vec<Module>);
+
+impl Nesting {
+    fn of(scope: &Scope<'_>, crates: &Crates) -> Nesting {
+        let mut modules = vec![crates.module_of(scope.from)];
+        for name in scope.inline {
+            let dir = modules[modules.len() - 1].dir.join(name);
+            modules.push(Module {
+                file: scope.from.to_path_buf(),
+                dir,
+            });
+        }
+        Nesting(modules)
+    }
+
+    fn innermost(&self) -> &Module {
+        &self.0[self.0.len() - 1]
+    }
+
+    /// One module up: the enclosing inline module, or the file module's parent.
+    fn up(&mut self) -> Option<()> {
+        if self.0.len() > 1 {
+            self.0.pop();
+        } else {
+            self.0 = vec![self.0[0].parent()?];
+        }
+        Some(())
+    }
 }
 
 /// Resolves a `use` argument (`crate::auth::{Claims, Token}`, `super::config::Settings`,
-/// `self::child`, `other_crate::x`) as written in `from`.
-pub(super) fn resolve(root: &Path, from: &Path, path: &str, crates: &Crates) -> Resolved {
+/// `self::child`, `other_crate::x`) as written in `scope`.
+pub(super) fn resolve(root: &Path, scope: Scope<'_>, path: &str, crates: &Crates) -> Resolved {
     // The module path: what precedes a `{…}` list, a glob or an alias.
     let head = path.split(['{', '*']).next().unwrap_or(path);
     let head = head.split(" as ").next().unwrap_or(head);
@@ -78,34 +177,42 @@ pub(super) fn resolve(root: &Path, from: &Path, path: &str, crates: &Crates) -> 
     let Some((first, rest)) = segments.split_first() else {
         return Resolved::Unresolved(path.to_string());
     };
-    let start = match *first {
-        "crate" => crate_root(root, from),
-        "self" => Some(Module::of(from)),
-        "super" => Module::of(from).parent(),
+    let mut nesting = Nesting::of(&scope, crates);
+    match *first {
+        "crate" => match crate_root(root, scope.from, crates) {
+            Some(module) => nesting = Nesting(vec![module]),
+            None => return Resolved::Unresolved(path.to_string()),
+        },
+        "self" => {}
+        "super" => {
+            if nesting.up().is_none() {
+                return Resolved::Unresolved(path.to_string());
+            }
+        }
         // A child module of this one (`mod a;` then `use a::X;`), else another crate: of
         // this repository, or from elsewhere.
         _ => {
-            let here = Module::of(from);
-            let start = here
-                .child(first)
-                .or_else(|| crates.0.get(*first).map(|lib| Module::of(lib)));
+            let start = nesting.innermost().child(first).or_else(|| {
+                crates
+                    .libraries
+                    .get(*first)
+                    .map(|lib| Module::crate_root(lib))
+            });
             return match start {
                 Some(module) => Resolved::File(module.descend(rest).file),
                 None => Resolved::External(path.to_string()),
             };
         }
-    };
+    }
     // `super::super::x`: each further `super` one module up.
     let mut rest = rest;
-    let mut start = start;
-    while let (Some(module), Some((&"super", tail))) = (start.as_ref(), rest.split_first()) {
-        start = module.parent();
+    while let Some((&"super", tail)) = rest.split_first() {
+        if nesting.up().is_none() {
+            return Resolved::Unresolved(path.to_string());
+        }
         rest = tail;
     }
-    match start {
-        Some(module) => Resolved::File(module.descend(rest).file),
-        None => Resolved::Unresolved(path.to_string()),
-    }
+    Resolved::File(nesting.innermost().clone().descend(rest).file)
 }
 
 /// A module: its file, and the directory its child modules' files are in.
@@ -129,6 +236,15 @@ impl Module {
         Module {
             file: file.to_path_buf(),
             dir,
+        }
+    }
+
+    /// A crate's root module: like `lib.rs`, any root file (`tests/auth.rs`, `src/bin/x.rs`)
+    /// owns its directory.
+    fn crate_root(file: &Path) -> Module {
+        Module {
+            file: file.to_path_buf(),
+            dir: file.parent().unwrap_or(Path::new("")).to_path_buf(),
         }
     }
 
@@ -175,21 +291,58 @@ impl Module {
     }
 }
 
-/// The crate root module of `from`: `src/lib.rs` or `src/main.rs` beside the nearest
-/// `Cargo.toml` above it (inside `root`).
-fn crate_root(root: &Path, from: &Path) -> Option<Module> {
+/// The crate root module of `from`: of the package whose `Cargo.toml` is nearest above it
+/// (inside `root`), the target root whose directory holds `from` most closely (`from`
+/// itself, when it is one), the one declaring the module `from` is in on a tie.
+fn crate_root(root: &Path, from: &Path, crates: &Crates) -> Option<Module> {
     let mut dir = from.parent()?;
-    loop {
+    let package = loop {
         if dir.join("Cargo.toml").is_file() {
-            return ["src/lib.rs", "src/main.rs"]
-                .iter()
-                .map(|f| dir.join(f))
-                .find(|f| f.is_file())
-                .map(|f| Module::of(&f));
+            break dir;
         }
         if dir == root {
             return None;
         }
         dir = dir.parent()?;
+    };
+    let roots = crates.roots.get(package)?;
+    if roots.iter().any(|r| r == from) {
+        return Some(Module::crate_root(from));
     }
+    let holding = roots
+        .iter()
+        .filter_map(|r| Some((r, from.strip_prefix(r.parent()?).ok()?)))
+        .map(|(r, below)| (r, below.components().count()));
+    let closest = holding.clone().map(|(_, depth)| depth).min()?;
+    let mut tied = holding.filter(|(_, depth)| *depth == closest).map(|(r, _)| r);
+    let first = tied.next()?;
+    // `tests/lib.rs` and `tests/other.rs` both hold `tests/dfa/suite.rs`: the one saying
+    // `mod dfa` is its crate's root.
+    let chosen = std::iter::once(first)
+        .chain(tied)
+        .find(|r| declares_module_of(r, from))
+        .unwrap_or(first);
+    Some(Module::crate_root(chosen))
+}
+
+/// Whether the crate root `root_file` declares the top module `from` is in (`mod dfa` for
+/// `tests/dfa/suite.rs` below `tests/lib.rs`).
+fn declares_module_of(root_file: &Path, from: &Path) -> bool {
+    let Some(top) = root_file
+        .parent()
+        .and_then(|dir| from.strip_prefix(dir).ok())
+        .and_then(|below| below.components().next())
+        .and_then(|c| c.as_os_str().to_str())
+    else {
+        return false;
+    };
+    let top = top.strip_suffix(".rs").unwrap_or(top);
+    std::fs::read_to_string(root_file).is_ok_and(|text| {
+        text.lines().any(|line| {
+            let line = line.trim_start();
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            line.strip_prefix("mod ")
+                .is_some_and(|m| m.trim_end_matches([';', ' ', '{']) == top)
+        })
+    })
 }
