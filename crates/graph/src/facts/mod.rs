@@ -395,5 +395,6 @@ impl FileFacts {
 /// as exports, a Rust `impl`'s methods as members of its type. 16: calls on a parameter of a
 /// declared type, and on a Go receiver whose type another file declares. 17: a Python class
 /// extends the bases its head names. 18: items declared in a Rust function's body are its
-/// members. 19: a Rust `use` inside an inline module resolves from that module.
-pub const FACTS_VERSION: u32 = 19;
+/// members. 19: a Rust `use` inside an inline module resolves from that module. 20: the body
+/// of a Rust macro invoked in item position is read as items when it parses as items.
+pub const FACTS_VERSION: u32 = 20;

@@ -86,14 +86,14 @@ fn requests(parsed: &ParsedFile) -> (Vec<ModuleRequest>, Vec<u32>) {
     if parsed.language == Language::Rust {
         let declared = parsed
             .walk()
-            .filter(|s| s.kind == SymbolKind::Module && s.body.is_none() && s.depth == 0);
+            .filter(|s| s.kind == SymbolKind::Module && s.body.is_none());
         requests.extend(declared.map(|m| {
             let request = ModuleRequest {
                 specifier: format!("self::{}", m.name),
                 line: m.range.end,
                 kind: RequestKind::Import,
                 names: Vec::new(),
-                scope: Vec::new(),
+                scope: scope_at(m.span.start),
             };
             (request, None)
         }));

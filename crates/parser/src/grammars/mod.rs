@@ -92,6 +92,13 @@ trait Grammar {
         false
     }
 
+    /// The body of a macro invocation in item position, when its expansion is items as
+    /// written (Rust's `cfg_rt! { mod x; pub use x::Y; }`, as tokio declares much of its
+    /// code): the token tree, to be parsed again as items.
+    fn item_macro_body<'t>(&self, _node: Node<'t>) -> Option<Node<'t>> {
+        None
+    }
+
     /// Whether `node` is a comment.
     fn is_comment(&self, node: Node<'_>) -> bool {
         node.kind().contains("comment")
@@ -205,6 +212,17 @@ thread_local! {
 }
 
 fn parse_tree(language: Language, grammar: &dyn Grammar, source: &str) -> Option<Tree> {
+    parse_range(language, grammar, source, None)
+}
+
+/// Parses `source`, or only `range` of it (a macro's body, whose nodes keep their offsets in
+/// `source`).
+fn parse_range(
+    language: Language,
+    grammar: &dyn Grammar,
+    source: &str,
+    range: Option<tree_sitter::Range>,
+) -> Option<Tree> {
     PARSERS.with(|parsers| {
         let mut parsers = parsers.try_borrow_mut().ok()?;
         let at = match parsers.iter().position(|(l, _)| *l == language) {
@@ -216,8 +234,69 @@ fn parse_tree(language: Language, grammar: &dyn Grammar, source: &str) -> Option
                 parsers.len() - 1
             }
         };
-        parsers[at].1.parse(source, None)
+        let parser = &mut parsers[at].1;
+        parser.set_included_ranges(range.as_slice()).ok()?;
+        let tree = parser.parse(source, None);
+        if range.is_some() {
+            // Back to whole files for the next parse.
+            parser.set_included_ranges(&[]).ok()?;
+        }
+        tree
     })
+}
+
+/// The macro bodies of a file that read as items, each parsed again in place, by the byte
+/// where its body starts: what [`Grammar::item_macro_body`] finds in item position (at the
+/// top level, in `mod`, `impl` and `trait` bodies, and in other such bodies), kept only when
+/// the body parses without an error.
+type Expansions = std::collections::HashMap<usize, Tree>;
+
+fn expansions(language: Language, grammar: &dyn Grammar, source: &str, root: Node<'_>) -> Expansions {
+    let mut out = Expansions::new();
+    expand_within(language, grammar, source, root, &mut out);
+    out
+}
+
+fn expand_within(
+    language: Language,
+    grammar: &dyn Grammar,
+    source: &str,
+    container: Node<'_>,
+    out: &mut Expansions,
+) {
+    for node in container.named_children(&mut container.walk()) {
+        if let Some(body) = grammar.item_macro_body(node) {
+            let (start, end) = (body.start_byte() + 1, body.end_byte().saturating_sub(1));
+            if start >= end {
+                continue;
+            }
+            let (mut from, mut to) = (body.start_position(), body.end_position());
+            from.column += 1;
+            to.column = to.column.saturating_sub(1);
+            let range = tree_sitter::Range {
+                start_byte: start,
+                end_byte: end,
+                start_point: from,
+                end_point: to,
+            };
+            let Some(tree) = parse_range(language, grammar, source, Some(range)) else {
+                continue;
+            };
+            let root = tree.root_node();
+            let declares = root
+                .named_children(&mut root.walk())
+                .any(|n| !grammar.is_comment(n) && grammar.item_macro_body(n).is_none());
+            if root.has_error() || !declares {
+                continue;
+            }
+            expand_within(language, grammar, source, root, out);
+            out.insert(body.start_byte(), tree);
+        } else if let Some(body) = node.child_by_field_name("body")
+            && body.kind() == "declaration_list"
+        {
+            expand_within(language, grammar, source, body, out);
+        }
+    }
 }
 
 /// Parses `source` as the file `path` in a tree-sitter `language`. `None` when `language`
@@ -242,10 +321,12 @@ pub(crate) fn parse(path: &str, source: &str, language: Language) -> Option<Pars
         });
     };
     let root = tree.root_node();
+    let expansions = expansions(language, grammar, source, root);
     let walk = Walk {
         grammar,
         src: source,
         lines: &lines,
+        expansions: &expansions,
     };
     let mut roots = merge_overlapping(walk.root_items(root));
     for item in &mut roots {
@@ -300,9 +381,18 @@ struct Walk<'g, 's> {
     grammar: &'g dyn Grammar,
     src: &'s str,
     lines: &'s LineIndex,
+    expansions: &'s Expansions,
 }
 
-impl Walk<'_, '_> {
+impl<'s> Walk<'_, 's> {
+    /// The items `node`'s macro body expands to, when it is one of [`Expansions`].
+    fn expansion(&self, node: Node<'_>) -> Option<Node<'s>> {
+        let body = self.grammar.item_macro_body(node)?;
+        self.expansions
+            .get(&body.start_byte())
+            .map(|tree| tree.root_node())
+    }
+
     fn text(&self, node: Node<'_>) -> &str {
         &self.src[node.start_byte()..node.end_byte()]
     }
@@ -390,10 +480,15 @@ impl Walk<'_, '_> {
                 if self.grammar.is_compound(node) {
                     // `if sys.platform == "win32": def f(): …`: the functions it declares.
                     self.members(node, container, false, &mut item.children);
+                } else if let Some(body) = self.expansion(node) {
+                    // `cfg_rt! { pub fn spawn(…) {…} }`: what its expansion declares.
+                    self.members(body, container, false, &mut item.children);
                 }
                 out.push(item);
             } else if self.grammar.is_compound(node) {
                 self.members(node, container, false, out);
+            } else if let Some(body) = self.expansion(node) {
+                self.members(body, container, false, out);
             }
         }
         self.flush(&mut pending, all, out);
@@ -504,7 +599,9 @@ impl Walk<'_, '_> {
         while let Some(node) = stack.pop() {
             let found = self.grammar.imports(node, self.src);
             if found.is_empty() {
-                if node.named_child_count() > 0 && !node.is_error() {
+                if let Some(body) = self.expansion(node) {
+                    stack.push(body);
+                } else if node.named_child_count() > 0 && !node.is_error() {
                     stack.extend(node.named_children(&mut node.walk()));
                 }
                 continue;
@@ -551,6 +648,31 @@ impl Walk<'_, '_> {
         };
         let mut uses: Vec<(u32, u32)> = Vec::new();
         let mut calls = Vec::new();
+        // The file's tree, then each macro body parsed as items (the file's walk does not
+        // enter them: their tokens are read once, as code).
+        let roots = std::iter::once(root).chain(self.expansions.values().map(Tree::root_node));
+        for root in roots {
+            self.walk_uses_and_calls(root, &inside_import, &bindings, &mut uses, &mut calls);
+        }
+        uses.sort_unstable();
+        for (i, offset) in uses {
+            imports[i as usize].reference_offsets.push(offset);
+        }
+        // In source order; of calls starting at one byte (`a.b().c()`), the outer first, as
+        // each walk found them.
+        calls.sort_by_key(|c| c.at);
+        calls
+    }
+
+    /// [`Walk::uses_and_calls`] in one tree.
+    fn walk_uses_and_calls(
+        &self,
+        root: Node<'_>,
+        inside_import: &dyn Fn(Node<'_>) -> bool,
+        bindings: &Bindings,
+        uses: &mut Vec<(u32, u32)>,
+        calls: &mut Vec<CallSyntax>,
+    ) {
         // The names of the functions around the cursor: nested functions and closures see
         // their method's receiver and their enclosing functions' parameters. `outer` holds,
         // for each function entered, the names around it, restored when the walk leaves it.
@@ -564,13 +686,13 @@ impl Walk<'_, '_> {
                     let bound = bindings.get(self.text(node)).map_or(&[][..], Vec::as_slice);
                     uses.extend(bound.iter().map(|&(i, _)| (i, node.start_byte() as u32)));
                 }
-                if let Some(call) = self.call(node, &names, &bindings) {
+                if let Some(call) = self.call(node, &names, bindings) {
                     calls.push(call);
                 }
                 if let Some(inner) = self.names_inside(node, &names) {
                     outer.push((node.id(), std::mem::replace(&mut names, inner)));
                 }
-                if cursor.goto_first_child() {
+                if self.expansion(node).is_none() && cursor.goto_first_child() {
                     continue;
                 }
             }
@@ -586,10 +708,7 @@ impl Walk<'_, '_> {
                     break;
                 }
                 if !cursor.goto_parent() {
-                    for (i, offset) in uses {
-                        imports[i as usize].reference_offsets.push(offset);
-                    }
-                    return calls;
+                    return;
                 }
             }
         }

@@ -135,6 +135,17 @@ impl Grammar for Rust {
         node.kind() == "attribute_item"
     }
 
+    fn item_macro_body<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let invocation = match node.kind() {
+            "macro_invocation" => node,
+            "expression_statement" => node.named_child(0).filter(|n| n.kind() == "macro_invocation")?,
+            _ => return None,
+        };
+        // The token tree is the invocation's last child: `name! { … }` or `name!(…)`.
+        let body = invocation.named_child(invocation.named_child_count().checked_sub(1)?)?;
+        (body.kind() == "token_tree").then_some(body)
+    }
+
     fn stands_alone(&self, comment: &str) -> bool {
         comment.starts_with("//!") || comment.starts_with("/*!")
     }
