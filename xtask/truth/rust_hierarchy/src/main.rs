@@ -6,7 +6,8 @@
 //! `target` left out): {"file", "line", "name", "ancestors"}, where `line` is where its name
 //! is written and `ancestors` the enclosing modules, traits, functions and `impl` blocks
 //! (named by their type's last path segment), outermost first. `impl` blocks themselves are
-//! not listed: they have no name of their own.
+//! not listed: they have no name of their own. The body of a macro invocation in item
+//! position is read as items, as its expansion would be.
 
 use std::path::Path;
 
@@ -92,6 +93,10 @@ impl Out {
             syn::Item::Macro(m) => {
                 if let Some(ident) = &m.ident {
                     self.record(ident, ancestors);
+                } else if let Ok(file) = syn::parse2::<syn::File>(m.mac.tokens.clone()) {
+                    // An item-wrapping macro (`cfg_rt! { … }`): its body's items, as its
+                    // expansion would declare them.
+                    self.items(&file.items, ancestors);
                 }
             }
             syn::Item::Mod(m) => {
