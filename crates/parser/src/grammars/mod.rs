@@ -253,17 +253,25 @@ type Expansions = std::collections::HashMap<usize, Tree>;
 
 fn expansions(language: Language, grammar: &dyn Grammar, source: &str, root: Node<'_>) -> Expansions {
     let mut out = Expansions::new();
-    expand_within(language, grammar, source, root, &mut out);
+    expand_within(language, grammar, source, root, 0, &mut out);
     out
 }
+
+/// Macro bodies nested deeper than this in one another stay tokens: real code nests two or
+/// three (`cfg_rt! { cfg_net! { … } }`), and a crafted file must not exhaust the stack.
+const MAX_EXPANSION_DEPTH: usize = 8;
 
 fn expand_within(
     language: Language,
     grammar: &dyn Grammar,
     source: &str,
     container: Node<'_>,
+    depth: usize,
     out: &mut Expansions,
 ) {
+    if depth > MAX_EXPANSION_DEPTH {
+        return;
+    }
     for node in container.named_children(&mut container.walk()) {
         if let Some(body) = grammar.item_macro_body(node) {
             let (start, end) = (body.start_byte() + 1, body.end_byte().saturating_sub(1));
@@ -283,18 +291,21 @@ fn expand_within(
                 continue;
             };
             let root = tree.root_node();
-            let declares = root
-                .named_children(&mut root.walk())
-                .any(|n| !grammar.is_comment(n) && grammar.item_macro_body(n).is_none());
+            // Items: a declaration, an import, or a macro that may hold them.
+            let declares = root.named_children(&mut root.walk()).any(|n| {
+                grammar.declaration(n, source, None).is_some()
+                    || !grammar.imports(n, source).is_empty()
+                    || grammar.item_macro_body(n).is_some()
+            });
             if root.has_error() || !declares {
                 continue;
             }
-            expand_within(language, grammar, source, root, out);
+            expand_within(language, grammar, source, root, depth + 1, out);
             out.insert(body.start_byte(), tree);
         } else if let Some(body) = node.child_by_field_name("body")
             && body.kind() == "declaration_list"
         {
-            expand_within(language, grammar, source, body, out);
+            expand_within(language, grammar, source, body, depth + 1, out);
         }
     }
 }
@@ -887,6 +898,26 @@ mod tests {
                 assert_eq!(holders, 1, "line {line}: {text:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_macro_body_of_items_is_read_as_items_and_deep_nesting_stays_tokens() {
+        let source = "cfg_rt! {\n    use crate::runtime::Handle;\n    pub fn spawn() { Handle::current(); }\n}\n\
+                      not_items!(1 + );\n";
+        let parsed = super::parse("src/lib.rs", source, Language::Rust).unwrap();
+        let names: Vec<&str> = parsed.walk().map(|s| s.name.as_str()).collect();
+        assert!(names.contains(&"spawn"), "{names:?}");
+        assert_eq!(parsed.imports.len(), 1);
+        assert_eq!(parsed.imports[0].source, "crate::runtime::Handle");
+        assert!(parsed.calls.iter().any(|c| c.path == ["Handle", "current"]));
+        // Macros nested in one another: read down to the limit, no deeper.
+        let nested = |n: usize| {
+            let source = format!("{}fn inner() {{}}{}", "m! { ".repeat(n), " }".repeat(n));
+            let parsed = super::parse("src/deep.rs", &source, Language::Rust).unwrap();
+            parsed.walk().any(|s| s.name == "inner")
+        };
+        assert!(nested(3));
+        assert!(!nested(100));
     }
 
     #[test]
