@@ -605,26 +605,44 @@ impl<'s> Walk<'_, 's> {
     /// [`Walk::uses_and_calls`]).
     fn imports(&self, root: Node<'_>) -> Vec<ImportInfo> {
         let mut imports: Vec<ImportInfo> = Vec::new();
-        let mut stack = vec![root];
-        // Import statements sit at the top level, or in a function body (Python).
-        while let Some(node) = stack.pop() {
-            let found = self.grammar.imports(node, self.src);
-            if found.is_empty() {
-                if let Some(body) = self.expansion(node) {
-                    stack.push(body);
-                } else if node.named_child_count() > 0 && !node.is_error() {
-                    stack.extend(node.named_children(&mut node.walk()));
+        // Import statements sit at the top level, or in a function body (Python), or in a
+        // macro body read as items (Rust): each such body is walked as a tree of its own.
+        // A cursor, not a stack of children: this walk visits every named node.
+        let mut trees = vec![root];
+        while let Some(tree) = trees.pop() {
+            let mut cursor = tree.walk();
+            'walk: loop {
+                let node = cursor.node();
+                let mut descend = false;
+                if node.is_named() {
+                    let found = self.grammar.imports(node, self.src);
+                    if found.is_empty() {
+                        match self.expansion(node) {
+                            Some(body) => trees.push(body),
+                            None => descend = !node.is_error(),
+                        }
+                    }
+                    for (written, source, bound) in found {
+                        imports.push(ImportInfo {
+                            span: ByteSpan::new(
+                                written.start_byte() as u32,
+                                written.end_byte() as u32,
+                            ),
+                            source,
+                            local_names: bound.iter().map(|b| b.local.clone()).collect(),
+                            imported: bound.into_iter().map(|b| b.item).collect(),
+                            reference_offsets: Vec::new(),
+                        });
+                    }
                 }
-                continue;
-            }
-            for (written, source, bound) in found {
-                imports.push(ImportInfo {
-                    span: ByteSpan::new(written.start_byte() as u32, written.end_byte() as u32),
-                    source,
-                    local_names: bound.iter().map(|b| b.local.clone()).collect(),
-                    imported: bound.into_iter().map(|b| b.item).collect(),
-                    reference_offsets: Vec::new(),
-                });
+                if descend && cursor.goto_first_child() {
+                    continue;
+                }
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() {
+                        break 'walk;
+                    }
+                }
             }
         }
         imports.sort_by_key(|i| i.span.start);
@@ -689,11 +707,22 @@ impl<'s> Walk<'_, 's> {
         // for each function entered, the names around it, restored when the walk leaves it.
         let mut names = Names::default();
         let mut outer: Vec<(usize, Names)> = Vec::new();
+        // The grammar's identifier kinds by id: a node's kind name costs a string conversion.
+        let language = root.language();
+        let identifiers: Vec<u16> = (0..language.node_kind_count() as u16)
+            .filter(|&id| {
+                language.node_kind_is_named(id)
+                    && language
+                        .node_kind_for_id(id)
+                        .is_some_and(|kind| self.grammar.is_identifier(kind))
+            })
+            .collect();
         let mut cursor = root.walk();
         loop {
             let node = cursor.node();
             if !inside_import(node) {
-                if self.grammar.is_identifier(node.kind()) && !declares(node) {
+                // The name a declaration declares (`def parse(…)`, `f(parse=…)`) uses nothing.
+                if identifiers.contains(&node.kind_id()) && cursor.field_name() != Some("name") {
                     let bound = bindings.get(self.text(node)).map_or(&[][..], Vec::as_slice);
                     uses.extend(bound.iter().map(|&(i, _)| (i, node.start_byte() as u32)));
                 }
@@ -791,13 +820,6 @@ struct Names {
 /// every import binding it, in source order.
 type Bindings = std::collections::HashMap<String, Vec<(u32, u32)>>;
 
-/// Whether `node` is the name a declaration declares (`def parse(…)`, `f(parse=…)`): it uses
-/// nothing.
-fn declares(node: Node<'_>) -> bool {
-    node.parent()
-        .and_then(|p| p.child_by_field_name("name"))
-        .is_some_and(|n| n.id() == node.id())
-}
 
 /// One diagnostic per `ERROR` or missing node, outermost first.
 fn diagnostics(root: Node<'_>, lines: &LineIndex) -> Vec<Diagnostic> {
