@@ -116,6 +116,15 @@ impl Grammar for Go {
         matches!(kind, "identifier" | "package_identifier")
     }
 
+    fn call_and_scope_kinds(&self) -> &'static [&'static str] {
+        &[
+            "call_expression",
+            "function_declaration",
+            "method_declaration",
+            "func_literal",
+        ]
+    }
+
     fn call_path(&self, node: Node<'_>, src: &str) -> Option<Vec<String>> {
         if node.kind() != "call_expression" {
             return None;

@@ -86,6 +86,11 @@ trait Grammar {
         Vec::new()
     }
 
+    /// The node kinds at which [`Grammar::call_path`], [`Grammar::receiver_name`] and
+    /// [`Grammar::typed_parameters`] can answer: the walk asks them nowhere else (a node's
+    /// kind name costs a string conversion at each ask).
+    fn call_and_scope_kinds(&self) -> &'static [&'static str];
+
     /// Whether `node` is control flow whose blocks may declare (Python's `if`, `try`,
     /// `with`…): its declarations are found inside it.
     fn is_compound(&self, _node: Node<'_>) -> bool {
@@ -709,14 +714,16 @@ impl<'s> Walk<'_, 's> {
         let mut outer: Vec<(usize, Names)> = Vec::new();
         // The grammar's identifier kinds by id: a node's kind name costs a string conversion.
         let language = root.language();
-        let identifiers: Vec<u16> = (0..language.node_kind_count() as u16)
-            .filter(|&id| {
-                language.node_kind_is_named(id)
-                    && language
-                        .node_kind_for_id(id)
-                        .is_some_and(|kind| self.grammar.is_identifier(kind))
-            })
-            .collect();
+        let kinds = |wanted: &dyn Fn(&str) -> bool| -> Vec<u16> {
+            (0..language.node_kind_count() as u16)
+                .filter(|&id| {
+                    language.node_kind_is_named(id)
+                        && language.node_kind_for_id(id).is_some_and(wanted)
+                })
+                .collect()
+        };
+        let identifiers = kinds(&|kind| self.grammar.is_identifier(kind));
+        let asked = kinds(&|kind| self.grammar.call_and_scope_kinds().contains(&kind));
         let mut cursor = root.walk();
         loop {
             let node = cursor.node();
@@ -726,11 +733,13 @@ impl<'s> Walk<'_, 's> {
                     let bound = bindings.get(self.text(node)).map_or(&[][..], Vec::as_slice);
                     uses.extend(bound.iter().map(|&(i, _)| (i, node.start_byte() as u32)));
                 }
-                if let Some(call) = self.call(node, &names, bindings) {
-                    calls.push(call);
-                }
-                if let Some(inner) = self.names_inside(node, &names) {
-                    outer.push((node.id(), std::mem::replace(&mut names, inner)));
+                if asked.contains(&node.kind_id()) {
+                    if let Some(call) = self.call(node, &names, bindings) {
+                        calls.push(call);
+                    }
+                    if let Some(inner) = self.names_inside(node, &names) {
+                        outer.push((node.id(), std::mem::replace(&mut names, inner)));
+                    }
                 }
                 if self.expansion(node).is_none() && cursor.goto_first_child() {
                     continue;

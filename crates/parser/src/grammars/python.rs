@@ -173,6 +173,10 @@ impl Grammar for Python {
         }
     }
 
+    fn call_and_scope_kinds(&self) -> &'static [&'static str] {
+        &["call", "function_definition"]
+    }
+
     fn call_path(&self, node: Node<'_>, src: &str) -> Option<Vec<String>> {
         if node.kind() != "call" {
             return None;

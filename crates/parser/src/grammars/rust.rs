@@ -176,6 +176,10 @@ impl Grammar for Rust {
         matches!(kind, "identifier" | "type_identifier")
     }
 
+    fn call_and_scope_kinds(&self) -> &'static [&'static str] {
+        &["call_expression", "function_item", "closure_expression"]
+    }
+
     fn call_path(&self, node: Node<'_>, src: &str) -> Option<Vec<String>> {
         if node.kind() != "call_expression" {
             return None;
