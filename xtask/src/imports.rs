@@ -67,15 +67,15 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
     let (mut correct, mut inside, mut inside_correct) = (0usize, 0usize, 0usize);
     let mut wrong = Vec::new();
     for t in &truth {
-        let got = ours
-            .get(&(t.file.clone(), t.line))
-            .and_then(|on_line| match on_line.as_slice() {
-                [(_, file)] => Some(file),
-                several => several
-                    .iter()
-                    .find(|(specifier, _)| *specifier == t.module)
-                    .map(|(_, file)| file),
-            });
+        let got =
+            ours.get(&(t.file.clone(), t.line))
+                .and_then(|on_line| match on_line.as_slice() {
+                    [(_, file)] => Some(file),
+                    several => several
+                        .iter()
+                        .find(|(specifier, _)| *specifier == t.module)
+                        .map(|(_, file)| file),
+                });
         let ok = got.is_some_and(|g| *g == t.resolved);
         correct += usize::from(ok);
         if t.resolved.is_some() {

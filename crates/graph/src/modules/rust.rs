@@ -314,7 +314,9 @@ fn crate_root(root: &Path, from: &Path, crates: &Crates) -> Option<Module> {
         .filter_map(|r| Some((r, from.strip_prefix(r.parent()?).ok()?)))
         .map(|(r, below)| (r, below.components().count()));
     let closest = holding.clone().map(|(_, depth)| depth).min()?;
-    let mut tied = holding.filter(|(_, depth)| *depth == closest).map(|(r, _)| r);
+    let mut tied = holding
+        .filter(|(_, depth)| *depth == closest)
+        .map(|(r, _)| r);
     let first = tied.next()?;
     // `tests/lib.rs` and `tests/other.rs` both hold `tests/dfa/suite.rs`: the one saying
     // `mod dfa` is its crate's root.

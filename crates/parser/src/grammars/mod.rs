@@ -256,7 +256,12 @@ fn parse_range(
 /// the body parses without an error.
 type Expansions = std::collections::HashMap<usize, Tree>;
 
-fn expansions(language: Language, grammar: &dyn Grammar, source: &str, root: Node<'_>) -> Expansions {
+fn expansions(
+    language: Language,
+    grammar: &dyn Grammar,
+    source: &str,
+    root: Node<'_>,
+) -> Expansions {
     let mut out = Expansions::new();
     expand_within(language, grammar, source, root, 0, &mut out);
     out
@@ -828,7 +833,6 @@ struct Names {
 /// Each name the file's imports bind → (the import's index, the binding's index in it), for
 /// every import binding it, in source order.
 type Bindings = std::collections::HashMap<String, Vec<(u32, u32)>>;
-
 
 /// One diagnostic per `ERROR` or missing node, outermost first.
 fn diagnostics(root: Node<'_>, lines: &LineIndex) -> Vec<Diagnostic> {

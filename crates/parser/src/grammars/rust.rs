@@ -138,7 +138,9 @@ impl Grammar for Rust {
     fn item_macro_body<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
         let invocation = match node.kind() {
             "macro_invocation" => node,
-            "expression_statement" => node.named_child(0).filter(|n| n.kind() == "macro_invocation")?,
+            "expression_statement" => node
+                .named_child(0)
+                .filter(|n| n.kind() == "macro_invocation")?,
             _ => return None,
         };
         // The token tree is the invocation's last child: `name! { … }` or `name!(…)`.

@@ -12,7 +12,9 @@
 use std::path::Path;
 
 fn main() {
-    let root = std::env::args().nth(1).expect("usage: rust-hierarchy-truth ROOT");
+    let root = std::env::args()
+        .nth(1)
+        .expect("usage: rust-hierarchy-truth ROOT");
     let root = Path::new(&root);
     let mut files = Vec::new();
     walk(root, &mut files);

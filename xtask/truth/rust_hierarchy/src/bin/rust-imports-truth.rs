@@ -23,7 +23,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let root = std::env::args().nth(1).expect("usage: rust-imports-truth ROOT");
+    let root = std::env::args()
+        .nth(1)
+        .expect("usage: rust-imports-truth ROOT");
     let root = std::fs::canonicalize(&root).expect("ROOT exists");
     let metadata = cargo_metadata(&root);
     let mut tree = Tree::default();
@@ -60,7 +62,13 @@ struct Target {
 
 fn cargo_metadata(root: &Path) -> Metadata {
     let output = std::process::Command::new("cargo")
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(root)
         .output()
         .expect("cargo runs");
@@ -83,7 +91,10 @@ fn cargo_metadata(root: &Path) -> Metadata {
                 .flatten()
                 .filter_map(|k| k.as_str())
                 .collect();
-            if kinds.iter().any(|k| matches!(*k, "lib" | "rlib" | "proc-macro")) {
+            if kinds
+                .iter()
+                .any(|k| matches!(*k, "lib" | "rlib" | "proc-macro"))
+            {
                 let name = target["name"].as_str().unwrap_or("").replace('-', "_");
                 let path = PathBuf::from(target["src_path"].as_str().unwrap_or(""));
                 libraries.insert(name.clone(), path);
@@ -153,13 +164,23 @@ impl Tree {
         let Some(items) = parse(&target.src_path) else {
             return;
         };
-        let dir = target.src_path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let dir = target
+            .src_path
+            .parent()
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
         let id = self.add(target.src_path.clone(), dir, None, target);
         self.crate_roots.insert(target.src_path.clone(), id);
         self.fill(id, &items, target);
     }
 
-    fn add(&mut self, file: PathBuf, dir: PathBuf, parent: Option<usize>, target: &Target) -> usize {
+    fn add(
+        &mut self,
+        file: PathBuf,
+        dir: PathBuf,
+        parent: Option<usize>,
+        target: &Target,
+    ) -> usize {
         let id = self.modules.len();
         let crate_root = parent.map_or(id, |p| self.modules[p].crate_root);
         self.modules.push(Module {
@@ -255,7 +276,10 @@ impl Tree {
             Some(p) => {
                 // A `#[path]` on a `mod` written at the top of a file is relative to that
                 // file's directory; inside an inline module, to the inline module's.
-                let base = if module.parent.is_some_and(|p| self.modules[p].file == module.file) {
+                let base = if module
+                    .parent
+                    .is_some_and(|p| self.modules[p].file == module.file)
+                {
                     module.dir.clone()
                 } else {
                     module.file.parent()?.to_path_buf()
@@ -377,7 +401,9 @@ impl<'a> Output<'a> {
             let leading_colon = item.leading_colon.is_some();
             prefix(&item.tree, &mut segments);
             let resolved = match self.start(tree, id, &segments, leading_colon) {
-                Start::Module(m) => Some(self.relative(&tree.modules[descend(tree, m, &segments[1..])].file)),
+                Start::Module(m) => {
+                    Some(self.relative(&tree.modules[descend(tree, m, &segments[1..])].file))
+                }
                 Start::External => None,
                 Start::OwnItem => Some(file.clone()),
                 Start::Unknown => {
@@ -492,7 +518,10 @@ fn written(file: &Path, item: &syn::ItemUse) -> (usize, String) {
         syn::Visibility::Inherited => start.line,
         vis => vis.span().start().line,
     };
-    (line, argument.split_whitespace().collect::<Vec<_>>().join(" "))
+    (
+        line,
+        argument.split_whitespace().collect::<Vec<_>>().join(" "),
+    )
 }
 
 /// The text between two line/column positions (columns in characters).
