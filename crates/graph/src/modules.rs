@@ -85,7 +85,7 @@ impl ModuleResolver {
                     from,
                     inline: &request.scope,
                 };
-                return rust::resolve(&self.root, scope, specifier, &self.rust_crates());
+                return rust::resolve(scope, specifier, &self.rust_crates());
             }
             Some(codectx_parser::Language::Python) => {
                 return python::resolve(&self.root, from, specifier);

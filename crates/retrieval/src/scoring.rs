@@ -280,9 +280,12 @@ pub(crate) fn word_root(stemmer: &rust_stemmers::Stemmer, word: &str) -> String 
         if let Some(base) = stem.strip_suffix(ending)
             && base.chars().count() >= 4
         {
+            // Only an ASCII letter is undoubled: two equal bytes may end one wider character.
             let bytes = base.as_bytes();
-            let doubled = bytes[bytes.len() - 1] == bytes[bytes.len() - 2]
-                && !matches!(bytes[bytes.len() - 1], b'l' | b's' | b'z' | b'e' | b'o');
+            let last = bytes[bytes.len() - 1];
+            let doubled = last == bytes[bytes.len() - 2]
+                && last.is_ascii_alphabetic()
+                && !matches!(last, b'l' | b's' | b'z' | b'e' | b'o');
             return base[..base.len() - usize::from(doubled)].to_string();
         }
     }
@@ -521,6 +524,8 @@ mod tests {
         // Too short a base keeps its ending: `user` is not `us`.
         assert_eq!(root("user"), "user");
         assert_ne!(root("order"), root("ord"));
+        // `䤤` is the bytes E4 A4 A4: its last two are equal, and it is not cut.
+        assert_eq!(root("abc䤤er"), "abc䤤");
     }
 
     #[test]

@@ -215,7 +215,7 @@ pub async fn rank(
         project,
         question,
         query,
-        query_terms.len() > COVERED_TERMS,
+        &query_terms,
         &options.filter,
         options.max_lexical_candidates,
     );
@@ -807,10 +807,11 @@ fn name_channel<'p>(
     project: &'p Project,
     question: &TextQuery,
     query: &str,
-    long: bool,
+    terms: &[String],
     filter: &ChunkFilter,
     limit: usize,
 ) -> Vec<(NameLevel, &'p CodeChunk)> {
+    let long = terms.len() > COVERED_TERMS;
     let split = |text: &str| -> Vec<String> {
         text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
             .filter(|t| t.len() >= 3)
@@ -828,13 +829,9 @@ fn name_channel<'p>(
             .flat_map(split)
             .collect()
     };
-    let stemmer = root_stemmer();
-    let words: Vec<String> = code_words(query)
-        .into_iter()
-        .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
-        .map(|w| word_root(&stemmer, &w))
-        .collect();
-    if words.is_empty() {
+    // The question's terms are sorted: a word is looked up, not scanned for.
+    let words = |w: &String| terms.binary_search(w).is_ok();
+    if terms.is_empty() {
         return Vec::new();
     }
     let mut hits: Vec<(NameLevel, usize, &CodeChunk)> = Vec::new();
@@ -843,8 +840,7 @@ fn name_channel<'p>(
             continue;
         }
         let names = file.names();
-        let file_named =
-            !names.file_words.is_empty() && names.file_words.iter().all(|w| words.contains(w));
+        let file_named = !names.file_words.is_empty() && names.file_words.iter().all(words);
         // The question names the module itself when it spells a file name of several words
         // (`qpsoWorker.js`). Counting the directory's name too (`http/client.ts` for "the
         // http client") was tried: neutral on the doc and change questions' test half, and it
@@ -863,7 +859,7 @@ fn name_channel<'p>(
                 Some(NameLevel::Identifier)
             } else if declaration
                 && name.content_words.len() >= 2
-                && name.content_words.iter().all(|w| words.contains(w))
+                && name.content_words.iter().all(words)
             {
                 Some(NameLevel::AllWords)
             } else if file_named && chunk.depth == 0 {

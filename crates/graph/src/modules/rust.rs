@@ -1,8 +1,9 @@
-//! Rust `use` paths and `mod` declarations → files: `crate::` from the crate's root module
-//! (`src/lib.rs` or `src/main.rs` beside the nearest `Cargo.toml`), `self::` and `super::`
-//! from the importing module, a child module by its name, another crate of the repository
-//! by its package name ([`Crates`]). A path leads to the deepest module file it names; the
-//! segments after it are items. Crates from elsewhere are external.
+//! Rust `use` paths and `mod` declarations → files: `crate::` from the root of the crate the
+//! file is in (a target of the nearest package: its library, a binary, a test…), `self::`
+//! and `super::` from the module holding the statement (an inline `mod tests { … }` is one),
+//! a child module by its name, another crate of the repository by its package name
+//! ([`Crates`]). A path leads to the deepest module file it names; the segments after it are
+//! items. Crates from elsewhere are external.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,8 +16,17 @@ use super::Resolved;
 #[derive(Debug, Default)]
 pub(super) struct Crates {
     libraries: HashMap<String, PathBuf>,
-    /// A package's directory → its targets' root files.
-    roots: HashMap<PathBuf, Vec<PathBuf>>,
+    /// A package's directory → its targets' roots.
+    roots: HashMap<PathBuf, Vec<CrateRoot>>,
+}
+
+/// A target's root file.
+#[derive(Debug)]
+struct CrateRoot {
+    file: PathBuf,
+    /// The modules it declares by name, read only when another root shares its directory
+    /// (`tests/lib.rs` and `tests/other.rs`): which of them a file below belongs to.
+    modules: Vec<String>,
 }
 
 /// Directories never searched for manifests: build output and dependencies.
@@ -54,13 +64,19 @@ impl Crates {
 }
 
 impl Crates {
-    /// The module `file` defines, as a crate root when it is one.
-    fn module_of(&self, file: &Path) -> Module {
-        let is_root = file
-            .ancestors()
+    /// The targets' roots of the package `file` is in (the nearest above it).
+    fn package_roots(&self, file: &Path) -> Option<&[CrateRoot]> {
+        file.ancestors()
             .skip(1)
             .find_map(|dir| self.roots.get(dir))
-            .is_some_and(|roots| roots.iter().any(|r| r == file));
+            .map(Vec::as_slice)
+    }
+
+    /// The module `file` defines, as a crate root when it is one.
+    fn module_of(&self, file: &Path) -> Module {
+        let is_root = self
+            .package_roots(file)
+            .is_some_and(|roots| roots.iter().any(|r| r.file == file));
         if is_root {
             Module::crate_root(file)
         } else {
@@ -73,8 +89,8 @@ impl Crates {
 struct Package {
     /// Its library's name as code writes it, and its root module file.
     library: Option<(String, PathBuf)>,
-    /// Every target's root file, the library's first.
-    roots: Vec<PathBuf>,
+    /// Every target's root, the library's first.
+    roots: Vec<CrateRoot>,
 }
 
 impl Package {
@@ -118,8 +134,23 @@ impl Package {
                 }
             }
         }
-        roots.retain(|r| r.is_file());
-        roots.dedup();
+        let mut seen = std::collections::HashSet::new();
+        roots.retain(|r| r.is_file() && seen.insert(r.clone()));
+        let shared = |file: &Path| {
+            let dir = file.parent();
+            roots.iter().filter(|r| r.parent() == dir).count() > 1
+        };
+        let roots = roots
+            .iter()
+            .map(|file| CrateRoot {
+                file: file.clone(),
+                modules: if shared(file) {
+                    declared_modules(file)
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect();
         Some(Package { library, roots })
     }
 }
@@ -165,7 +196,7 @@ impl Nesting {
 
 /// Resolves a `use` argument (`crate::auth::{Claims, Token}`, `super::config::Settings`,
 /// `self::child`, `other_crate::x`) as written in `scope`.
-pub(super) fn resolve(root: &Path, scope: Scope<'_>, path: &str, crates: &Crates) -> Resolved {
+pub(super) fn resolve(scope: Scope<'_>, path: &str, crates: &Crates) -> Resolved {
     // The module path: what precedes a `{…}` list, a glob or an alias.
     let head = path.split(['{', '*']).next().unwrap_or(path);
     let head = head.split(" as ").next().unwrap_or(head);
@@ -179,7 +210,7 @@ pub(super) fn resolve(root: &Path, scope: Scope<'_>, path: &str, crates: &Crates
     };
     let mut nesting = Nesting::of(&scope, crates);
     match *first {
-        "crate" => match crate_root(root, scope.from, crates) {
+        "crate" => match crate_root(scope.from, crates) {
             Some(module) => nesting = Nesting(vec![module]),
             None => return Resolved::Unresolved(path.to_string()),
         },
@@ -291,60 +322,59 @@ impl Module {
     }
 }
 
-/// The crate root module of `from`: of the package whose `Cargo.toml` is nearest above it
-/// (inside `root`), the target root whose directory holds `from` most closely (`from`
-/// itself, when it is one), the one declaring the module `from` is in on a tie.
-fn crate_root(root: &Path, from: &Path, crates: &Crates) -> Option<Module> {
-    let mut dir = from.parent()?;
-    let package = loop {
-        if dir.join("Cargo.toml").is_file() {
-            break dir;
-        }
-        if dir == root {
-            return None;
-        }
-        dir = dir.parent()?;
-    };
-    let roots = crates.roots.get(package)?;
-    if roots.iter().any(|r| r == from) {
+/// The crate root module of `from`: of the package nearest above it, the target root whose
+/// directory holds `from` most closely (`from` itself, when it is one), the one declaring
+/// the module `from` is in on a tie.
+fn crate_root(from: &Path, crates: &Crates) -> Option<Module> {
+    let roots = crates.package_roots(from)?;
+    if roots.iter().any(|r| r.file == from) {
         return Some(Module::crate_root(from));
     }
-    let holding = roots
+    // Each root holding `from`, with the first component below its directory (`dfa` for
+    // `tests/dfa/suite.rs` below `tests/lib.rs`) and how deep `from` lies below it.
+    let holding: Vec<(&CrateRoot, &std::ffi::OsStr, usize)> = roots
         .iter()
-        .filter_map(|r| Some((r, from.strip_prefix(r.parent()?).ok()?)))
-        .map(|(r, below)| (r, below.components().count()));
-    let closest = holding.clone().map(|(_, depth)| depth).min()?;
-    let mut tied = holding
-        .filter(|(_, depth)| *depth == closest)
-        .map(|(r, _)| r);
-    let first = tied.next()?;
+        .filter_map(|r| {
+            let below = from.strip_prefix(r.file.parent()?).ok()?;
+            Some((
+                r,
+                below.components().next()?.as_os_str(),
+                below.components().count(),
+            ))
+        })
+        .collect();
+    let closest = holding.iter().map(|(_, _, depth)| *depth).min()?;
+    let tied: Vec<_> = holding.iter().filter(|(_, _, d)| *d == closest).collect();
     // `tests/lib.rs` and `tests/other.rs` both hold `tests/dfa/suite.rs`: the one saying
     // `mod dfa` is its crate's root.
-    let chosen = std::iter::once(first)
-        .chain(tied)
-        .find(|r| declares_module_of(r, from))
-        .unwrap_or(first);
-    Some(Module::crate_root(chosen))
+    let chosen = tied
+        .iter()
+        .find(|(r, top, _)| {
+            let top = top.to_str().unwrap_or("");
+            let top = top.strip_suffix(".rs").unwrap_or(top);
+            r.modules.iter().any(|m| m == top)
+        })
+        .unwrap_or(&tied[0]);
+    Some(Module::crate_root(&chosen.0.file))
 }
 
-/// Whether the crate root `root_file` declares the top module `from` is in (`mod dfa` for
-/// `tests/dfa/suite.rs` below `tests/lib.rs`).
-fn declares_module_of(root_file: &Path, from: &Path) -> bool {
-    let Some(top) = root_file
-        .parent()
-        .and_then(|dir| from.strip_prefix(dir).ok())
-        .and_then(|below| below.components().next())
-        .and_then(|c| c.as_os_str().to_str())
-    else {
-        return false;
+/// The modules a root file declares (`mod x;`, `pub(crate) mod x {`), by a look at each
+/// line's start: enough to tell apart the roots of one directory.
+fn declared_modules(file: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
     };
-    let top = top.strip_suffix(".rs").unwrap_or(top);
-    std::fs::read_to_string(root_file).is_ok_and(|text| {
-        text.lines().any(|line| {
+    text.lines()
+        .filter_map(|line| {
             let line = line.trim_start();
-            let line = line.strip_prefix("pub ").unwrap_or(line);
-            line.strip_prefix("mod ")
-                .is_some_and(|m| m.trim_end_matches([';', ' ', '{']) == top)
+            // A visibility in front: `pub`, `pub(crate)`, `pub(in …)`.
+            let line = match line.strip_prefix("pub") {
+                Some(rest) if rest.starts_with('(') => rest.split_once(')')?.1.trim_start(),
+                Some(rest) => rest.trim_start(),
+                None => line,
+            };
+            let name = line.strip_prefix("mod ")?.trim_end_matches([';', ' ', '{']);
+            Some(name.to_string())
         })
-    })
+        .collect()
 }

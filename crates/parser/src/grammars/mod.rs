@@ -408,6 +408,10 @@ struct Walk<'g, 's> {
 impl<'s> Walk<'_, 's> {
     /// The items `node`'s macro body expands to, when it is one of [`Expansions`].
     fn expansion(&self, node: Node<'_>) -> Option<Node<'s>> {
+        // Asked at every node of the walks; most files have no macro body to read.
+        if self.expansions.is_empty() {
+            return None;
+        }
         let body = self.grammar.item_macro_body(node)?;
         self.expansions
             .get(&body.start_byte())

@@ -387,6 +387,8 @@ impl<'a> Output<'a> {
     fn module(&mut self, tree: &Tree, id: usize) {
         let module = &tree.modules[id];
         let file = self.relative(&module.file);
+        // Each `use` is quoted from its file's text, read once per module.
+        let text = std::fs::read_to_string(&module.file).unwrap_or_default();
         for (name, line) in &module.declared {
             let resolved = module
                 .children
@@ -396,7 +398,7 @@ impl<'a> Output<'a> {
                 .insert((file.clone(), *line, format!("self::{name}")), resolved);
         }
         for item in &module.uses {
-            let (line, written) = written(&module.file, item);
+            let (line, written) = written(&text, item);
             let mut segments = Vec::new();
             let leading_colon = item.leading_colon.is_some();
             prefix(&item.tree, &mut segments);
@@ -503,12 +505,11 @@ fn prefix(tree: &syn::UseTree, out: &mut Vec<String>) {
 }
 
 /// Where a `use` starts (its first line, attributes aside) and its argument as written.
-fn written(file: &Path, item: &syn::ItemUse) -> (usize, String) {
+fn written(text: &str, item: &syn::ItemUse) -> (usize, String) {
     use syn::spanned::Spanned;
-    let text = std::fs::read_to_string(file).unwrap_or_default();
     let start = item.use_token.span.start();
     let (from, to) = (item.tree.span().start(), item.tree.span().end());
-    let slice = slice_of(&text, from, to);
+    let slice = slice_of(text, from, to);
     let argument = match item.leading_colon {
         Some(_) => format!("::{slice}"),
         None => slice,
