@@ -85,6 +85,32 @@ impl FileSelection {
     /// The source files under `root`, sorted by path. Files over the size limit are
     /// included (the caller records them as skipped); see [`FileSelection::too_large`].
     pub fn walk(&self, root: &Path) -> Vec<SourceFile> {
+        let mut files = self.collect(root, |entry| self.source_file(root, entry));
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files
+    }
+
+    /// The directories the walk enters under `root` (`root` included when it is one),
+    /// sorted: what a file watcher watches to see every change the walk would find.
+    pub fn directories(&self, root: &Path) -> Vec<PathBuf> {
+        let mut dirs = self.collect(root, |entry| {
+            entry
+                .file_type()
+                .is_some_and(|t| t.is_dir())
+                .then(|| entry.into_path())
+        });
+        dirs.sort();
+        dirs
+    }
+
+    /// What `keep` makes of each entry the walk reaches, in no particular order. The walk
+    /// skips hidden entries, [`FileSelection::skip_dirs`] and the index directory, applies
+    /// ignore files when [`FileSelection::ignore_files`] says so, and follows no symlink.
+    fn collect<T: Send>(
+        &self,
+        root: &Path,
+        keep: impl Fn(ignore::DirEntry) -> Option<T> + Sync,
+    ) -> Vec<T> {
         let skip_dirs = self.skip_dirs.clone();
         let index_dir = self.index_dir.clone();
         let found = Mutex::new(Vec::new());
@@ -101,17 +127,15 @@ impl FileSelection {
             })
             .build_parallel()
             .run(|| {
-                let found = &found;
+                let (found, keep) = (&found, &keep);
                 Box::new(move |entry| {
-                    if let Some(file) = entry.ok().and_then(|e| self.source_file(root, e)) {
-                        found.lock().expect("no walker thread panics").push(file);
+                    if let Some(kept) = entry.ok().and_then(keep) {
+                        found.lock().expect("no walker thread panics").push(kept);
                     }
                     ignore::WalkState::Continue
                 })
             });
-        let mut files = found.into_inner().expect("no walker thread panics");
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        files
+        found.into_inner().expect("no walker thread panics")
     }
 
     fn source_file(&self, root: &Path, entry: ignore::DirEntry) -> Option<SourceFile> {

@@ -48,6 +48,14 @@ fn the_walk_keeps_source_and_nothing_else() {
         ..selection.clone()
     };
     assert_eq!(with_declarations.walk(root).len(), 4);
+
+    // A watcher watches the directories the walk enters, and no others.
+    let dirs: Vec<String> = selection
+        .directories(root)
+        .iter()
+        .map(|d| codectx_files::relative_path(root, d))
+        .collect();
+    assert_eq!(dirs, ["", "src", "src/nested dir"]);
 }
 
 #[test]

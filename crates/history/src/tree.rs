@@ -52,6 +52,16 @@ pub fn resolve_commit(root: &Path, name: &str) -> Result<String, RevisionError> 
     Ok(commit_of(&repo, name)?.id.to_string())
 }
 
+/// The file git appends a line to whenever HEAD moves (a commit, checkout, reset, merge or
+/// pull): the reflog of HEAD in the git directory of the work tree holding `root` (a linked
+/// worktree has its own). `None` outside git, or while it does not exist (no commit yet,
+/// or reflogs turned off). A watcher watches it to know that the history moved.
+pub fn head_log(root: &Path) -> Option<std::path::PathBuf> {
+    let repo = gix::discover(root).ok()?;
+    let log = repo.git_dir().join("logs").join("HEAD");
+    log.is_file().then_some(log)
+}
+
 fn commit_of<'r>(repo: &'r gix::Repository, name: &str) -> Result<gix::Commit<'r>, RevisionError> {
     repo.rev_parse_single(name)
         .ok()

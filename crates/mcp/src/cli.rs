@@ -16,8 +16,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, Provider};
-use crate::service::{self, Service};
+use crate::service::Service;
 use crate::setup::{Agent, Outcome, SERVER_NAME};
+use crate::watch::WatchMode;
 
 #[derive(clap::Args)]
 pub struct SearchArgs {
@@ -65,19 +66,16 @@ struct JsonResult {
     score: f32,
 }
 
-pub async fn serve(root: PathBuf, config: Config, watch: bool) -> anyhow::Result<()> {
+pub async fn serve(root: PathBuf, config: Config, watch: WatchMode) -> anyhow::Result<()> {
     let service = Service::start(root, config);
     // The watcher lives as long as the server. One that cannot start (too many directories
     // for the system's watch limit) costs speed, not the server: answers sync first instead.
-    let _watcher = if watch {
-        service::watch(Arc::clone(&service))
-            .inspect_err(|e| {
-                tracing::warn!("file watcher unavailable ({e:#}): each answer syncs first instead")
-            })
-            .ok()
-    } else {
-        None
-    };
+    let _watcher = crate::watch::start(Arc::clone(&service), watch)
+        .inspect_err(|e| {
+            tracing::warn!("file watcher unavailable ({e:#}): each answer syncs first instead")
+        })
+        .ok()
+        .flatten();
     let (stdin, stdout) = rmcp::transport::stdio();
     let served = crate::server::serve(Arc::clone(&service), stdin, stdout).await;
     service.shutdown().await;

@@ -10,6 +10,7 @@
 //! - [`service`]: the engine opened in the background, vectors and history filled in the
 //!   background, the index state every answer reports;
 //! - [`server`]: the MCP tools;
+//! - [`watch`]: how a server learns that files changed without walking the tree;
 //! - [`cli`]: the subcommands;
 //! - [`setup`]: `mcp-server setup <agent>`.
 
@@ -18,6 +19,7 @@ pub mod config;
 pub mod server;
 pub mod service;
 pub mod setup;
+pub mod watch;
 
 pub use config::Config;
 pub use server::{CodeContextServer, serve};

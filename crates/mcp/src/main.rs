@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use codectx_mcp::watch::WatchMode;
 use codectx_mcp::{cli, config, setup};
 
 // The pipeline makes many small owned strings per symbol, where glibc malloc is slower.
@@ -50,9 +51,15 @@ struct Cli {
 enum Command {
     /// Serve MCP on stdin/stdout (the default).
     Serve {
-        /// Re-index when files change, instead of only at each call.
+        /// Watch the files and sync when they change. The default on Linux, where an answer
+        /// reads the watch's queue and so never misses an edit made before the call.
+        /// Elsewhere a change reaches the watch a moment after it is made.
         #[arg(long)]
         watch: bool,
+        /// Sync before every answer (a walk of the tree) instead of watching: for file
+        /// systems that report no changes (network mounts, some container bind mounts).
+        #[arg(long, conflicts_with = "watch")]
+        no_watch: bool,
     },
     /// Build or update the index (structure, then vectors) with a progress bar.
     Index {
@@ -160,8 +167,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if let Some(from) = &from {
         tracing::debug!("configuration from {}", from.display());
     }
-    match cli.command.unwrap_or(Command::Serve { watch: false }) {
-        Command::Serve { watch } => cli::serve(root, config, watch).await,
+    match cli.command.unwrap_or(Command::Serve {
+        watch: false,
+        no_watch: false,
+    }) {
+        Command::Serve { watch, no_watch } => {
+            cli::serve(root, config, WatchMode::of_flags(watch, no_watch)).await
+        }
         Command::Index { no_embed } => cli::index(&root, &config, !no_embed).await,
         Command::Status { json } => cli::status(&root, &config, json).await,
         Command::Search(args) => cli::search(&root, &config, args).await,

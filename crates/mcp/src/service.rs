@@ -113,12 +113,16 @@ pub struct Service {
     opened: Notify,
     /// Wakes the background embedder after a sync wrote chunks.
     embed_wake: Notify,
-    /// A file watcher is running (`--watch`): an answer syncs first only if it saw a change.
+    /// A file watcher is running (see [`crate::watch`]): an answer syncs first only if it
+    /// saw a change.
     watched: AtomicBool,
     /// The watcher saw a change (or lost events) that no sync has taken in yet. Set by the
     /// watcher as the event arrives, before its debounced sync, so an answer never misses
     /// a change the watcher has seen.
     changed: AtomicBool,
+    /// The inotify queue an answer drains before deciding whether to sync.
+    #[cfg(target_os = "linux")]
+    directory_watch: std::sync::OnceLock<Mutex<crate::watch::DirectoryWatch>>,
     /// Engines over the git revisions answered at (a tool's `ref`), keyed by commit, the
     /// most recently used last; at most [`MAX_REVISION_ENGINES`].
     revisions: tokio::sync::Mutex<Vec<(String, Engine)>>,
@@ -150,6 +154,8 @@ impl Service {
             embed_wake: Notify::new(),
             watched: AtomicBool::new(false),
             changed: AtomicBool::new(true),
+            #[cfg(target_os = "linux")]
+            directory_watch: std::sync::OnceLock::new(),
             revisions: tokio::sync::Mutex::new(Vec::new()),
         });
         tokio::spawn(Arc::clone(&service).open());
@@ -208,7 +214,7 @@ impl Service {
                 self.record(&mut engine).await;
                 match engine.history_catch_up().await {
                     Ok(Some(catch_up)) => {
-                        tokio::spawn(read_history_in_background(catch_up));
+                        tokio::spawn(read_history_in_background(Arc::clone(&self), catch_up));
                     }
                     Ok(None) => {}
                     Err(e) => tracing::warn!("the history cannot be read: {e}"),
@@ -319,9 +325,53 @@ impl Service {
     }
 
     /// Whether the watcher saw a change no sync has taken in, clearing the mark: the sync
-    /// that follows takes in every change made before this point.
+    /// that follows takes in every change made before this point. A directory watch's
+    /// queue is read here, so a change made before the call is never missed.
     fn take_change(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        if let Some(watch) = self.directory_watch.get() {
+            let drained = watch.lock().unwrap_or_else(|e| e.into_inner()).drain();
+            match drained {
+                Ok(false) => {}
+                Ok(true) => self.mark_changed(),
+                Err(e) => {
+                    tracing::warn!("reading the file watch failed ({e}): syncing");
+                    self.mark_changed();
+                }
+            }
+        }
         self.changed.swap(false, Ordering::AcqRel)
+    }
+
+    /// A change no sync has taken in yet (a watcher's event).
+    pub(crate) fn mark_changed(&self) {
+        self.changed.store(true, Ordering::Release);
+    }
+
+    /// A watcher now reports every change: answers sync only after one.
+    pub(crate) fn set_watched(&self) {
+        self.watched.store(true, Ordering::Release);
+    }
+
+    /// Hands the service its directory watch. Changes made while its directories were
+    /// being walked may have no event: the first answer after this syncs.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn set_directory_watch(&self, watch: crate::watch::DirectoryWatch) {
+        if self.directory_watch.set(Mutex::new(watch)).is_ok() {
+            self.mark_changed();
+            self.set_watched();
+        }
+    }
+
+    /// Syncs if the watcher has seen a change no sync has taken in (the directory watch's
+    /// background sync).
+    pub async fn refresh_if_changed(&self) {
+        let mut guard = self.engine.lock().await;
+        if let Some(engine) = guard.as_mut()
+            && self.take_change()
+        {
+            self.sync(engine).await;
+        }
     }
 
     /// Brings the index up to date now (the watcher's callback).
@@ -481,6 +531,9 @@ impl Service {
         loop {
             match filler.step(step).await {
                 Ok(progress) if progress.embedded > 0 => {
+                    // The engine's own handle sees the committed vectors after a sync: with a
+                    // watcher, the next answer syncs only when told.
+                    self.mark_changed();
                     self.update(|s| {
                         s.embedding = EmbeddingState::Running;
                         s.embedded_chunks = s.chunks.saturating_sub(progress.pending);
@@ -520,44 +573,6 @@ pub enum Freshness {
     Stale(String),
 }
 
-/// Re-syncs when files under `root` change (`--watch`), debounced; changes the file
-/// selection rules out (the index directory wherever it is, hidden and skipped
-/// directories) do not count.
-pub fn watch(service: Arc<Service>) -> anyhow::Result<notify::RecommendedWatcher> {
-    use notify::Watcher;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let selection = service.config.store_options().file_selection(&service.root);
-    let root = service.root.clone();
-    let marks = Arc::clone(&service);
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        // An error or a rescan flag means events were lost: the next answer syncs.
-        let matters = match &event {
-            Ok(event) => {
-                event.need_rescan()
-                    // Reading a file (an answer's snapshot does) changes nothing.
-                    || (!matches!(event.kind, notify::EventKind::Access(_))
-                        && event.paths.iter().any(|p| selection.may_matter(&root, p)))
-            }
-            Err(_) => true,
-        };
-        if matters {
-            marks.changed.store(true, Ordering::Release);
-            let _ = tx.send(());
-        }
-    })?;
-    watcher.watch(&service.root, notify::RecursiveMode::Recursive)?;
-    service.watched.store(true, Ordering::Release);
-    tokio::spawn(async move {
-        while rx.recv().await.is_some() {
-            // Editors write in bursts (temp file, rename, chmod): let them finish.
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            while rx.try_recv().is_ok() {}
-            service.refresh().await;
-        }
-    });
-    Ok(watcher)
-}
-
 /// The waits before each new attempt of a failed background history read. The usual cause
 /// is another writer holding the index past the lock timeout (a long CLI `index`), which
 /// ends.
@@ -570,7 +585,7 @@ const HISTORY_RETRY_WAITS: [Duration; 3] = [
 /// Reads the history a new index left for later, apart from the queries: answers search the
 /// commit notes from the sync after it lands. A failed read is tried again after each of
 /// [`HISTORY_RETRY_WAITS`].
-async fn read_history_in_background(mut catch_up: HistoryCatchUp) {
+async fn read_history_in_background(service: Arc<Service>, mut catch_up: HistoryCatchUp) {
     let mut waits = HISTORY_RETRY_WAITS.iter();
     loop {
         match catch_up.run().await {
@@ -581,6 +596,8 @@ async fn read_history_in_background(mut catch_up: HistoryCatchUp) {
                     stats.history_rows,
                     (stats.timings.history + stats.timings.maintain).as_secs_f64()
                 );
+                // The engine's handle reads the notes after a sync.
+                service.mark_changed();
                 return;
             }
             Err(e) => match waits.next() {

@@ -1,9 +1,10 @@
 """Latency of `codebase_search` as an MCP client sees it (JSON-RPC over stdio, sync before
 each call, full answer with connection graph and snapshots).
 
-Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [--watch] [--ref REF] [-- SERVER_ARGS...]
+Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [--no-watch] [--ref REF] [-- SERVER_ARGS...]
 
-`--watch` runs `serve --watch`: answers sync only after the watcher saw a change.
+`--no-watch` runs `serve --no-watch`: every answer syncs first (a walk of the tree). By
+default the server watches the files (Linux) and an answer syncs only after a change.
 `--ref REF` asks every question at git ref REF (the first call opens the revision).
 
 QUERIES.jsonl holds one {"query": ...} per line (a CommitLoc set works). Prints the time to
@@ -40,9 +41,9 @@ async def main():
         tool_args["ref"] = args[i + 1]
         del args[i:i + 2]
     serve = ["serve"]
-    if "--watch" in args:
-        args.remove("--watch")
-        serve.append("--watch")
+    if "--no-watch" in args:
+        args.remove("--no-watch")
+        serve.append("--no-watch")
     server, root, queries_file = args
     queries = [json.loads(line)["query"] for line in open(queries_file) if line.strip()]
     params = StdioServerParameters(
