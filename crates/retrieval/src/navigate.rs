@@ -387,7 +387,9 @@ fn indexed_file(project: &Project, path: &str) -> Result<String, NavigationError
     if project.file(&path).is_none() {
         return Err(NavigationError::new(
             ErrorCode::FileNotFound,
-            format!("{path} is not an indexed TypeScript or JavaScript file"),
+            format!(
+                "{path} is not an indexed source file (TypeScript, JavaScript, Rust, Python or Go)"
+            ),
         ));
     }
     Ok(path)

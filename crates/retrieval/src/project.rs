@@ -27,6 +27,9 @@ pub struct ProjectFile {
     content: OnceLock<Option<FileContent>>,
     /// Its names as the name channel meets them: the same for every question, so made once.
     names: OnceLock<crate::search::FileNames>,
+    /// Its chunks' positions in `chunks`, sorted by chunk id: a ranking looks chunks up by
+    /// id hundreds of times per question.
+    by_id: OnceLock<Vec<u32>>,
     abs: PathBuf,
 }
 
@@ -38,6 +41,21 @@ struct FileContent {
 }
 
 impl ProjectFile {
+    /// The chunk with this id.
+    pub fn chunk(&self, id: &str) -> Option<&CodeChunk> {
+        let by_id = self.by_id.get_or_init(|| {
+            let mut order: Vec<u32> = (0..self.chunks.len() as u32).collect();
+            order.sort_unstable_by(|&a, &b| {
+                self.chunks[a as usize].id.cmp(&self.chunks[b as usize].id)
+            });
+            order
+        });
+        let at = by_id
+            .binary_search_by(|&i| self.chunks[i as usize].id.as_str().cmp(id))
+            .ok()?;
+        Some(&self.chunks[by_id[at] as usize])
+    }
+
     /// The file's source (read from disk the first time); `None` when it can no longer be
     /// read.
     pub fn source(&self) -> Option<&str> {
@@ -128,6 +146,7 @@ impl Project {
                     chunks,
                     content: OnceLock::from(Some(FileContent { source, syntax })),
                     names: OnceLock::new(),
+                    by_id: OnceLock::new(),
                     abs,
                 }
             })
@@ -194,6 +213,7 @@ impl Project {
                     chunks,
                     content: OnceLock::new(),
                     names: OnceLock::new(),
+                    by_id: OnceLock::new(),
                 }
             })
             .collect();
@@ -257,6 +277,7 @@ impl Project {
                 chunks: file_chunks,
                 content: OnceLock::new(),
                 names: OnceLock::new(),
+                by_id: OnceLock::new(),
             });
         }
         self.files
@@ -309,7 +330,7 @@ impl Project {
 
     /// The chunk with this id.
     pub fn chunk(&self, relative_path: &str, id: &str) -> Option<&CodeChunk> {
-        self.file(relative_path)?.chunks.iter().find(|c| c.id == id)
+        self.file(relative_path)?.chunk(id)
     }
 
     /// The graph's declaration of a chunk: the one made from the same parser symbol.

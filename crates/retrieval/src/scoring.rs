@@ -362,6 +362,7 @@ pub(crate) fn matched_terms(terms: &[String], chunk: &CodeChunk) -> usize {
             chunk.name.as_str(),
             chunk.embedding_text.as_str(),
         ],
+        terms.len(),
     )
 }
 
@@ -376,19 +377,23 @@ pub(crate) fn own_evidence(terms: &[String], chunk: &CodeChunk, notes: Option<&s
             chunk.full_source.as_str(),
             notes.unwrap_or(""),
         ],
+        1,
     ) > 0
 }
 
 /// Whether `text` (a chunk's commit notes) holds one of the question's terms.
 pub(crate) fn holds_a_term(terms: &[String], text: &str) -> bool {
-    found_terms(terms, &[text]) > 0
+    found_terms(terms, &[text], 1) > 0
 }
 
-/// How many of `terms` occur among the code-aware words of `texts`, as roots.
-fn found_terms(terms: &[String], texts: &[&str]) -> usize {
+/// How many of `terms` occur among the code-aware words of `texts`, as roots, counting up
+/// to `enough`: the scan stops there (a chunk's whole code is scanned only when it holds
+/// fewer).
+fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
     let stemmer = root_stemmer();
     let mut found = vec![false; terms.len()];
-    let mut left = terms.len();
+    // Scanning stops when this many more are found.
+    let mut left = enough.min(terms.len());
     for &text in texts {
         each_code_word(text, |word| {
             // Snowball rewrites endings only: a word can become a term only if it begins with
@@ -412,7 +417,7 @@ fn found_terms(terms: &[String], texts: &[&str]) -> usize {
             break;
         }
     }
-    terms.len() - left
+    found.iter().filter(|&&f| f).count()
 }
 
 /// Kinds a question must ask for before they can be answers: imports, directives

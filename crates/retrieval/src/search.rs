@@ -818,7 +818,7 @@ fn name_channel<'p>(
             .map(str::to_lowercase)
             .collect()
     };
-    let identifiers: Vec<String> = if !long {
+    let mut identifiers: Vec<String> = if !long {
         split(query)
     } else {
         question
@@ -829,7 +829,9 @@ fn name_channel<'p>(
             .flat_map(split)
             .collect()
     };
-    // The question's terms are sorted: a word is looked up, not scanned for.
+    // Every chunk name of the project is looked up in both: sorted, not scanned.
+    identifiers.sort_unstable();
+    identifiers.dedup();
     let words = |w: &String| terms.binary_search(w).is_ok();
     if terms.is_empty() {
         return Vec::new();
@@ -853,7 +855,7 @@ fn name_channel<'p>(
             // Names are matched on declarations; a file's name speaks for all its top level.
             let declaration = NAMED_KINDS.contains(&chunk.node_kind);
             let level = if declaration
-                && identifiers.contains(&name.lowercase)
+                && identifiers.binary_search(&name.lowercase).is_ok()
                 && (name.word_count > 1 || name.lowercase.len() >= 4)
             {
                 Some(NameLevel::Identifier)
