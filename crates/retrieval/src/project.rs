@@ -96,6 +96,9 @@ pub struct Project {
     graph: ProjectGraph,
     /// Files left out, with the reason (binary, not UTF-8, unreadable).
     skipped: Vec<String>,
+    /// Every declaration's name, by the words a question can name it with: made at the
+    /// first question, again after a patch.
+    name_index: OnceLock<crate::search::NameIndex>,
 }
 
 impl std::fmt::Debug for Project {
@@ -282,6 +285,13 @@ impl Project {
         }
         self.files
             .sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+        self.name_index = OnceLock::new();
+    }
+
+    /// The names of every file's chunks, indexed by the words that name them.
+    pub(crate) fn name_index(&self) -> &crate::search::NameIndex {
+        self.name_index
+            .get_or_init(|| crate::search::NameIndex::of(&self.files))
     }
 
     fn new(
@@ -297,6 +307,7 @@ impl Project {
             files,
             graph,
             skipped,
+            name_index: OnceLock::new(),
         }
     }
 
