@@ -85,7 +85,7 @@ impl FileSelection {
     /// The source files under `root`, sorted by path. Files over the size limit are
     /// included (the caller records them as skipped); see [`FileSelection::too_large`].
     pub fn walk(&self, root: &Path) -> Vec<SourceFile> {
-        let mut files = self.collect(root, |entry| self.source_file(root, entry));
+        let mut files = self.collect(root, None, |entry| self.source_file(root, entry));
         files.sort_by(|a, b| a.path.cmp(&b.path));
         files
     }
@@ -93,14 +93,30 @@ impl FileSelection {
     /// The directories the walk enters under `root` (`root` included when it is one),
     /// sorted: what a file watcher watches to see every change the walk would find.
     pub fn directories(&self, root: &Path) -> Vec<PathBuf> {
-        let mut dirs = self.collect(root, |entry| {
-            entry
-                .file_type()
-                .is_some_and(|t| t.is_dir())
-                .then(|| entry.into_path())
-        });
+        let mut dirs = self.collect(root, None, Self::directory);
         dirs.sort();
         dirs
+    }
+
+    /// Whether the walk from `root` would enter `dir`, a directory below it: by the same
+    /// rules, ignore files included, without walking the rest of the tree. For a directory
+    /// that appears while a watcher runs (a build's ignored output must not be watched).
+    pub fn enters_directory(&self, root: &Path, dir: &Path) -> bool {
+        let Some(parent) = dir.parent().filter(|p| p.starts_with(root)) else {
+            return false;
+        };
+        self.may_matter(root, dir)
+            && self
+                .collect(parent, Some(1), Self::directory)
+                .iter()
+                .any(|d| d == dir)
+    }
+
+    fn directory(entry: ignore::DirEntry) -> Option<PathBuf> {
+        entry
+            .file_type()
+            .is_some_and(|t| t.is_dir())
+            .then(|| entry.into_path())
     }
 
     /// What `keep` makes of each entry the walk reaches, in no particular order. The walk
@@ -109,6 +125,7 @@ impl FileSelection {
     fn collect<T: Send>(
         &self,
         root: &Path,
+        max_depth: Option<usize>,
         keep: impl Fn(ignore::DirEntry) -> Option<T> + Sync,
     ) -> Vec<T> {
         let skip_dirs = self.skip_dirs.clone();
@@ -119,6 +136,7 @@ impl FileSelection {
             .hidden(true)
             .follow_links(false)
             .require_git(false)
+            .max_depth(max_depth)
             .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(8)))
             .filter_entry(move |e| {
                 !(e.file_type().is_some_and(|t| t.is_dir())

@@ -56,6 +56,19 @@ fn the_walk_keeps_source_and_nothing_else() {
         .map(|d| codectx_files::relative_path(root, d))
         .collect();
     assert_eq!(dirs, ["", "src", "src/nested dir"]);
+    for (dir, entered) in [
+        ("src/nested dir", true),
+        ("ignored", false),
+        ("node_modules/dep", false),
+        (".hidden", false),
+        ("my-index/chunks.lance", false),
+    ] {
+        assert_eq!(
+            selection.enters_directory(root, &root.join(dir)),
+            entered,
+            "{dir}"
+        );
+    }
 }
 
 #[test]

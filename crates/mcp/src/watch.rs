@@ -285,8 +285,14 @@ mod directories {
             if rewatch {
                 self.rewatch()?;
             } else {
+                // A directory the walk would not enter (a build's ignored output) is not
+                // watched, nor anything below it.
+                new_dirs.sort();
+                new_dirs.dedup();
                 for dir in new_dirs {
-                    self.add_tree(&dir)?;
+                    if self.selection.enters_directory(&self.root, &dir) {
+                        self.add_tree(&dir)?;
+                    }
                 }
             }
             Ok(changed)
@@ -324,5 +330,51 @@ mod directories {
             }
         });
         Ok(())
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::fs;
+
+    use codectx_files::FileSelection;
+
+    use super::DirectoryWatch;
+
+    /// New directories are watched during the drain that sees them, unless the walk would
+    /// not enter them; events in unwatched places change nothing.
+    #[test]
+    fn a_drain_watches_new_directories_the_walk_enters() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::write(root.join(".gitignore"), "out/\n").unwrap();
+        let mut watch = DirectoryWatch::new(root, FileSelection::default()).unwrap();
+        assert_eq!(watch.directories(), 2, "the root and src");
+        assert!(!watch.drain().unwrap(), "nothing happened yet");
+
+        fs::create_dir_all(root.join("out/deep")).unwrap();
+        fs::create_dir_all(root.join("node_modules/dep")).unwrap();
+        fs::write(root.join("notes.md"), "not source\n").unwrap();
+        watch.drain().unwrap();
+        assert_eq!(watch.directories(), 2, "ignored and skipped directories");
+        fs::write(root.join("out/deep/a.ts"), "export const a = 1;\n").unwrap();
+        assert!(
+            !watch.drain().unwrap(),
+            "a write under an ignored directory"
+        );
+
+        fs::create_dir_all(root.join("src/feature/parts")).unwrap();
+        assert!(watch.drain().unwrap(), "a new directory");
+        assert_eq!(watch.directories(), 4, "src/feature and src/feature/parts");
+        fs::write(root.join("src/feature/parts/b.ts"), "export const b = 1;\n").unwrap();
+        assert!(watch.drain().unwrap(), "a source file in it");
+        assert!(!watch.drain().unwrap(), "drained");
+
+        fs::rename(root.join("src/feature"), root.join("src/renamed")).unwrap();
+        assert!(watch.drain().unwrap(), "a directory moved");
+        assert_eq!(watch.directories(), 4);
+        fs::write(root.join("src/renamed/parts/b.ts"), "export const b = 2;\n").unwrap();
+        assert!(watch.drain().unwrap(), "an edit under the moved directory");
     }
 }
