@@ -50,6 +50,12 @@ fn ask_until(s: &mut Session, name: &str, done: impl Fn(&[String]) -> bool) -> V
     }
 }
 
+/// `mcp-server serve` on `root`, lexical, with `flags`.
+fn serve(home: &std::path::Path, root: &str, flags: &[&str]) -> Session {
+    let args = [&["--root", root, "--embedder", "none", "serve"], flags].concat();
+    Session::start(home, &args, &[])
+}
+
 fn write(path: &std::path::Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -65,11 +71,7 @@ fn a_watched_server_answers_from_the_files_as_they_are() {
     let home = tempfile::tempdir().unwrap();
     let repo = common::auth_repo();
     let root = repo.path().to_str().unwrap();
-    let mut s = Session::start(
-        home.path(),
-        &["--root", root, "--embedder", "none", "serve"],
-        &[],
-    );
+    let mut s = serve(home.path(), root, &[]);
     assert_eq!(found(&mut s, "validateToken"), ["src/auth/tokenService.ts"]);
     assert!(found(&mut s, "refundOrder").is_empty());
 
@@ -113,11 +115,7 @@ fn an_unwatched_server_syncs_before_each_answer() {
     let home = tempfile::tempdir().unwrap();
     let repo = common::auth_repo();
     let root = repo.path().to_str().unwrap();
-    let mut s = Session::start(
-        home.path(),
-        &["--root", root, "--embedder", "none", "serve"],
-        &[],
-    );
+    let mut s = serve(home.path(), root, &["--no-watch"]);
     assert!(found(&mut s, "refundOrder").is_empty());
     write(&repo.path().join("src/billing/refunds.ts"), REFUND_ORDER);
     assert_eq!(found(&mut s, "refundOrder"), ["src/billing/refunds.ts"]);
@@ -140,11 +138,7 @@ fn a_commit_reaches_a_watched_server() {
         .output()
         .unwrap();
     assert!(indexed.status.success(), "{indexed:?}");
-    let mut s = Session::start(
-        home.path(),
-        &["--root", root, "--embedder", "none", "serve"],
-        &[],
-    );
+    let mut s = serve(home.path(), root, &[]);
     let named = |s: &mut Session| -> Vec<String> {
         let content = s.call("codebase_search", json!({"query": "zebracorn"}));
         content["results"]
