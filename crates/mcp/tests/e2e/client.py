@@ -187,7 +187,7 @@ async def main(server, root, large_root):
             check(all(not r.is_error for r in concurrent), [texts(r) for r in concurrent if r.is_error])
             summary["concurrent"] = len(concurrent)
 
-            # Each call syncs first: a file written now is found by the next call.
+            # A file written now is found by the next call: the server reads its watch first.
             added = pathlib.Path(root, "src", "auth", "rotation.ts")
             added.write_text(
                 "export function rotateSigningKeys(keys: string[]): string[] {\n"
