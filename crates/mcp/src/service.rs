@@ -334,8 +334,11 @@ impl Service {
             match drained {
                 Ok(false) => {}
                 Ok(true) => self.mark_changed(),
+                // Past a failure (the system's watch limit, reached by new directories) the
+                // watch may miss changes: every answer syncs from now on.
                 Err(e) => {
-                    tracing::warn!("reading the file watch failed ({e}): syncing");
+                    tracing::warn!("the file watch failed ({e}): each answer syncs first");
+                    self.watched.store(false, Ordering::Release);
                     self.mark_changed();
                 }
             }

@@ -266,13 +266,14 @@ mod directories {
                     {
                         rewatch = true;
                         changed = true;
-                    } else if is_dir {
-                        if event
+                    } else if is_dir
+                        && event
                             .mask
                             .intersects(EventMask::CREATE | EventMask::MOVED_TO)
-                        {
-                            new_dirs.push(path);
-                        }
+                    {
+                        // Counts as a change once it is known to be entered (below).
+                        new_dirs.push(path);
+                    } else if is_dir {
                         changed = true;
                     } else if event.name.is_none() || matters(selection, &path) {
                         changed = true;
@@ -284,6 +285,8 @@ mod directories {
             }
             if rewatch {
                 self.rewatch()?;
+                // Directories that appeared meanwhile are in the fresh walk's watches.
+                changed |= !new_dirs.is_empty();
             } else {
                 // A directory the walk would not enter (a build's ignored output) is not
                 // watched, nor anything below it.
@@ -292,6 +295,7 @@ mod directories {
                 for dir in new_dirs {
                     if self.selection.enters_directory(&self.root, &dir) {
                         self.add_tree(&dir)?;
+                        changed = true;
                     }
                 }
             }
@@ -356,7 +360,7 @@ mod tests {
         fs::create_dir_all(root.join("out/deep")).unwrap();
         fs::create_dir_all(root.join("node_modules/dep")).unwrap();
         fs::write(root.join("notes.md"), "not source\n").unwrap();
-        watch.drain().unwrap();
+        assert!(!watch.drain().unwrap(), "nothing the index reads");
         assert_eq!(watch.directories(), 2, "ignored and skipped directories");
         fs::write(root.join("out/deep/a.ts"), "export const a = 1;\n").unwrap();
         assert!(
