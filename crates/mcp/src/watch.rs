@@ -257,6 +257,16 @@ mod directories {
                     let path = event
                         .name
                         .map_or_else(|| dir.clone(), |name| dir.join(name));
+                    // An ignore file's edit changes which files and directories the walk
+                    // takes (hidden, so not a change by the rule below).
+                    if event
+                        .name
+                        .is_some_and(|name| name == ".gitignore" || name == ".ignore")
+                    {
+                        rewatch = true;
+                        changed = true;
+                        continue;
+                    }
                     if !selection.may_matter(root, &path) {
                         continue;
                     }
@@ -352,17 +362,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         fs::create_dir_all(root.join("src")).unwrap();
-        fs::write(root.join(".gitignore"), "out/\n").unwrap();
+        fs::write(root.join(".gitignore"), "gen/\n").unwrap();
         let mut watch = DirectoryWatch::new(root, FileSelection::default()).unwrap();
         assert_eq!(watch.directories(), 2, "the root and src");
         assert!(!watch.drain().unwrap(), "nothing happened yet");
 
-        fs::create_dir_all(root.join("out/deep")).unwrap();
+        fs::create_dir_all(root.join("gen/deep")).unwrap();
         fs::create_dir_all(root.join("node_modules/dep")).unwrap();
+        fs::create_dir_all(root.join("out/x")).unwrap();
         fs::write(root.join("notes.md"), "not source\n").unwrap();
         assert!(!watch.drain().unwrap(), "nothing the index reads");
         assert_eq!(watch.directories(), 2, "ignored and skipped directories");
-        fs::write(root.join("out/deep/a.ts"), "export const a = 1;\n").unwrap();
+        fs::write(root.join("gen/deep/a.ts"), "export const a = 1;\n").unwrap();
         assert!(
             !watch.drain().unwrap(),
             "a write under an ignored directory"
@@ -380,5 +391,15 @@ mod tests {
         assert_eq!(watch.directories(), 4);
         fs::write(root.join("src/renamed/parts/b.ts"), "export const b = 2;\n").unwrap();
         assert!(watch.drain().unwrap(), "an edit under the moved directory");
+
+        // Un-ignoring a directory: a change, and its directories are watched from then on.
+        fs::write(root.join(".gitignore"), "").unwrap();
+        assert!(watch.drain().unwrap(), "an ignore file edited");
+        assert_eq!(watch.directories(), 6, "gen and gen/deep");
+        fs::write(root.join("gen/deep/a.ts"), "export const a = 2;\n").unwrap();
+        assert!(
+            watch.drain().unwrap(),
+            "a write under the directory no longer ignored"
+        );
     }
 }
