@@ -283,9 +283,9 @@ mod directories {
                     {
                         // Counts as a change once it is known to be entered (below).
                         new_dirs.push(path);
-                    } else if is_dir {
-                        changed = true;
-                    } else if event.name.is_none() || matters(selection, &path) {
+                    } else if is_dir || event.name.is_none() || matters(selection, &path) {
+                        // A directory removed, the watched directory itself, or a file the
+                        // index reads.
                         changed = true;
                     }
                 }
