@@ -45,10 +45,12 @@ impl WatchMode {
 /// after the first event for the rest.
 const SETTLE: Duration = Duration::from_millis(300);
 
-/// A running watcher; dropping it stops the events (the directory watch lives in the
-/// service, which drains it).
+/// A running watcher, kept for as long as the server runs.
 pub enum Watcher {
+    /// The directory watch lives in the service, which drains it; its background sync
+    /// runs until the process ends.
     Directories,
+    /// notify's watcher: dropping it stops the events.
     Tree(notify::RecommendedWatcher),
 }
 
