@@ -256,10 +256,10 @@ pub async fn rank(
     };
     // The nearest chunks are near even to a query about nothing in the project: a vector
     // hit counts as evidence only above the similarity floor.
-    for (rank, (row, distance)) in vector_hits.iter().enumerate() {
-        let i = slot(&row.chunk.relative_path, &row.chunk.id, &mut candidates);
+    for (rank, hit) in vector_hits.iter().enumerate() {
+        let i = slot(&hit.relative_path, &hit.id, &mut candidates);
         // Hits arrive best first: a unit's first hit holds its best rank and similarity.
-        let cosine = 1.0 - distance;
+        let cosine = 1.0 - hit.distance;
         candidates[i].vector_similarity.get_or_insert(cosine);
         if cosine >= calibration.floor {
             candidates[i].vector_rank.get_or_insert(rank + 1);

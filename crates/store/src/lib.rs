@@ -61,7 +61,7 @@ pub use error::StoreError;
 pub use history::{HistoryCatchUp, MAX_NOTES_PER_SYMBOL};
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
-pub use search::{ChunkFilter, LexicalHit};
+pub use search::{ChunkFilter, LexicalHit, VectorHit};
 pub use store::{HistoryStatus, Store, StoreOptions, SyncChanges};
 
 /// The index directory's default name under the project root.

@@ -28,6 +28,15 @@ pub struct LexicalHit {
     pub history: String,
 }
 
+/// One vector hit without its row ([`Store::search_vector`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    pub id: String,
+    pub relative_path: String,
+    /// Cosine distance: 0 is the same direction, 2 the opposite.
+    pub distance: f32,
+}
+
 /// Which chunks a search may return: paths (files, directories or globs, relative to the
 /// root) and languages. Empty lists mean no restriction.
 #[derive(Debug, Clone, Default)]
@@ -249,14 +258,15 @@ impl Store {
         Ok(Some(q))
     }
 
-    /// Nearest chunks to `vector` by cosine distance among embedded rows; best first, with
-    /// the distance (0 = same direction, 2 = opposite).
+    /// Nearest chunks to `vector` by cosine distance among embedded rows, best first. Only
+    /// the hits' ids and paths are read, not their rows: on eslint (19,474 embedded chunks)
+    /// reading the rows made a hybrid answer's p50 36-39 ms against 27-30 ms.
     pub async fn search_vector(
         &self,
         vector: &[f32],
         limit: usize,
         filter: &ChunkFilter,
-    ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
+    ) -> Result<Vec<VectorHit>, StoreError> {
         if self.options.embedding.is_none() || limit == 0 {
             return Ok(Vec::new());
         }
@@ -272,12 +282,31 @@ impl Store {
             .distance_type(DistanceType::Cosine)
             .only_if(predicate)
             .limit(limit)
+            .select(Select::columns(&["id", "relativePath"]))
             .batches(self, "vector search")
             .await?;
-        let mut hits = self.scored(&batches, "_distance", filter)?;
+        let mut hits = Vec::new();
+        for batch in &batches {
+            let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
+            let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
+            let distance = batch
+                .column_by_name("_distance")
+                .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+                .ok_or_else(|| self.corrupt("vector hits lack _distance".into()))?;
+            for i in 0..batch.num_rows() {
+                if distance.is_valid(i) && filter.matches(path.value(i)) {
+                    hits.push(VectorHit {
+                        id: id.value(i).to_string(),
+                        relative_path: path.value(i).to_string(),
+                        distance: distance.value(i),
+                    });
+                }
+            }
+        }
         hits.sort_by(|a, b| {
-            a.1.total_cmp(&b.1)
-                .then_with(|| a.0.chunk.id.cmp(&b.0.chunk.id))
+            a.distance
+                .total_cmp(&b.distance)
+                .then_with(|| a.id.cmp(&b.id))
         });
         Ok(hits)
     }

@@ -1085,9 +1085,13 @@ mod search {
             .search_vector(&query, 3, &ChunkFilter::default())
             .await
             .unwrap();
-        assert_eq!(hits[0].0.chunk.id, target.chunk.id);
-        assert!(hits[0].1 < 1e-4, "distance {}", hits[0].1);
-        assert!(hits.windows(2).all(|w| w[0].1 <= w[1].1), "nearest first");
+        assert_eq!(hits[0].id, target.chunk.id);
+        assert_eq!(hits[0].relative_path, target.chunk.relative_path);
+        assert!(hits[0].distance < 1e-4, "distance {}", hits[0].distance);
+        assert!(
+            hits.windows(2).all(|w| w[0].distance <= w[1].distance),
+            "nearest first"
+        );
         let auth = store
             .search_vector(&query, 3, &filter(&["src/auth"], &[]))
             .await
@@ -1096,7 +1100,7 @@ mod search {
             !auth.is_empty()
                 && auth
                     .iter()
-                    .all(|(r, _)| r.chunk.relative_path.starts_with("src/auth/"))
+                    .all(|h| h.relative_path.starts_with("src/auth/"))
         );
     }
 }
@@ -1148,7 +1152,7 @@ async fn a_vector_index_is_built_once_the_table_is_large_enough() {
         .await
         .unwrap();
     assert!(
-        hits.iter().any(|(r, _)| r.chunk.id == target.chunk.id),
+        hits.iter().any(|h| h.id == target.chunk.id),
         "approximate search finds the exact text"
     );
 }
