@@ -37,6 +37,73 @@ pub struct VectorHit {
     pub distance: f32,
 }
 
+/// Every stored vector of one version of the chunk table, row by row.
+#[derive(Debug, Default)]
+pub(crate) struct VectorTable {
+    version: u64,
+    /// The table has a vector index: LanceDB searches it, and no vector is kept here.
+    indexed: bool,
+    ids: Vec<String>,
+    paths: Vec<String>,
+    /// The vectors one after another, `dimension` values each.
+    values: Vec<f32>,
+    norms: Vec<f32>,
+    dimension: usize,
+}
+
+impl VectorTable {
+    fn push(&mut self, id: &str, path: &str, vector: &[f32]) {
+        if self.ids.is_empty() {
+            self.dimension = vector.len();
+        }
+        if vector.len() != self.dimension {
+            return;
+        }
+        self.ids.push(id.to_string());
+        self.paths.push(path.to_string());
+        self.values.extend_from_slice(vector);
+        self.norms.push(dot(vector, vector).sqrt());
+    }
+
+    /// The `limit` rows nearest to `query` by cosine distance among those `filter` admits,
+    /// nearest first, ties by id. A zero vector is at no distance from anything: left out.
+    fn nearest(&self, query: &[f32], limit: usize, filter: &ChunkFilter) -> Vec<VectorHit> {
+        let query_norm = dot(query, query).sqrt();
+        if query.len() != self.dimension || query_norm == 0.0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(f32, usize)> = (0..self.ids.len())
+            .filter(|&row| self.norms[row] > 0.0 && filter.admits(&self.paths[row]))
+            .map(|row| {
+                let vector = &self.values[row * self.dimension..(row + 1) * self.dimension];
+                let cosine = dot(query, vector) / (query_norm * self.norms[row]);
+                (1.0 - cosine, row)
+            })
+            .collect();
+        let order = |a: &(f32, usize), b: &(f32, usize)| {
+            a.0.total_cmp(&b.0)
+                .then_with(|| self.ids[a.1].cmp(&self.ids[b.1]))
+        };
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit, order);
+            scored.truncate(limit);
+        }
+        scored.sort_by(order);
+        scored
+            .into_iter()
+            .map(|(distance, row)| VectorHit {
+                id: self.ids[row].clone(),
+                relative_path: self.paths[row].clone(),
+                distance,
+            })
+            .collect()
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
 /// Which chunks a search may return: paths (files, directories or globs, relative to the
 /// root) and languages. Empty lists mean no restriction.
 #[derive(Debug, Clone, Default)]
@@ -79,6 +146,19 @@ impl ChunkFilter {
             clauses.push(format!("({})", exts.join(" OR ")));
         }
         Ok((!clauses.is_empty()).then(|| clauses.join(" AND ")))
+    }
+
+    /// Whether a chunk at `path` passes the whole filter, paths and languages, as the SQL
+    /// of [`ChunkFilter::to_sql`] followed by [`ChunkFilter::matches`] does (languages
+    /// unknown to the parser admit nothing; `to_sql` reports them).
+    pub fn admits(&self, path: &str) -> bool {
+        self.matches(path)
+            && (self.languages.is_empty()
+                || self.languages.iter().any(|language| {
+                    codectx_parser::extensions_named(language).is_some_and(|extensions| {
+                        extensions.iter().any(|e| path.ends_with(&format!(".{e}")))
+                    })
+                }))
     }
 
     /// Whether a relative path passes the exact glob semantics (`*` stays inside one
@@ -258,9 +338,12 @@ impl Store {
         Ok(Some(q))
     }
 
-    /// Nearest chunks to `vector` by cosine distance among embedded rows, best first. Only
-    /// the hits' ids and paths are read, not their rows: on eslint (19,474 embedded chunks)
-    /// reading the rows made a hybrid answer's p50 36-39 ms against 27-30 ms.
+    /// Nearest chunks to `vector` by cosine distance among embedded rows, best first, ties
+    /// by id. Below [`StoreOptions::vector_index_min_rows`](crate::StoreOptions) there is
+    /// no vector index and the search is exact: the vectors are read once per version of
+    /// the chunk table and kept ([`VectorTable`]), where LanceDB's exact search read and
+    /// decoded all of them at every question (eslint, 19,474 vectors: most of a hybrid
+    /// answer's time). With an index, LanceDB searches it.
     pub async fn search_vector(
         &self,
         vector: &[f32],
@@ -270,8 +353,13 @@ impl Store {
         if self.options.embedding.is_none() || limit == 0 {
             return Ok(Vec::new());
         }
+        let sql = filter.to_sql()?;
+        let table = self.vector_table().await?;
+        if !table.indexed {
+            return Ok(table.nearest(vector, limit, filter));
+        }
         let mut predicate = "vector IS NOT NULL".to_string();
-        if let Some(sql) = filter.to_sql()? {
+        if let Some(sql) = sql {
             predicate = format!("{predicate} AND ({sql})");
         }
         let batches: Vec<RecordBatch> = self
@@ -309,6 +397,65 @@ impl Store {
                 .then_with(|| a.id.cmp(&b.id))
         });
         Ok(hits)
+    }
+
+    /// The vectors as of the table's current version: kept from an earlier call, or read.
+    async fn vector_table(&self) -> Result<std::sync::Arc<VectorTable>, StoreError> {
+        let version = self
+            .chunks
+            .version()
+            .await
+            .map_err(self.lance("reading the version"))?;
+        let kept = self
+            .vectors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .filter(|t| t.version == version);
+        if let Some(table) = kept {
+            return Ok(table);
+        }
+        let indexed = self
+            .chunks
+            .list_indices()
+            .await
+            .map_err(self.lance("listing indices"))?
+            .iter()
+            .any(|i| i.columns.iter().any(|c| c == "vector"));
+        let mut table = VectorTable {
+            version,
+            indexed,
+            ..VectorTable::default()
+        };
+        if indexed {
+            let table = std::sync::Arc::new(table);
+            *self.vectors.lock().unwrap_or_else(|e| e.into_inner()) = Some(table.clone());
+            return Ok(table);
+        }
+        let batches: Vec<RecordBatch> = self
+            .chunks
+            .query()
+            .only_if("vector IS NOT NULL")
+            .select(Select::columns(&["id", "relativePath", "vector"]))
+            .batches(self, "reading vectors")
+            .await?;
+        for batch in &batches {
+            let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
+            let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
+            let vectors = batch
+                .column_by_name("vector")
+                .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
+                .ok_or_else(|| self.corrupt("vectors lack the vector column".into()))?;
+            for i in 0..batch.num_rows() {
+                let values = vectors.value(i);
+                if let Some(values) = values.as_any().downcast_ref::<Float32Array>() {
+                    table.push(id.value(i), path.value(i), values.values());
+                }
+            }
+        }
+        let table = std::sync::Arc::new(table);
+        *self.vectors.lock().unwrap_or_else(|e| e.into_inner()) = Some(table.clone());
+        Ok(table)
     }
 
     /// The stored vectors of the chunks `ids` that have one, by id: the similarity of a

@@ -142,6 +142,9 @@ pub struct Store {
     /// The repository history is read from, once found: a sync that finds `HEAD` where it
     /// was reads one ref instead of finding the repository again.
     pub(crate) repository: Option<codectx_history::Repository>,
+    /// Every stored vector, as of one version of the chunk table (see
+    /// [`Store::search_vector`]).
+    pub(crate) vectors: std::sync::Mutex<Option<std::sync::Arc<crate::search::VectorTable>>>,
 }
 
 impl StoreOptions {
@@ -331,6 +334,7 @@ impl Store {
             history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),
             changes: None,
             repository: None,
+            vectors: std::sync::Mutex::new(None),
         };
         let _ = store.reload_known().await?;
         Ok(store)
