@@ -49,9 +49,28 @@ pub(crate) struct VectorTable {
     values: Vec<f32>,
     norms: Vec<f32>,
     dimension: usize,
+    /// Row numbers sorted by id: a candidate's vector is looked up, not scanned for.
+    by_id: Vec<u32>,
 }
 
 impl VectorTable {
+    /// Sorts the id lookup once every row is in.
+    fn seal(&mut self) {
+        let mut by_id: Vec<u32> = (0..self.ids.len() as u32).collect();
+        by_id.sort_unstable_by(|&a, &b| self.ids[a as usize].cmp(&self.ids[b as usize]));
+        self.by_id = by_id;
+    }
+
+    /// The stored vector of chunk `id`, if it has one.
+    fn vector(&self, id: &str) -> Option<&[f32]> {
+        let at = self
+            .by_id
+            .binary_search_by(|&row| self.ids[row as usize].as_str().cmp(id))
+            .ok()?;
+        let row = self.by_id[at] as usize;
+        Some(&self.values[row * self.dimension..(row + 1) * self.dimension])
+    }
+
     fn push(&mut self, id: &str, path: &str, vector: &[f32]) {
         if self.ids.is_empty() {
             self.dimension = vector.len();
@@ -453,17 +472,27 @@ impl Store {
                 }
             }
         }
+        table.seal();
         let table = std::sync::Arc::new(table);
         *self.vectors.lock().unwrap_or_else(|e| e.into_inner()) = Some(table.clone());
         Ok(table)
     }
 
     /// The stored vectors of the chunks `ids` that have one, by id: the similarity of a
-    /// candidate another channel found (one query, two columns).
+    /// candidate another channel found, from the vectors a search keeps (see
+    /// [`Store::search_vector`]), else one query of two columns.
     pub async fn vectors(&self, ids: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
         let mut out = HashMap::new();
         if self.options.embedding.is_none() || ids.is_empty() {
             return Ok(out);
+        }
+        // A vector search just read every vector of this version: no second read.
+        let table = self.vector_table().await?;
+        if !table.indexed {
+            return Ok(ids
+                .iter()
+                .filter_map(|id| Some((id.clone(), table.vector(id)?.to_vec())))
+                .collect());
         }
         let batches: Vec<RecordBatch> = self
             .chunks
