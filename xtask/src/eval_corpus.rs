@@ -96,13 +96,12 @@ fn set_option(options: &mut SearchOptions, assignment: &str) -> anyhow::Result<(
             return Ok(());
         }
         // Channel switches: 0 turns a channel off (dense-only: `max_lexical_candidates=0`).
-        "max_vector_candidates" | "max_lexical_candidates" => {
-            let count = &mut if name == "max_vector_candidates" {
-                &mut options.max_vector_candidates
-            } else {
-                &mut options.max_lexical_candidates
-            };
-            **count = value as usize;
+        "max_vector_candidates" | "max_lexical_candidates" | "companion_tokens" => {
+            *match name {
+                "max_vector_candidates" => &mut options.max_vector_candidates,
+                "max_lexical_candidates" => &mut options.max_lexical_candidates,
+                _ => &mut options.companion_tokens,
+            } = value as usize;
             return Ok(());
         }
         _ => anyhow::bail!("{name}: not a numeric search option"),

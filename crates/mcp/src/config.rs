@@ -139,8 +139,10 @@ pub struct SearchConfig {
     pub max_tokens: usize,
     /// Call-tree depth in the connection graph (1 direct, N hops, -1 transitive).
     pub call_depth: i32,
-    /// Stage 1 candidates per channel.
+    /// Stage 1 candidates of the vector channel.
     pub max_candidates: usize,
+    /// Stage 1 candidates of the BM25, name and quoted channels.
+    pub lexical_candidates: usize,
     /// An answer stops at the largest drop between neighbouring scores when that drop is
     /// at least this share of the best score (0–1; 1: it never stops early). Lower gives
     /// shorter answers that deliver the target less often (see `docs/benchmarks.md`).
@@ -155,6 +157,7 @@ impl Default for SearchConfig {
             max_tokens: d.max_token_budget,
             call_depth: 1,
             max_candidates: d.max_vector_candidates,
+            lexical_candidates: d.max_lexical_candidates,
             answer_knee: d.answer_knee,
         }
     }
@@ -218,7 +221,7 @@ impl Config {
             minimum_relevance_threshold: self.search.min_relevance,
             max_token_budget: self.search.max_tokens,
             max_vector_candidates: self.search.max_candidates,
-            max_lexical_candidates: self.search.max_candidates,
+            max_lexical_candidates: self.search.lexical_candidates,
             answer_knee: self.search.answer_knee,
             vector_floor: self.embedding.vector_floor,
             vector_ceiling: self.embedding.vector_ceiling,
@@ -361,10 +364,13 @@ mod tests {
             max_tokens = 4000
             call_depth = 2
             max_candidates = 20
+            lexical_candidates = 60
         "#;
         let config: Config = toml::from_str(full).unwrap();
         assert_eq!(config.embedding.provider, Provider::Openai);
         assert_eq!(config.search_options().max_token_budget, 4000);
+        assert_eq!(config.search_options().max_vector_candidates, 20);
+        assert_eq!(config.search_options().max_lexical_candidates, 60);
         assert_eq!(config.store_options().files.skip_dirs, vec!["vendor"]);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");

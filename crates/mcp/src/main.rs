@@ -23,7 +23,8 @@ Configuration (TOML; --config FILE, else <root>/.codectx.toml, else <user config
                servers), model_dir (local/static: default the user cache, filled by `mcp-server fetch-model`),
                vector_floor, vector_ceiling (override the model's calibration)
   [rerank]     provider = \"none\" | \"voyage\"
-  [search]     min_relevance = 0.04  max_tokens = 8000   call_depth = 1   max_candidates = 40
+  [search]     min_relevance = 0.04  max_tokens = 8000   call_depth = 1   max_candidates = 40 (vector)
+               lexical_candidates = 100 (BM25, names, quoted)
 API keys come only from the environment: VOYAGE_API_KEY, OPENAI_API_KEY. Logs: RUST_LOG (default info), on stderr.";
 
 #[derive(Parser)]

@@ -27,9 +27,10 @@ pub struct ProjectFile {
     content: OnceLock<Option<FileContent>>,
     /// Its names as the name channel meets them: the same for every question, so made once.
     names: OnceLock<crate::search::FileNames>,
-    /// Its chunks' positions in `chunks`, sorted by chunk id: a ranking looks chunks up by
-    /// id hundreds of times per question.
-    by_id: OnceLock<Vec<u32>>,
+    /// Its chunks' positions in `chunks` with the first bytes of their ids, sorted by id: a
+    /// ranking looks chunks up by id hundreds of times per question, and comparing the
+    /// keys held here reads no chunk.
+    by_id: OnceLock<Vec<(u64, u32)>>,
     abs: PathBuf,
 }
 
@@ -44,16 +45,23 @@ impl ProjectFile {
     /// The chunk with this id.
     pub fn chunk(&self, id: &str) -> Option<&CodeChunk> {
         let by_id = self.by_id.get_or_init(|| {
-            let mut order: Vec<u32> = (0..self.chunks.len() as u32).collect();
-            order.sort_unstable_by(|&a, &b| {
-                self.chunks[a as usize].id.cmp(&self.chunks[b as usize].id)
+            let mut order: Vec<(u64, u32)> = (0..self.chunks.len() as u32)
+                .map(|i| (id_key(&self.chunks[i as usize].id), i))
+                .collect();
+            order.sort_unstable_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| self.chunks[a.1 as usize].id.cmp(&self.chunks[b.1 as usize].id))
             });
             order
         });
-        let at = by_id
-            .binary_search_by(|&i| self.chunks[i as usize].id.as_str().cmp(id))
-            .ok()?;
-        Some(&self.chunks[by_id[at] as usize])
+        // Ids sharing their first bytes sit together; the full id tells them apart.
+        let key = id_key(id);
+        let first = by_id.partition_point(|&(k, _)| k < key);
+        by_id[first..]
+            .iter()
+            .take_while(|&&(k, _)| k == key)
+            .map(|&(_, at)| &self.chunks[at as usize])
+            .find(|chunk| chunk.id == id)
     }
 
     /// The file's source (read from disk the first time); `None` when it can no longer be
@@ -86,6 +94,15 @@ impl ProjectFile {
             })
             .as_ref()
     }
+}
+
+/// An id's first eight bytes, in order: ids (hex digests) differ there.
+fn id_key(id: &str) -> u64 {
+    let mut key = [0u8; 8];
+    let bytes = id.as_bytes();
+    let n = bytes.len().min(8);
+    key[..n].copy_from_slice(&bytes[..n]);
+    u64::from_be_bytes(key)
 }
 
 /// Every source file of a project, chunked, with its [`ProjectGraph`].

@@ -99,7 +99,8 @@ impl Ranking {
 /// Dual-constraint selection over `scored` (best first): the relevance gate (when
 /// `options.gate`), then the token budget over each result's `cost`. A result that does not
 /// fit is skipped and smaller ones after it may still fit. Once the best clears the gate,
-/// how far below it the others go depends on the question's `shape`.
+/// how far below it the others go depends on the question's `shape`; in a question of a few
+/// words, distant companions fill only `companion_tokens` of the budget.
 pub fn select<T>(
     scored: Vec<T>,
     score: impl Fn(&T) -> f32,
@@ -122,6 +123,7 @@ pub fn select<T>(
     } else {
         None
     };
+    let close = options.prose_companion_share * best;
     let mut used = 0;
     let mut out = Vec::new();
     for item in scored {
@@ -131,8 +133,13 @@ pub fn select<T>(
         if cut.is_some_and(|cut| score(&item) < cut) {
             continue;
         }
+        let budget = if options.gate && shape == QuestionShape::Query && score(&item) < close {
+            options.companion_tokens.min(options.max_token_budget)
+        } else {
+            options.max_token_budget
+        };
         let c = cost(&item);
-        if used + c > options.max_token_budget {
+        if used + c > budget {
             continue;
         }
         used += c;

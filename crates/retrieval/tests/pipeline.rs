@@ -110,6 +110,33 @@ fn a_question_of_prose_keeps_only_companions_near_its_best() {
 }
 
 #[test]
+fn distant_companions_fill_only_their_share_of_the_budget() {
+    // 0.95 … 0.05 at 500 tokens each. Companions down to 0.4 of the best (0.38) are close:
+    // the six from 0.95 to 0.45 take 3,000 tokens of the 8,000. A distant one enters only
+    // while the answer is under `companion_tokens`.
+    let options = SearchOptions::default();
+    assert_eq!(options.companion_tokens, 2_500);
+    assert_eq!(pick(ten(500), &options).len(), 6);
+    // Cheap distant companions still fit: 10 tokens each, 100 in all.
+    assert_eq!(pick(ten(10), &options).len(), 10);
+    // With a budget of their own as large as the whole, every result fits.
+    let whole = SearchOptions {
+        companion_tokens: 8_000,
+        ..Default::default()
+    };
+    assert_eq!(pick(ten(500), &whole).len(), 10);
+    // One close result of 2,000 tokens leaves 500 for distant ones: the first of them fits.
+    let mut items = vec![(0.95, 2_000)];
+    items.extend([(0.25, 500), (0.2, 500), (0.15, 500)]);
+    let kept = pick(items, &options);
+    assert_eq!(kept.iter().map(|i| i.1).sum::<usize>(), 2_500);
+    assert_eq!(kept.len(), 2);
+    // Prose keeps its own rule: only close companions, the whole budget.
+    let prose = select(ten(500), |i| i.0, |i| i.1, &options, QuestionShape::Prose);
+    assert_eq!(prose.len(), 6);
+}
+
+#[test]
 fn dual_constraint_selection() {
     // Relevance gate: 3 of 10 pass 0.7 → 3 (every result held to the gate).
     let gate = SearchOptions {
