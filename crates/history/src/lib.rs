@@ -36,7 +36,9 @@ mod attribute;
 mod tree;
 mod walk;
 
-pub use tree::{Revision, RevisionError, RevisionFile, files_at, head_log, resolve_commit};
+pub use tree::{
+    Revision, RevisionError, RevisionFile, exclude_dir, files_at, head_log, resolve_commit,
+};
 pub use walk::{Repository, probe, read_history};
 
 /// How much history is read.

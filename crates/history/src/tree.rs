@@ -62,6 +62,15 @@ pub fn head_log(root: &Path) -> Option<std::path::PathBuf> {
     log.is_file().then_some(log)
 }
 
+/// The directory of the repository's own exclude file (`<common git dir>/info`, shared by
+/// its worktrees), which the file walk reads like a `.gitignore`. `None` outside git, or
+/// while it does not exist. A watcher watches it to know that the selected files changed.
+pub fn exclude_dir(root: &Path) -> Option<std::path::PathBuf> {
+    let repo = gix::discover(root).ok()?;
+    let dir = repo.common_dir().join("info");
+    dir.is_dir().then_some(dir)
+}
+
 fn commit_of<'r>(repo: &'r gix::Repository, name: &str) -> Result<gix::Commit<'r>, RevisionError> {
     repo.rev_parse_single(name)
         .ok()

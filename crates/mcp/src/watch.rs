@@ -151,6 +151,9 @@ mod directories {
         dirs: HashMap<WatchDescriptor, PathBuf>,
         /// The watch on `<git dir>/logs/HEAD` (see [`codectx_history::head_log`]).
         head_log: Option<WatchDescriptor>,
+        /// The watch on the directory of git's own exclude file (see
+        /// [`codectx_history::exclude_dir`]): editing it changes the selected files.
+        exclude: Option<WatchDescriptor>,
         root: PathBuf,
         selection: FileSelection,
         buffer: Vec<u8>,
@@ -163,12 +166,26 @@ mod directories {
                 inotify: Inotify::init()?,
                 dirs: HashMap::new(),
                 head_log: None,
+                exclude: None,
                 root: root.to_path_buf(),
                 selection,
                 buffer: vec![0; 64 << 10],
             };
             watch.add_tree(root)?;
             watch.watch_head_log();
+            watch.exclude = codectx_history::exclude_dir(root).and_then(|dir| {
+                watch
+                    .inotify
+                    .watches()
+                    .add(
+                        dir,
+                        WatchMask::CLOSE_WRITE
+                            | WatchMask::MOVED_TO
+                            | WatchMask::DELETE
+                            | WatchMask::ONLYDIR,
+                    )
+                    .ok()
+            });
             Ok(watch)
         }
 
@@ -228,6 +245,7 @@ mod directories {
                     inotify,
                     dirs,
                     head_log,
+                    exclude,
                     root,
                     selection,
                     buffer,
@@ -247,6 +265,15 @@ mod directories {
                         // HEAD moved: the sync reads the new commits' notes.
                         changed = true;
                         head_log_replaced |= event.mask.contains(EventMask::IGNORED);
+                        continue;
+                    }
+                    if Some(&event.wd) == exclude.as_ref() {
+                        // git's exclude file written, replaced or removed: like a
+                        // `.gitignore` edit below.
+                        if event.name.is_some_and(|name| name == "exclude") {
+                            rewatch = true;
+                            changed = true;
+                        }
                         continue;
                     }
                     if event.mask.contains(EventMask::IGNORED) {
@@ -403,5 +430,29 @@ mod tests {
             watch.drain().unwrap(),
             "a write under the directory no longer ignored"
         );
+    }
+
+    /// git's own exclude file (`.git/info/exclude`) selects files as a `.gitignore` does:
+    /// editing it is a change, and what it no longer excludes is watched.
+    #[test]
+    fn an_edit_of_gits_exclude_file_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        codectx_corpus::GitRepo::init(root);
+        let exclude = root.join(".git/info/exclude");
+        fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+        fs::write(&exclude, "gen/\n").unwrap();
+        fs::create_dir_all(root.join("gen/deep")).unwrap();
+        let mut watch = DirectoryWatch::new(root, FileSelection::default()).unwrap();
+        assert_eq!(watch.directories(), 1, "the root; gen is excluded");
+        assert!(!watch.drain().unwrap(), "nothing happened yet");
+
+        fs::write(root.join(".git/info/other"), "x\n").unwrap();
+        assert!(!watch.drain().unwrap(), "another file beside it");
+        fs::write(&exclude, "").unwrap();
+        assert!(watch.drain().unwrap(), "the exclude file edited");
+        assert_eq!(watch.directories(), 3, "gen and gen/deep");
+        fs::write(root.join("gen/deep/a.ts"), "export const a = 1;\n").unwrap();
+        assert!(watch.drain().unwrap(), "a write in what is no longer excluded");
     }
 }
