@@ -453,6 +453,9 @@ mod tests {
         assert!(watch.drain().unwrap(), "the exclude file edited");
         assert_eq!(watch.directories(), 3, "gen and gen/deep");
         fs::write(root.join("gen/deep/a.ts"), "export const a = 1;\n").unwrap();
-        assert!(watch.drain().unwrap(), "a write in what is no longer excluded");
+        assert!(
+            watch.drain().unwrap(),
+            "a write in what is no longer excluded"
+        );
     }
 }

@@ -49,8 +49,11 @@ impl ProjectFile {
                 .map(|i| (id_key(&self.chunks[i as usize].id), i))
                 .collect();
             order.sort_unstable_by(|a, b| {
-                a.0.cmp(&b.0)
-                    .then_with(|| self.chunks[a.1 as usize].id.cmp(&self.chunks[b.1 as usize].id))
+                a.0.cmp(&b.0).then_with(|| {
+                    self.chunks[a.1 as usize]
+                        .id
+                        .cmp(&self.chunks[b.1 as usize].id)
+                })
             });
             order
         });
