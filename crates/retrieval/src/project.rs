@@ -42,6 +42,24 @@ struct FileContent {
 }
 
 impl ProjectFile {
+    /// The file at `relative_path` under `root` with its chunks; its source, parse, names
+    /// and id lookup are made when first asked for (or `loaded` already).
+    fn new(
+        root: &Path,
+        relative_path: String,
+        chunks: Vec<CodeChunk>,
+        loaded: Option<FileContent>,
+    ) -> Self {
+        ProjectFile {
+            abs: root.join(&relative_path),
+            relative_path,
+            chunks,
+            content: loaded.map_or_else(OnceLock::new, |c| OnceLock::from(Some(c))),
+            names: OnceLock::new(),
+            by_id: OnceLock::new(),
+        }
+    }
+
     /// The chunk with this id.
     pub fn chunk(&self, id: &str) -> Option<&CodeChunk> {
         let by_id = self.by_id.get_or_init(|| {
@@ -164,14 +182,12 @@ impl Project {
                         SnapshotFile::from_parse(parsed, program)
                     });
                 let chunks = codectx_chunker::chunk_file(syntax.parsed(), &source, &relative_path);
-                ProjectFile {
+                ProjectFile::new(
+                    &root,
                     relative_path,
                     chunks,
-                    content: OnceLock::from(Some(FileContent { source, syntax })),
-                    names: OnceLock::new(),
-                    by_id: OnceLock::new(),
-                    abs,
-                }
+                    Some(FileContent { source, syntax }),
+                )
             })
             .collect();
         let graph = ProjectGraph::from_facts(&root, facts);
@@ -230,14 +246,7 @@ impl Project {
             .into_iter()
             .map(|(relative_path, mut chunks)| {
                 chunks.sort_by_key(|c| (c.start_line, c.depth));
-                ProjectFile {
-                    abs: root.join(&relative_path),
-                    relative_path,
-                    chunks,
-                    content: OnceLock::new(),
-                    names: OnceLock::new(),
-                    by_id: OnceLock::new(),
-                }
+                ProjectFile::new(&root, relative_path, chunks, None)
             })
             .collect();
         Ok(Self::new(root, files, graph, skipped_files(store)))
@@ -294,14 +303,12 @@ impl Project {
                 continue;
             }
             file_chunks.sort_by_key(|c| (c.start_line, c.depth));
-            self.files.push(ProjectFile {
-                abs: self.root.join(&relative_path),
+            self.files.push(ProjectFile::new(
+                &self.root,
                 relative_path,
-                chunks: file_chunks,
-                content: OnceLock::new(),
-                names: OnceLock::new(),
-                by_id: OnceLock::new(),
-            });
+                file_chunks,
+                None,
+            ));
         }
         self.files
             .sort_by(|a, b| a.relative_path.cmp(&b.relative_path));

@@ -249,14 +249,13 @@ pub fn code_words(text: &str) -> Vec<String> {
 
 /// Calls `f` with each word of [`code_words`] as written (not lowercased, not copied) until
 /// it returns false.
-fn each_code_word(text: &str, f: impl FnMut(&str) -> bool) {
+fn each_code_word(text: &str, mut f: impl FnMut(&str) -> bool) {
     // Code is almost always ASCII, and bytes are read faster than decoded characters: text
     // with a few other characters (a comment's `é`) is split at them first.
     if text.is_ascii() {
         each_ascii_code_word(text, f);
         return;
     }
-    let mut f = f;
     for token in text.split(|c: char| !c.is_alphanumeric()) {
         let go_on = if token.is_ascii() {
             each_ascii_code_word(token, &mut f)
@@ -471,28 +470,20 @@ fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
     // Scanning stops when this many more are found.
     let mut left = enough.min(terms.len());
     // Snowball rewrites endings only: a word can become a term only if it begins with the
-    // term's first two letters. Most words are dismissed here, unstemmed: first by a bit of
-    // their first two letters' folded bits (no word that shares a term's two letters lacks
-    // it), then exactly.
-    let pair = |b: &[u8]| {
-        let fold = |c: u8| usize::from(c.to_ascii_lowercase() & 0x1f);
-        fold(b[0]) << 5 | fold(b[1])
-    };
-    let mut pairs = [0u64; 16];
-    for t in terms.iter().filter(|t| t.len() >= 2) {
-        let p = pair(t.as_bytes());
-        pairs[p / 64] |= 1 << (p % 64);
-    }
+    // term's first two letters. Most words are dismissed here, unstemmed, by a lookup of
+    // their first two letters (ASCII case folded) among the terms'.
+    let first_two = |b: &[u8]| [b[0].to_ascii_lowercase(), b[1].to_ascii_lowercase()];
+    let mut prefixes: Vec<[u8; 2]> = terms
+        .iter()
+        .filter(|t| t.len() >= 2)
+        .map(|t| first_two(t.as_bytes()))
+        .collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
     for &text in texts {
         each_code_word(text, |word| {
-            let shares_prefix = word.len() >= 2
-                && {
-                    let p = pair(word.as_bytes());
-                    pairs[p / 64] & (1 << (p % 64)) != 0
-                }
-                && terms.iter().any(|t| {
-                    word.as_bytes()[..2].eq_ignore_ascii_case(&t.as_bytes()[..2.min(t.len())])
-                });
+            let shares_prefix =
+                word.len() >= 2 && prefixes.binary_search(&first_two(word.as_bytes())).is_ok();
             if shares_prefix {
                 let root = word_root(&stemmer, &word.to_lowercase());
                 if let Ok(i) = terms.binary_search(&root)

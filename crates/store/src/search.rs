@@ -4,14 +4,12 @@
 use lancedb::DistanceType;
 use std::collections::HashMap;
 
-use lancedb::arrow::arrow_array::{
-    Array, FixedSizeListArray, Float32Array, RecordBatch, StringArray,
-};
+use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
 use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
 use lancedb::query::{QueryBase, Select};
 
 use crate::schema::batch_to_chunks;
-use crate::sql::{in_list, sql_string, text_column};
+use crate::sql::{float_column, in_list, sql_string, text_column, vector_column};
 use crate::store::CollectBatches;
 use crate::text_index::LEXICAL_COLUMNS;
 use crate::{Store, StoreError, StoredChunk};
@@ -298,10 +296,7 @@ impl Store {
             } else {
                 None
             };
-            let score = batch
-                .column_by_name("_score")
-                .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
-                .ok_or_else(|| self.corrupt("full-text hits lack _score".into()))?;
+            let score = float_column(batch, "_score").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
                 if score.is_valid(i) && filter.matches(path.value(i)) {
                     hits.push(LexicalHit {
@@ -396,10 +391,7 @@ impl Store {
         for batch in &batches {
             let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
             let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
-            let distance = batch
-                .column_by_name("_distance")
-                .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
-                .ok_or_else(|| self.corrupt("vector hits lack _distance".into()))?;
+            let distance = float_column(batch, "_distance").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
                 if distance.is_valid(i) && filter.matches(path.value(i)) {
                     hits.push(VectorHit {
@@ -461,10 +453,7 @@ impl Store {
         for batch in &batches {
             let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
             let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
-            let vectors = batch
-                .column_by_name("vector")
-                .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>())
-                .ok_or_else(|| self.corrupt("vectors lack the vector column".into()))?;
+            let vectors = vector_column(batch, "vector").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
                 let values = vectors.value(i);
                 if let Some(values) = values.as_any().downcast_ref::<Float32Array>() {
@@ -502,16 +491,8 @@ impl Store {
             .batches(self, "reading vectors")
             .await?;
         for batch in &batches {
-            let (Some(id), Some(vector)) = (
-                batch
-                    .column_by_name("id")
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>()),
-                batch
-                    .column_by_name("vector")
-                    .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>()),
-            ) else {
-                return Err(self.corrupt("vectors lack the id or vector column".into()));
-            };
+            let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
+            let vector = vector_column(batch, "vector").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
                 let values = vector.value(i);
                 if let Some(values) = values.as_any().downcast_ref::<Float32Array>() {
@@ -530,10 +511,7 @@ impl Store {
     ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
         let mut out = Vec::new();
         for batch in batches {
-            let scores = batch
-                .column_by_name(score_column)
-                .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
-                .ok_or_else(|| self.corrupt(format!("search results lack {score_column}")))?;
+            let scores = float_column(batch, score_column).map_err(|r| self.corrupt(r))?;
             let rows = batch_to_chunks(batch, &self.root).map_err(|r| self.corrupt(r))?;
             for (i, row) in rows.into_iter().enumerate() {
                 if filter.matches(&row.chunk.relative_path) && scores.is_valid(i) {

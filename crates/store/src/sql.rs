@@ -33,3 +33,32 @@ pub(crate) fn text_column<'b>(
         })
         .ok_or_else(|| format!("column {name} is missing or not text"))
 }
+
+/// A 32-bit float column of `batch` (a search's `_score` or `_distance`), or why it is not
+/// one.
+pub(crate) fn float_column<'b>(
+    batch: &'b RecordBatch,
+    name: &str,
+) -> Result<&'b lancedb::arrow::arrow_array::Float32Array, String> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| {
+            c.as_any()
+                .downcast_ref::<lancedb::arrow::arrow_array::Float32Array>()
+        })
+        .ok_or_else(|| format!("column {name} is missing or not 32-bit floats"))
+}
+
+/// A vector column of `batch` (fixed-size lists of floats), or why it is not one.
+pub(crate) fn vector_column<'b>(
+    batch: &'b RecordBatch,
+    name: &str,
+) -> Result<&'b lancedb::arrow::arrow_array::FixedSizeListArray, String> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| {
+            c.as_any()
+                .downcast_ref::<lancedb::arrow::arrow_array::FixedSizeListArray>()
+        })
+        .ok_or_else(|| format!("column {name} is missing or not vectors"))
+}
