@@ -37,7 +37,8 @@ mod tree;
 mod walk;
 
 pub use tree::{
-    Revision, RevisionError, RevisionFile, exclude_dir, files_at, head_log, resolve_commit,
+    Revision, RevisionError, RevisionFile, common_dir, exclude_dir, files_at, head_log,
+    resolve_commit,
 };
 pub use walk::{Repository, probe, read_history};
 

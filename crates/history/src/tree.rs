@@ -71,6 +71,13 @@ pub fn exclude_dir(root: &Path) -> Option<std::path::PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
+/// The common git directory of the repository holding `root`: the `.git` every worktree of
+/// it shares. `None` outside git.
+pub fn common_dir(root: &Path) -> Option<std::path::PathBuf> {
+    let repo = gix::discover(root).ok()?;
+    Some(repo.common_dir().to_path_buf())
+}
+
 fn commit_of<'r>(repo: &'r gix::Repository, name: &str) -> Result<gix::Commit<'r>, RevisionError> {
     repo.rev_parse_single(name)
         .ok()

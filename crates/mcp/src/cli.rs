@@ -174,7 +174,7 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     let parsed = sync.files_parsed;
     parse_bar.finish_and_clear();
     let structural = started.elapsed();
-    let embedded = if embedder.is_some() {
+    let (embedded, shared) = if embedder.is_some() {
         let embed_bar = bar("embedding {bar:40} {pos}/{len} chunks {elapsed} (eta {eta})");
         let observer = |event: SyncEvent| {
             if let SyncEvent::Embedded { done, total } = event {
@@ -184,16 +184,16 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
         };
         let stats = index.embed_pending(&observer).await?;
         embed_bar.finish_and_clear();
-        stats.chunks_embedded
+        (stats.chunks_embedded, stats.vectors_shared)
     } else {
-        0
+        (0, 0)
     };
     let summarising = Instant::now();
     let summary = index.summary().await?;
     tracing::debug!(elapsed = ?summarising.elapsed(), "summary read");
     let skipped: usize = summary.skipped_files.values().sum();
     println!(
-        "{}: {} files ({} parsed now), {} chunks ({} with vectors; {embedded} embedded now), {skipped} skipped; structure {:.1} s, total {:.1} s",
+        "{}: {} files ({} parsed now), {} chunks ({} with vectors; {embedded} embedded now, {shared} from the repository's shared vectors), {skipped} skipped; structure {:.1} s, total {:.1} s",
         root.display(),
         summary.files - skipped,
         parsed,

@@ -10,8 +10,8 @@ use codectx_embed::{
     ApiKey, DEFAULT_LOCAL_MODEL, DEFAULT_STATIC_MODEL, Embedder, HttpOptions, LocalEmbedder,
     OpenAiEmbedder, Reranker, StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
 };
-use codectx_retrieval::StoreOptions;
 use codectx_retrieval::{EngineOptions, SearchOptions};
+use codectx_retrieval::{SharedVectors, StoreOptions};
 use serde::Deserialize;
 
 /// The file name looked for at the project root.
@@ -62,6 +62,12 @@ pub struct IndexConfig {
     pub skip_dirs: Vec<String>,
     /// Chunks embedded per background step (each step commits once).
     pub embed_step: usize,
+    /// Where vectors are shared by content between the indexes of one repository (its
+    /// worktrees and refs): `"repository"` (default: `<common git dir>/codectx/vectors`,
+    /// outside git `<index>/vectors`), `"off"`, or a directory.
+    pub shared_vectors: SharedVectorsConfig,
+    /// Megabytes of vectors the shared cache keeps at most (the oldest go first).
+    pub shared_vectors_mb: u64,
 }
 
 impl Default for IndexConfig {
@@ -72,8 +78,28 @@ impl Default for IndexConfig {
             max_file_bytes: files.max_file_bytes,
             skip_dirs: files.skip_dirs,
             embed_step: 64,
+            shared_vectors: SharedVectorsConfig::Keyword(SharedVectorsKeyword::Repository),
+            shared_vectors_mb: codectx_retrieval::StoreOptions::default().shared_vectors_bytes
+                >> 20,
         }
     }
+}
+
+/// `[index] shared_vectors`: a keyword, else a directory.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum SharedVectorsConfig {
+    Keyword(SharedVectorsKeyword),
+    Dir(PathBuf),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SharedVectorsKeyword {
+    /// The repository's (see [`codectx_retrieval::SharedVectors::Repository`]).
+    Repository,
+    /// None: every vector is computed.
+    Off,
 }
 
 /// Which model embeds chunks and queries.
@@ -242,6 +268,14 @@ impl Config {
             // The store hands history its own file selection when it opens.
             ..Default::default()
         };
+        store.shared_vectors = match &self.index.shared_vectors {
+            SharedVectorsConfig::Keyword(SharedVectorsKeyword::Repository) => {
+                SharedVectors::Repository
+            }
+            SharedVectorsConfig::Keyword(SharedVectorsKeyword::Off) => SharedVectors::Off,
+            SharedVectorsConfig::Dir(dir) => SharedVectors::At(dir.clone()),
+        };
+        store.shared_vectors_bytes = self.index.shared_vectors_mb << 20;
         store.files.max_file_bytes = self.index.max_file_bytes;
         store.files.skip_dirs = self.index.skip_dirs.clone();
         store
@@ -352,6 +386,8 @@ mod tests {
             max_file_bytes = 1000
             skip_dirs = ["vendor"]
             embed_step = 8
+            shared_vectors = "/tmp/vectors"
+            shared_vectors_mb = 64
             [embedding]
             provider = "openai"
             model = "nomic-embed-text"
@@ -372,6 +408,21 @@ mod tests {
         assert_eq!(config.search_options().max_vector_candidates, 20);
         assert_eq!(config.search_options().max_lexical_candidates, 60);
         assert_eq!(config.store_options().files.skip_dirs, vec!["vendor"]);
+        assert_eq!(
+            config.store_options().shared_vectors,
+            SharedVectors::At("/tmp/vectors".into())
+        );
+        assert_eq!(config.store_options().shared_vectors_bytes, 64 << 20);
+        for (value, expected) in [
+            ("off", SharedVectors::Off),
+            ("repository", SharedVectors::Repository),
+        ] {
+            let config: Config =
+                toml::from_str(&format!("[index]\nshared_vectors = \"{value}\"")).unwrap();
+            assert_eq!(config.store_options().shared_vectors, expected);
+        }
+        let default: Config = toml::from_str("").unwrap();
+        assert_eq!(default.store_options().shared_vectors, SharedVectors::Repository);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
         std::fs::write(&path, "[embedding]\napi_key = \"sk-secret\"\n").unwrap();

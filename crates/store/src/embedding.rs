@@ -3,6 +3,7 @@
 //! the text it was computed from.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use codectx_chunker::CodeChunk;
 use codectx_embed::EmbeddingView;
@@ -11,6 +12,7 @@ use crate::Embedder;
 use crate::report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
 use crate::schema::StoredChunk;
 use crate::sql::reader;
+use crate::vector_cache::VectorCache;
 use crate::{Store, StoreError};
 
 impl Store {
@@ -47,7 +49,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(EmbedProgress::default());
         }
-        let rows = self.with_vectors(embedder, &spec, rows).await?;
+        let (rows, _) = self.with_vectors(embedder, &spec, rows).await?;
         let _lock = self.lock_writer().await?;
         self.refresh_chunks().await?;
         let batch = self.chunk_batch(&rows).await?;
@@ -110,34 +112,83 @@ impl Store {
         Ok(spec)
     }
 
-    /// `rows` with the vectors of their embedding texts, checked against the index's shape.
+    /// `rows` with the vectors of their embedding texts, checked against the index's shape,
+    /// and how many of them the shared vectors held (the embedder computed the rest).
     pub(crate) async fn with_vectors(
         &self,
         embedder: &dyn Embedder,
         spec: &crate::EmbeddingSpec,
         rows: Vec<StoredChunk>,
-    ) -> Result<Vec<StoredChunk>, StoreError> {
+    ) -> Result<(Vec<StoredChunk>, usize), StoreError> {
         let texts: Vec<String> = rows
             .iter()
             .map(|r| embedding_input(&r.chunk, spec.view).into_owned())
             .collect();
-        let vectors = embedder.embed_documents(&texts).await?;
-        if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != spec.dimension) {
+        let cache = self.shared_vectors(spec).await;
+        let keys: Vec<String> = texts.iter().map(|t| VectorCache::key(t)).collect();
+        let mut shared = match cache {
+            Some(cache) => cache.get(&keys).await.unwrap_or_else(|e| {
+                tracing::warn!("embedding without the shared vectors: {e}");
+                HashMap::new()
+            }),
+            None => HashMap::new(),
+        };
+        let missing: Vec<usize> = (0..texts.len())
+            .filter(|&i| !shared.contains_key(&keys[i]))
+            .collect();
+        let found = texts.len() - missing.len();
+        let inputs: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+        let computed = if inputs.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed_documents(&inputs).await?
+        };
+        if computed.len() != inputs.len() || computed.iter().any(|v| v.len() != spec.dimension) {
             return Err(StoreError::EmbedShape {
-                expected: texts.len(),
-                got: vectors.len(),
-                dimension: vectors.first().map_or(0, Vec::len),
+                expected: inputs.len(),
+                got: computed.len(),
+                dimension: computed.first().map_or(0, Vec::len),
                 expected_dimension: spec.dimension,
             });
         }
-        Ok(rows
+        let computed: Vec<(String, Vec<f32>)> = missing
+            .iter()
+            .map(|&i| keys[i].clone())
+            .zip(computed)
+            .collect();
+        if let Some(cache) = cache
+            && let Err(e) = cache.put(&computed).await
+        {
+            tracing::warn!("the shared vectors did not take new vectors: {e}");
+        }
+        shared.extend(computed);
+        let rows = rows
             .into_iter()
-            .zip(vectors)
-            .map(|(mut row, v)| {
-                row.vector = Some(v);
+            .zip(&keys)
+            .map(|(mut row, key)| {
+                row.vector = shared.get(key).cloned();
                 row
             })
-            .collect())
+            .collect();
+        Ok((rows, found))
+    }
+
+    /// The shared vectors of `spec`'s model, opened once; `None` when there are none or they
+    /// cannot be opened (then every vector is computed).
+    async fn shared_vectors(&self, spec: &crate::EmbeddingSpec) -> Option<&VectorCache> {
+        self.shared_vectors
+            .get_or_init(|| async {
+                let dir = self.options.shared_vectors_dir(&self.root)?;
+                match VectorCache::open(&dir, spec, self.options.shared_vectors_bytes).await {
+                    Ok(cache) => Some(cache),
+                    Err(e) => {
+                        tracing::warn!("embedding without shared vectors: {e}");
+                        None
+                    }
+                }
+            })
+            .await
+            .as_ref()
     }
 
     pub(crate) async fn embed_pending_locked(
@@ -162,10 +213,11 @@ impl Store {
             if batch_rows.is_empty() {
                 break;
             }
-            let rows = self.with_vectors(embedder, &spec, batch_rows).await?;
+            let (rows, shared) = self.with_vectors(embedder, &spec, batch_rows).await?;
             self.update_chunk_rows(&rows, "writing vectors").await?;
             stats.commits += 1;
-            stats.chunks_embedded += rows.len();
+            stats.chunks_embedded += rows.len() - shared;
+            stats.vectors_shared += shared;
             done += rows.len();
             observer.event(SyncEvent::Embedded { done, total });
         }

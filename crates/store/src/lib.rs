@@ -51,6 +51,7 @@ mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod text_index;
+mod vector_cache;
 mod write;
 
 pub use codectx_chunker::CodeChunk;
@@ -63,6 +64,7 @@ pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings,
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
 pub use store::{HistoryStatus, Store, StoreOptions, SyncChanges};
+pub use vector_cache::{SharedVectors, VectorCache};
 
 /// The index directory's default name under the project root.
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

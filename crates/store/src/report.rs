@@ -27,6 +27,8 @@ pub struct SyncStats {
     pub vectors_reused: usize,
     /// Chunks sent to the embedder.
     pub chunks_embedded: usize,
+    /// Chunks whose vector came from the repository's shared vectors instead of the model.
+    pub vectors_shared: usize,
     /// LanceDB commits made (each a table version).
     pub commits: usize,
     /// The previous sync died mid-way and this one repaired the index.

@@ -17,6 +17,7 @@ use crate::schema::{
     batch_to_meta, chunk_schema, files_schema, meta_to_batch,
 };
 use crate::sql::{in_list, reader, sql_string, text_column};
+use crate::vector_cache::{REPOSITORY_DIR, SharedVectors, VectorCache};
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 use codectx_history::HistoryOff;
 use codectx_history::HistoryOptions;
@@ -74,6 +75,11 @@ pub struct StoreOptions {
     /// Keep what each sync parsed and removed for [`Store::take_changes`], so a caller
     /// holding a project of the index patches it without reading back what the sync wrote.
     pub hand_over_changes: bool,
+    /// Where computed vectors are shared by content with the repository's other indexes
+    /// (worktrees, revisions): a text embedded once is not embedded again.
+    pub shared_vectors: SharedVectors,
+    /// About how many bytes of vectors the shared cache keeps (the oldest go first).
+    pub shared_vectors_bytes: u64,
 }
 
 /// What one sync changed, as typed data ([`StoreOptions::hand_over_changes`]): the chunks
@@ -109,6 +115,8 @@ impl Default for StoreOptions {
             history: HistoryOptions::default(),
             defer_history: false,
             hand_over_changes: false,
+            shared_vectors: SharedVectors::default(),
+            shared_vectors_bytes: 512 << 20,
         }
     }
 }
@@ -145,6 +153,9 @@ pub struct Store {
     /// Every stored vector, as of one version of the chunk table (see
     /// [`Store::search_vector`]).
     pub(crate) vectors: std::sync::Mutex<Option<std::sync::Arc<crate::search::VectorTable>>>,
+    /// The shared vectors ([`StoreOptions::shared_vectors`]), opened at the first embedding;
+    /// `None` inside when there are none or they could not be opened.
+    pub(crate) shared_vectors: tokio::sync::OnceCell<Option<VectorCache>>,
 }
 
 impl StoreOptions {
@@ -160,6 +171,18 @@ impl StoreOptions {
     /// `None` when the index is not a local directory.
     pub fn revision_dir(&self, root: &Path, commit: &str) -> Option<PathBuf> {
         local_path(&self.index_uri(root)).map(|dir| dir.join(REVISIONS_DIR).join(commit))
+    }
+
+    /// Where the vectors of `root`'s index are shared ([`SharedVectors`]), if anywhere.
+    pub fn shared_vectors_dir(&self, root: &Path) -> Option<PathBuf> {
+        match &self.shared_vectors {
+            SharedVectors::Off => None,
+            SharedVectors::At(dir) => Some(dir.clone()),
+            SharedVectors::Repository => match codectx_history::common_dir(root) {
+                Some(git) => Some(REPOSITORY_DIR.iter().fold(git, |dir, part| dir.join(part))),
+                None => local_path(&self.index_uri(root)).map(|dir| dir.join(VECTORS_DIR)),
+            },
+        }
     }
 
     /// The files a sync of `root` (canonical) walks: [`StoreOptions::files`], with the
@@ -335,6 +358,7 @@ impl Store {
             changes: None,
             repository: None,
             vectors: std::sync::Mutex::new(None),
+            shared_vectors: tokio::sync::OnceCell::new(),
         };
         let _ = store.reload_known().await?;
         Ok(store)
@@ -659,6 +683,8 @@ pub(crate) fn lance_error(
 /// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
 /// The index directory's subdirectory of revisions ([`StoreOptions::revision_dir`]).
 const REVISIONS_DIR: &str = "refs";
+/// The shared vectors' directory in a local index outside git ([`SharedVectors`]).
+const VECTORS_DIR: &str = "vectors";
 
 fn local_path(uri: &str) -> Option<PathBuf> {
     if let Some(path) = uri.strip_prefix("file://") {
@@ -679,6 +705,7 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
             !n.ends_with(".lance")
                 && n != ".gitignore"
                 && n != REVISIONS_DIR
+                && n != VECTORS_DIR
                 && n != crate::lock::LOCK_FILE
                 && n != crate::lock::DIRTY_FILE
         })

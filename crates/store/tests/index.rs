@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use codectx_store::testing::TokenHashEmbedder;
-use codectx_store::{Embedder, Store, StoreError, StoreOptions, StoredChunk, SyncStats};
+use codectx_store::{
+    Embedder, SharedVectors, Store, StoreError, StoreOptions, StoredChunk, SyncStats,
+};
 
 const DIMENSION: usize = 16;
 
@@ -23,9 +25,12 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
+/// The blueprint's cases count what the store itself sends to the model: no vectors shared
+/// between indexes (`shared_vectors_*` tests cover sharing).
 fn options(embedder: &TokenHashEmbedder) -> StoreOptions {
     StoreOptions {
         embedding: Some(embedder.spec()),
+        shared_vectors: SharedVectors::Off,
         ..StoreOptions::default()
     }
 }
@@ -1336,4 +1341,112 @@ async fn a_configured_index_directory_inside_the_root_is_not_indexed() {
     let stats = store.sync(None, &()).await.unwrap();
     assert_eq!(stats.files_seen, 5, "{stats:?}");
     assert!(store.files().all(|f| !f.path.contains("stray")));
+}
+
+/// Every row's embedded text, sorted.
+fn texts(rows: &[StoredChunk]) -> Vec<String> {
+    let mut texts: Vec<String> = rows
+        .iter()
+        .map(|r| r.chunk.embedding_text.clone())
+        .collect();
+    texts.sort();
+    texts
+}
+
+/// Every row holds the vector the model gives its text.
+async fn assert_model_vectors(rows: &[StoredChunk], embedder: &TokenHashEmbedder) {
+    let texts: Vec<String> = rows
+        .iter()
+        .map(|r| r.chunk.embedding_text.clone())
+        .collect();
+    let expected = embedder.embed_documents(&texts).await.unwrap();
+    embedder.take_seen();
+    for (row, vector) in rows.iter().zip(expected) {
+        assert_eq!(row.vector.as_ref(), Some(&vector), "{}", row.chunk.id);
+    }
+}
+
+/// Issue 40: the worktrees of one repository share what a model computed. A new worktree's
+/// first sync embeds only the text the repository never embedded, and its rows hold the
+/// vectors the model gives; the cache lives in the common git directory.
+#[tokio::test]
+async fn shared_vectors_serve_a_second_worktree() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = codectx_corpus::GitRepo::init(&dir.path().join("main"));
+    codectx_corpus::copy_tree(&fixtures().join("workspace"), repo.root());
+    repo.commit("workspace");
+    repo.git(&["worktree", "add", "-q", "-b", "task", "../task"]);
+    let task = dir.path().join("task");
+    codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
+
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let shared = StoreOptions {
+        embedding: Some(embedder.spec()),
+        ..StoreOptions::default()
+    };
+    let mut main = Store::open(repo.root(), shared.clone()).await.unwrap();
+    let first = sync(&mut main, &embedder).await;
+    assert_eq!(first.vectors_shared, 0);
+    let main_texts = texts(&rows(&main).await);
+    assert_eq!(embedder.take_seen().len(), main_texts.len());
+
+    let mut second = Store::open(&task, shared).await.unwrap();
+    let stats = sync(&mut second, &embedder).await;
+    let task_rows = rows(&second).await;
+    let mut embedded = embedder.take_seen();
+    embedded.sort();
+    let mut new_texts: Vec<String> = texts(&task_rows)
+        .into_iter()
+        .filter(|t| main_texts.binary_search(t).is_err())
+        .collect();
+    new_texts.dedup();
+    assert!(!new_texts.is_empty(), "the task's edit makes new text");
+    assert_eq!(
+        embedded, new_texts,
+        "only text the repository never embedded"
+    );
+    assert_eq!(stats.chunks_embedded, new_texts.len());
+    assert_eq!(stats.vectors_shared, task_rows.len() - new_texts.len());
+    assert_model_vectors(&task_rows, &embedder).await;
+    let common = repo.root().join(".git/codectx/vectors");
+    assert!(
+        common.is_dir(),
+        "{} holds the shared vectors",
+        common.display()
+    );
+    assert!(!task.join(".codectx/vectors").exists());
+}
+
+/// A file that returns to a content seen before (a branch switch back, an undo) is embedded
+/// from the shared vectors, outside git too (beside the index).
+#[tokio::test]
+async fn shared_vectors_serve_content_seen_before() {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let shared = StoreOptions {
+        embedding: Some(embedder.spec()),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(root.path(), shared).await.unwrap();
+    sync(&mut store, &embedder).await;
+    embedder.take_seen();
+    let path = root.path().join("src/util/format.ts");
+    let before = std::fs::read(&path).unwrap();
+    codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), root.path());
+    set_mtime(&path, 60);
+    let edit = sync(&mut store, &embedder).await;
+    assert!(edit.chunks_embedded > 0 && !embedder.take_seen().is_empty());
+    std::fs::write(&path, before).unwrap();
+    set_mtime(&path, 120);
+    let back = sync(&mut store, &embedder).await;
+    assert_eq!(
+        embedder.take_seen(),
+        Vec::<String>::new(),
+        "nothing embedded again"
+    );
+    assert_eq!(back.chunks_embedded, 0);
+    assert!(back.vectors_shared > 0);
+    assert_model_vectors(&rows(&store).await, &embedder).await;
+    assert!(root.path().join(".codectx/vectors").is_dir());
+    assert_same_as_clean_build(root.path(), &store).await;
 }

@@ -1,0 +1,348 @@
+//! Vectors shared by content: what a model computed for a text, kept once for every index of
+//! one repository. A second worktree, a branch switch back to code seen before, or a
+//! signature cascade over unchanged text, embeds nothing the repository has embedded before.
+//!
+//! The cache is advisory. A store that cannot open, read or write it embeds as it would
+//! without one, so a damaged or unwritable cache costs time, never an answer or a sync.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures::TryStreamExt;
+use lancedb::arrow::arrow_array::{
+    Array, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray,
+};
+use lancedb::arrow::arrow_schema::{DataType, Field, Schema};
+use lancedb::index::Index;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::table::OptimizeAction;
+use sha2::{Digest, Sha256};
+
+use crate::sql::{in_list, reader, text_column, vector_column};
+use crate::store::lance_error;
+use crate::{EmbeddingSpec, StoreError};
+
+/// Where the vectors a store computes are shared by content ([`StoreOptions::shared_vectors`](crate::StoreOptions)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SharedVectors {
+    /// Inside a git repository, `<common git dir>/codectx/vectors`: one cache for all its
+    /// worktrees, branches and revisions. Elsewhere beside a local index
+    /// (`<index>/vectors`); none for an index on object storage.
+    #[default]
+    Repository,
+    /// This directory (several repositories may share it: a text's vector does not depend
+    /// on where the text is).
+    At(PathBuf),
+    /// Every vector is computed by the embedder.
+    Off,
+}
+
+/// The cache's directory name inside the repository's common git directory.
+pub(crate) const REPOSITORY_DIR: [&str; 2] = ["codectx", "vectors"];
+
+/// Keys asked of LanceDB in one filter.
+const KEYS_PER_QUERY: usize = 512;
+/// Writes by one handle between two upkeeps (compaction, the key index, the size bound).
+const UPKEEP_EVERY: u64 = 16;
+
+/// One model's vectors by text ([`SharedVectors`]): a LanceDB table per model, dimension and
+/// view, rows `key` (SHA-256 of the embedded text, 128 bits in hex), `vector`, `added`
+/// (nanoseconds since 1970).
+pub struct VectorCache {
+    uri: String,
+    table: lancedb::Table,
+    dimension: usize,
+    /// Rows kept at most; beyond, the oldest quarter goes.
+    max_rows: usize,
+    writes: AtomicU64,
+}
+
+impl VectorCache {
+    /// Opens (creating if needed) the cache of `spec`'s vectors in `dir`, holding at most about
+    /// `max_bytes` of vectors.
+    pub async fn open(
+        dir: &Path,
+        spec: &EmbeddingSpec,
+        max_bytes: u64,
+    ) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let uri = dir.to_string_lossy().into_owned();
+        let lance = |action| lance_error(&uri, action);
+        let db = lancedb::connect(&uri)
+            .execute()
+            .await
+            .map_err(lance("connecting"))?;
+        let name = table_name(spec);
+        let table = match db.open_table(&name).execute().await {
+            Ok(table) => table,
+            Err(_) => {
+                let schema = schema(spec.dimension);
+                match db.create_empty_table(&name, schema).execute().await {
+                    Ok(table) => table,
+                    // Another process created it meanwhile.
+                    Err(_) => db
+                        .open_table(&name)
+                        .execute()
+                        .await
+                        .map_err(lance("opening the shared vectors"))?,
+                }
+            }
+        };
+        let row_bytes = 4 * spec.dimension as u64 + 64;
+        Ok(Self {
+            uri,
+            table,
+            dimension: spec.dimension,
+            max_rows: (max_bytes / row_bytes).max(1) as usize,
+            writes: AtomicU64::new(0),
+        })
+    }
+
+    /// The key of an embedded text.
+    pub fn key(text: &str) -> String {
+        let digest = Sha256::digest(text.as_bytes());
+        digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The vectors the cache holds of `keys`.
+    pub async fn get(&self, keys: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+        let mut found = HashMap::new();
+        if keys.is_empty() {
+            return Ok(found);
+        }
+        // Another process may have written since this handle looked.
+        self.table
+            .checkout_latest()
+            .await
+            .map_err(lance_error(&self.uri, "refreshing the shared vectors"))?;
+        for keys in keys.chunks(KEYS_PER_QUERY) {
+            let batches: Vec<RecordBatch> = self
+                .table
+                .query()
+                .only_if(in_list("key", keys))
+                .select(Select::columns(&["key", "vector"]))
+                .execute()
+                .await
+                .map_err(lance_error(&self.uri, "reading shared vectors"))?
+                .try_collect()
+                .await
+                .map_err(lance_error(&self.uri, "reading shared vectors"))?;
+            for batch in &batches {
+                let corrupt = |reason: String| StoreError::Corrupt {
+                    uri: self.uri.clone(),
+                    reason,
+                };
+                let key = text_column(batch, "key").map_err(corrupt)?;
+                let vectors = vector_column(batch, "vector").map_err(corrupt)?;
+                for i in 0..batch.num_rows() {
+                    if vectors.is_null(i) {
+                        continue;
+                    }
+                    let values = vectors.value(i);
+                    let Some(values) = values.as_any().downcast_ref::<Float32Array>() else {
+                        continue;
+                    };
+                    if values.len() == self.dimension && values.null_count() == 0 {
+                        found
+                            .entry(key.value(i).to_string())
+                            .or_insert_with(|| values.values().to_vec());
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Adds `entries` (key, vector); vectors of another dimension are left out.
+    pub async fn put(&self, entries: &[(String, Vec<f32>)]) -> Result<(), StoreError> {
+        let entries: Vec<&(String, Vec<f32>)> = entries
+            .iter()
+            .filter(|(_, v)| v.len() == self.dimension)
+            .collect();
+        if entries.is_empty() {
+            return Ok(());
+        }
+        // Nanoseconds: the size bound drops the oldest writes, and writes come fast.
+        let added = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        let keys = StringArray::from_iter_values(entries.iter().map(|(k, _)| k.as_str()));
+        let values =
+            Float32Array::from_iter_values(entries.iter().flat_map(|(_, v)| v.iter().copied()));
+        let item = Arc::new(Field::new("item", DataType::Float32, true));
+        let vectors =
+            FixedSizeListArray::try_new(item, self.dimension as i32, Arc::new(values), None)
+                .map_err(|e| StoreError::Corrupt {
+                    uri: self.uri.clone(),
+                    reason: e.to_string(),
+                })?;
+        let batch = RecordBatch::try_new(
+            schema(self.dimension),
+            vec![
+                Arc::new(keys),
+                Arc::new(vectors),
+                Arc::new(Int64Array::from(vec![added; entries.len()])),
+            ],
+        )
+        .map_err(|e| StoreError::Corrupt {
+            uri: self.uri.clone(),
+            reason: e.to_string(),
+        })?;
+        self.table
+            .add(reader(batch))
+            .execute()
+            .await
+            .map_err(lance_error(&self.uri, "writing shared vectors"))?;
+        if self.writes.fetch_add(1, Ordering::Relaxed) % UPKEEP_EVERY == UPKEEP_EVERY - 1 {
+            self.upkeep().await?;
+        }
+        Ok(())
+    }
+
+    /// How many vectors the cache holds.
+    pub async fn len(&self) -> Result<usize, StoreError> {
+        self.table
+            .count_rows(None)
+            .await
+            .map_err(lance_error(&self.uri, "counting shared vectors"))
+    }
+
+    /// Whether the cache holds no vector.
+    pub async fn is_empty(&self) -> Result<bool, StoreError> {
+        Ok(self.len().await? == 0)
+    }
+
+    /// The size bound (the oldest quarter goes once it is passed), an index on the keys,
+    /// compaction of the small appends.
+    pub async fn upkeep(&self) -> Result<(), StoreError> {
+        let lance = |action| lance_error(&self.uri, action);
+        let rows = self.len().await?;
+        if rows > self.max_rows {
+            let batches: Vec<RecordBatch> = self
+                .table
+                .query()
+                .select(Select::columns(&["added"]))
+                .execute()
+                .await
+                .map_err(lance("reading shared vectors"))?
+                .try_collect()
+                .await
+                .map_err(lance("reading shared vectors"))?;
+            let mut added: Vec<i64> = batches
+                .iter()
+                .filter_map(|b| b.column_by_name("added"))
+                .filter_map(|c| c.as_any().downcast_ref::<Int64Array>())
+                .flat_map(|a| a.values().iter().copied())
+                .collect();
+            added.sort_unstable();
+            let cut = added[rows - self.max_rows * 3 / 4];
+            self.table
+                .delete(&format!("added < {cut}"))
+                .await
+                .map_err(lance("pruning shared vectors"))?;
+        }
+        let indexed = self
+            .table
+            .list_indices()
+            .await
+            .map_err(lance("listing indices"))?
+            .iter()
+            .any(|i| i.columns == ["key"]);
+        if !indexed && rows > 0 {
+            self.table
+                .create_index(&["key"], Index::BTree(Default::default()))
+                .execute()
+                .await
+                .map_err(lance("indexing shared vectors"))?;
+        }
+        self.table
+            .optimize(OptimizeAction::All)
+            .await
+            .map_err(lance("compacting shared vectors"))?;
+        Ok(())
+    }
+}
+
+fn table_name(spec: &EmbeddingSpec) -> String {
+    let mut hash = Sha256::new();
+    for part in [
+        spec.model.as_str(),
+        &spec.dimension.to_string(),
+        spec.view.as_str(),
+    ] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    let digest = hash.finalize();
+    let id: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("vectors-{id}")
+}
+
+fn schema(dimension: usize) -> Arc<Schema> {
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    Arc::new(Schema::new(vec![
+        Field::new("key", DataType::Utf8, false),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(item, dimension as i32),
+            true,
+        ),
+        Field::new("added", DataType::Int64, false),
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> EmbeddingSpec {
+        EmbeddingSpec {
+            model: "test:cache".into(),
+            dimension: 4,
+            view: codectx_embed::EmbeddingView::Code,
+        }
+    }
+
+    #[tokio::test]
+    async fn keeps_what_it_is_given_and_drops_the_oldest_beyond_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        // Ten rows of four floats.
+        let cache = VectorCache::open(dir.path(), &spec(), 10 * (4 * 4 + 64))
+            .await
+            .unwrap();
+        let entry = |i: usize| (VectorCache::key(&format!("text {i}")), vec![i as f32; 4]);
+        for i in 0..12 {
+            cache.put(&[entry(i)]).await.unwrap();
+        }
+        // A vector of another dimension is not taken.
+        cache.put(&[("odd".into(), vec![1.0; 3])]).await.unwrap();
+        let keys: Vec<String> = (0..12).map(|i| entry(i).0).collect();
+        assert_eq!(cache.get(&keys).await.unwrap().len(), 12);
+        cache.upkeep().await.unwrap();
+        // Beyond ten rows, the oldest go until three quarters of the bound are left.
+        let kept = cache.get(&keys).await.unwrap();
+        let kept_keys: Vec<usize> = (0..12).filter(|&i| kept.contains_key(&keys[i])).collect();
+        assert_eq!(kept_keys, (5..12).collect::<Vec<_>>());
+        assert_eq!(kept[&keys[7]], vec![7.0; 4]);
+        // Another handle (another worktree's server) reads what this one wrote.
+        let other = VectorCache::open(dir.path(), &spec(), 1 << 20)
+            .await
+            .unwrap();
+        assert_eq!(
+            other.get(&keys[5..6]).await.unwrap()[&keys[5]],
+            vec![5.0; 4]
+        );
+        // Another model has its own table.
+        let mut another = spec();
+        another.model = "test:other".into();
+        let another = VectorCache::open(dir.path(), &another, 1 << 20)
+            .await
+            .unwrap();
+        assert!(another.get(&keys).await.unwrap().is_empty());
+    }
+}
