@@ -422,7 +422,10 @@ mod tests {
             assert_eq!(config.store_options().shared_vectors, expected);
         }
         let default: Config = toml::from_str("").unwrap();
-        assert_eq!(default.store_options().shared_vectors, SharedVectors::Repository);
+        assert_eq!(
+            default.store_options().shared_vectors,
+            SharedVectors::Repository
+        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
         std::fs::write(&path, "[embedding]\napi_key = \"sk-secret\"\n").unwrap();

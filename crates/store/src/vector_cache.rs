@@ -44,6 +44,8 @@ pub(crate) const REPOSITORY_DIR: [&str; 2] = ["codectx", "vectors"];
 
 /// Keys asked of LanceDB in one filter.
 const KEYS_PER_QUERY: usize = 512;
+/// Rows of a compacted fragment.
+const FRAGMENT_ROWS: usize = 16_384;
 /// Writes by one handle between two upkeeps (compaction, the key index, the size bound).
 const UPKEEP_EVERY: u64 = 16;
 
@@ -260,10 +262,32 @@ impl VectorCache {
                 .await
                 .map_err(lance("indexing shared vectors"))?;
         }
-        self.table
-            .optimize(OptimizeAction::All)
-            .await
-            .map_err(lance("compacting shared vectors"))?;
+        for action in [
+            // Only small appends are merged: a fragment of this many rows is left as it is,
+            // so an upkeep does not rewrite the whole cache.
+            OptimizeAction::Compact {
+                options: lancedb::table::CompactionOptions {
+                    target_rows_per_fragment: FRAGMENT_ROWS,
+                    ..Default::default()
+                },
+                remap_options: None,
+            },
+            // Compaction rewrites the appends; the versions it replaced go now (LanceDB's
+            // default keeps them a week: on vite, eight copies of the cache on disk). A
+            // reader still on one fails its lookup and embeds: the cache is advisory. Files a
+            // concurrent writer has not committed yet are younger than a week and stay.
+            OptimizeAction::Prune {
+                older_than: Some(lancedb::table::optimize::Duration::zero()),
+                delete_unverified: Some(false),
+                error_if_tagged_old_versions: None,
+            },
+            OptimizeAction::Index(Default::default()),
+        ] {
+            self.table
+                .optimize(action)
+                .await
+                .map_err(lance("compacting shared vectors"))?;
+        }
         Ok(())
     }
 }
@@ -329,6 +353,17 @@ mod tests {
         let kept_keys: Vec<usize> = (0..12).filter(|&i| kept.contains_key(&keys[i])).collect();
         assert_eq!(kept_keys, (5..12).collect::<Vec<_>>());
         assert_eq!(kept[&keys[7]], vec![7.0; 4]);
+        // The twelve appends were compacted, and the versions compaction replaced removed:
+        // one copy of the cache on disk, not one per version.
+        let data = dir
+            .path()
+            .join(format!("{}.lance/data", table_name(&spec())));
+        assert_eq!(
+            std::fs::read_dir(&data).unwrap().count(),
+            1,
+            "{}",
+            data.display()
+        );
         // Another handle (another worktree's server) reads what this one wrote.
         let other = VectorCache::open(dir.path(), &spec(), 1 << 20)
             .await
