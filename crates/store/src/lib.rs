@@ -64,7 +64,7 @@ pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings,
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
 pub use store::{HistoryStatus, Store, StoreOptions, SyncChanges};
-pub use vector_cache::{SharedVectors, VectorCache};
+pub use vector_cache::SharedVectors;
 
 /// The index directory's default name under the project root.
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

@@ -9,16 +9,15 @@ use std::sync::Arc;
 
 use codectx_chunker::CodeChunk;
 use codectx_parser::ByteSpan;
-use lancedb::arrow::arrow_array::builder::{
-    FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder,
-};
+use lancedb::arrow::arrow_array::builder::{ListBuilder, StringBuilder};
 use lancedb::arrow::arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, Float32Array, Int64Array, LargeBinaryArray, ListArray,
-    RecordBatch, StringArray, UInt32Array, UInt64Array,
+    Array, ArrayRef, FixedSizeListArray, Int64Array, LargeBinaryArray, ListArray, RecordBatch,
+    StringArray, UInt32Array, UInt64Array,
 };
 use lancedb::arrow::arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use crate::EmbeddingSpec;
+use crate::sql::{vector_array, vector_at, vector_type};
 use codectx_embed::EmbeddingView;
 
 pub(crate) const CHUNKS: &str = "chunks";
@@ -173,14 +172,8 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("history", DataType::Utf8, false),
     ];
     if let Some(spec) = spec {
-        let item = Arc::new(Field::new("item", DataType::Float32, true));
         fields.push(
-            Field::new(
-                "vector",
-                DataType::FixedSizeList(item, spec.dimension as i32),
-                true,
-            )
-            .with_metadata(HashMap::from([
+            Field::new("vector", vector_type(spec.dimension), true).with_metadata(HashMap::from([
                 (MODEL_KEY.to_string(), spec.model.clone()),
                 (DIMENSION_KEY.to_string(), spec.dimension.to_string()),
                 (VIEW_KEY.to_string(), spec.view.as_str().to_string()),
@@ -300,21 +293,10 @@ pub(crate) fn chunks_to_batch(
         let DataType::FixedSizeList(_, dimension) = field.data_type() else {
             unreachable!("the vector column is a fixed-size list by construction");
         };
-        let dimension = *dimension as usize;
-        let mut builder = FixedSizeListBuilder::new(Float32Builder::new(), dimension as i32);
-        for row in rows {
-            match &row.vector {
-                Some(v) if v.len() == dimension => {
-                    builder.values().append_slice(v);
-                    builder.append(true);
-                }
-                _ => {
-                    builder.values().append_nulls(dimension);
-                    builder.append(false);
-                }
-            }
-        }
-        columns.push(Arc::new(builder.finish()));
+        columns.push(vector_array(
+            *dimension as usize,
+            rows.iter().map(|r| r.vector.as_deref()),
+        ));
     }
     columns.push(text(&|r| &r.content_hash));
     columns.push(Arc::new(Int64Array::from_iter_values(
@@ -378,13 +360,7 @@ pub(crate) fn batch_to_chunks(
             chunk,
             content_hash: content_hash.value(i).into(),
             last_modified: last_modified.value(i),
-            vector: vector.filter(|v| v.is_valid(i)).and_then(|v| {
-                let values = v.value(i);
-                values
-                    .as_any()
-                    .downcast_ref::<Float32Array>()
-                    .map(|f| f.values().to_vec())
-            }),
+            vector: vector.and_then(|v| vector_at(v, i)).map(<[f32]>::to_vec),
             history: history.value(i).into(),
         })
         .collect())

@@ -4,12 +4,12 @@
 use lancedb::DistanceType;
 use std::collections::HashMap;
 
-use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
+use lancedb::arrow::arrow_array::{Array, RecordBatch};
 use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
 use lancedb::query::{QueryBase, Select};
 
 use crate::schema::batch_to_chunks;
-use crate::sql::{float_column, in_list, sql_string, text_column, vector_column};
+use crate::sql::{float_column, in_list, sql_string, text_column, vector_at, vector_column};
 use crate::store::CollectBatches;
 use crate::text_index::LEXICAL_COLUMNS;
 use crate::{Store, StoreError, StoredChunk};
@@ -455,9 +455,8 @@ impl Store {
             let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
             let vectors = vector_column(batch, "vector").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
-                let values = vectors.value(i);
-                if let Some(values) = values.as_any().downcast_ref::<Float32Array>() {
-                    table.push(id.value(i), path.value(i), values.values());
+                if let Some(vector) = vector_at(vectors, i) {
+                    table.push(id.value(i), path.value(i), vector);
                 }
             }
         }
@@ -494,9 +493,8 @@ impl Store {
             let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
             let vector = vector_column(batch, "vector").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
-                let values = vector.value(i);
-                if let Some(values) = values.as_any().downcast_ref::<Float32Array>() {
-                    out.insert(id.value(i).to_string(), values.values().to_vec());
+                if let Some(vector) = vector_at(vector, i) {
+                    out.insert(id.value(i).to_string(), vector.to_vec());
                 }
             }
         }

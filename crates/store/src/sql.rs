@@ -1,6 +1,12 @@
 //! LanceDB plumbing shared by every step: SQL literals for filters, batches in and out.
 
-use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
+use std::sync::Arc;
+
+use lancedb::arrow::arrow_array::builder::{FixedSizeListBuilder, Float32Builder};
+use lancedb::arrow::arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, RecordBatchIterator,
+};
+use lancedb::arrow::arrow_schema::{DataType, Field};
 
 pub(crate) fn reader(
     batch: RecordBatch,
@@ -61,4 +67,45 @@ pub(crate) fn vector_column<'b>(
                 .downcast_ref::<lancedb::arrow::arrow_array::FixedSizeListArray>()
         })
         .ok_or_else(|| format!("column {name} is missing or not vectors"))
+}
+
+/// The Arrow type of a column of `dimension`-float vectors.
+pub(crate) fn vector_type(dimension: usize) -> DataType {
+    DataType::FixedSizeList(
+        Arc::new(Field::new("item", DataType::Float32, true)),
+        dimension as i32,
+    )
+}
+
+/// A column of `dimension`-float vectors; a missing vector, or one of another length, is null.
+pub(crate) fn vector_array<'v>(
+    dimension: usize,
+    vectors: impl IntoIterator<Item = Option<&'v [f32]>>,
+) -> ArrayRef {
+    let mut builder = FixedSizeListBuilder::new(Float32Builder::new(), dimension as i32);
+    for vector in vectors {
+        match vector {
+            Some(v) if v.len() == dimension => {
+                builder.values().append_slice(v);
+                builder.append(true);
+            }
+            _ => {
+                builder.values().append_nulls(dimension);
+                builder.append(false);
+            }
+        }
+    }
+    Arc::new(builder.finish())
+}
+
+/// Row `i` of a vector column, `None` when it is null.
+pub(crate) fn vector_at(column: &FixedSizeListArray, i: usize) -> Option<&[f32]> {
+    if column.is_null(i) {
+        return None;
+    }
+    let values = column.values().as_any().downcast_ref::<Float32Array>()?;
+    let start = column.value_offset(i) as usize;
+    values
+        .values()
+        .get(start..start + column.value_length() as usize)
 }

@@ -11,16 +11,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::TryStreamExt;
-use lancedb::arrow::arrow_array::{
-    Array, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray,
-};
+use lancedb::arrow::arrow_array::{Int64Array, RecordBatch, StringArray};
 use lancedb::arrow::arrow_schema::{DataType, Field, Schema};
 use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use sha2::{Digest, Sha256};
 
-use crate::sql::{in_list, reader, text_column, vector_column};
+use crate::process::hex;
+use crate::sql::{
+    in_list, reader, text_column, vector_array, vector_at, vector_column, vector_type,
+};
 use crate::store::lance_error;
 use crate::{EmbeddingSpec, StoreError};
 
@@ -52,7 +53,7 @@ const UPKEEP_EVERY: u64 = 16;
 /// One model's vectors by text ([`SharedVectors`]): a LanceDB table per model, dimension and
 /// view, rows `key` (SHA-256 of the embedded text, 128 bits in hex), `vector`, `added`
 /// (nanoseconds since 1970).
-pub struct VectorCache {
+pub(crate) struct VectorCache {
     uri: String,
     table: lancedb::Table,
     dimension: usize,
@@ -64,7 +65,7 @@ pub struct VectorCache {
 impl VectorCache {
     /// Opens (creating if needed) the cache of `spec`'s vectors in `dir`, holding at most about
     /// `max_bytes` of vectors.
-    pub async fn open(
+    pub(crate) async fn open(
         dir: &Path,
         spec: &EmbeddingSpec,
         max_bytes: u64,
@@ -106,13 +107,15 @@ impl VectorCache {
     }
 
     /// The key of an embedded text.
-    pub fn key(text: &str) -> String {
-        let digest = Sha256::digest(text.as_bytes());
-        digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    pub(crate) fn key(text: &str) -> String {
+        hex(&Sha256::digest(text.as_bytes())[..16])
     }
 
     /// The vectors the cache holds of `keys`.
-    pub async fn get(&self, keys: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+    pub(crate) async fn get(
+        &self,
+        keys: &[String],
+    ) -> Result<HashMap<String, Vec<f32>>, StoreError> {
         let mut found = HashMap::new();
         if keys.is_empty() {
             return Ok(found);
@@ -135,24 +138,13 @@ impl VectorCache {
                 .await
                 .map_err(lance_error(&self.uri, "reading shared vectors"))?;
             for batch in &batches {
-                let corrupt = |reason: String| StoreError::Corrupt {
-                    uri: self.uri.clone(),
-                    reason,
-                };
-                let key = text_column(batch, "key").map_err(corrupt)?;
-                let vectors = vector_column(batch, "vector").map_err(corrupt)?;
+                let key = text_column(batch, "key").map_err(|r| self.corrupt(r))?;
+                let vectors = vector_column(batch, "vector").map_err(|r| self.corrupt(r))?;
                 for i in 0..batch.num_rows() {
-                    if vectors.is_null(i) {
-                        continue;
-                    }
-                    let values = vectors.value(i);
-                    let Some(values) = values.as_any().downcast_ref::<Float32Array>() else {
-                        continue;
-                    };
-                    if values.len() == self.dimension && values.null_count() == 0 {
+                    if let Some(vector) = vector_at(vectors, i) {
                         found
                             .entry(key.value(i).to_string())
-                            .or_insert_with(|| values.values().to_vec());
+                            .or_insert_with(|| vector.to_vec());
                     }
                 }
             }
@@ -161,7 +153,7 @@ impl VectorCache {
     }
 
     /// Adds `entries` (key, vector); vectors of another dimension are left out.
-    pub async fn put(&self, entries: &[(String, Vec<f32>)]) -> Result<(), StoreError> {
+    pub(crate) async fn put(&self, entries: &[(String, Vec<f32>)]) -> Result<(), StoreError> {
         let entries: Vec<&(String, Vec<f32>)> = entries
             .iter()
             .filter(|(_, v)| v.len() == self.dimension)
@@ -173,28 +165,17 @@ impl VectorCache {
         let added = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
-        let keys = StringArray::from_iter_values(entries.iter().map(|(k, _)| k.as_str()));
-        let values =
-            Float32Array::from_iter_values(entries.iter().flat_map(|(_, v)| v.iter().copied()));
-        let item = Arc::new(Field::new("item", DataType::Float32, true));
-        let vectors =
-            FixedSizeListArray::try_new(item, self.dimension as i32, Arc::new(values), None)
-                .map_err(|e| StoreError::Corrupt {
-                    uri: self.uri.clone(),
-                    reason: e.to_string(),
-                })?;
         let batch = RecordBatch::try_new(
             schema(self.dimension),
             vec![
-                Arc::new(keys),
-                Arc::new(vectors),
+                Arc::new(StringArray::from_iter_values(
+                    entries.iter().map(|(k, _)| k.as_str()),
+                )),
+                vector_array(self.dimension, entries.iter().map(|(_, v)| Some(&v[..]))),
                 Arc::new(Int64Array::from(vec![added; entries.len()])),
             ],
         )
-        .map_err(|e| StoreError::Corrupt {
-            uri: self.uri.clone(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| self.corrupt(e.to_string()))?;
         self.table
             .add(reader(batch))
             .execute()
@@ -206,24 +187,22 @@ impl VectorCache {
         Ok(())
     }
 
-    /// How many vectors the cache holds.
-    pub async fn len(&self) -> Result<usize, StoreError> {
-        self.table
-            .count_rows(None)
-            .await
-            .map_err(lance_error(&self.uri, "counting shared vectors"))
-    }
-
-    /// Whether the cache holds no vector.
-    pub async fn is_empty(&self) -> Result<bool, StoreError> {
-        Ok(self.len().await? == 0)
+    fn corrupt(&self, reason: String) -> StoreError {
+        StoreError::Corrupt {
+            uri: self.uri.clone(),
+            reason,
+        }
     }
 
     /// The size bound (the oldest quarter goes once it is passed), an index on the keys,
     /// compaction of the small appends.
-    pub async fn upkeep(&self) -> Result<(), StoreError> {
+    pub(crate) async fn upkeep(&self) -> Result<(), StoreError> {
         let lance = |action| lance_error(&self.uri, action);
-        let rows = self.len().await?;
+        let rows = self
+            .table
+            .count_rows(None)
+            .await
+            .map_err(lance("counting shared vectors"))?;
         if rows > self.max_rows {
             let batches: Vec<RecordBatch> = self
                 .table
@@ -302,20 +281,13 @@ fn table_name(spec: &EmbeddingSpec) -> String {
         hash.update(part.as_bytes());
         hash.update([0]);
     }
-    let digest = hash.finalize();
-    let id: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!("vectors-{id}")
+    format!("vectors-{}", hex(&hash.finalize()[..8]))
 }
 
 fn schema(dimension: usize) -> Arc<Schema> {
-    let item = Arc::new(Field::new("item", DataType::Float32, true));
     Arc::new(Schema::new(vec![
         Field::new("key", DataType::Utf8, false),
-        Field::new(
-            "vector",
-            DataType::FixedSizeList(item, dimension as i32),
-            true,
-        ),
+        Field::new("vector", vector_type(dimension), true),
         Field::new("added", DataType::Int64, false),
     ]))
 }
