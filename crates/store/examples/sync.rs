@@ -6,7 +6,8 @@
 //!
 //! `--embed DIM` embeds with the deterministic `TokenHashEmbedder` (no model needed).
 //! `--crash-at` aborts the process at a sync event (`marked-dirty`, `chunks-written`,
-//! `files-written`, `embedded`) — how the fault tests kill a sync at known points.
+//! `files-written`, `embedded`) — how the fault tests kill a sync at known points. Warnings go
+//! to stderr.
 
 use std::path::PathBuf;
 
@@ -15,6 +16,12 @@ use codectx_store::{Embedder, Store, StoreOptions, SyncEvent};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    // Warnings (a shared-vectors cache that failed and was done without) go to stderr.
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
     let mut args = std::env::args().skip(1);
     let mut root = None;
     let mut options = StoreOptions::default();

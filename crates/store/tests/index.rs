@@ -647,6 +647,118 @@ mod faults {
         assert_eq!(kills, 50, "too few syncs were still running when killed");
     }
 
+    /// Issue 40: three worktrees of one repository sync at the same time, each into its own
+    /// index and all through the one cache of shared vectors in the common git directory;
+    /// some syncs are killed at random moments. After each round, one more sync of each
+    /// worktree gives exactly a clean build of that worktree's files (no vector of another
+    /// worktree's text in it, none lost), and at the end the cache still serves a fourth
+    /// worktree every vector it needs.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn three_worktrees_sync_at_once_through_one_cache_and_survive_kills() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = codectx_corpus::GitRepo::init(&dir.path().join("main"));
+        codectx_corpus::copy_tree(&fixtures().join("workspace"), repo.root());
+        repo.commit("workspace");
+        let mut trees = vec![repo.root().to_path_buf()];
+        for name in ["one", "two"] {
+            repo.git(&["worktree", "add", "-q", "-b", name, &format!("../{name}")]);
+            trees.push(dir.path().join(name));
+        }
+        // Each worktree also holds code of its own, so the three manifests differ.
+        let write = |tree: &Path, k: usize, version_b: bool| {
+            write_version(tree, version_b);
+            std::fs::write(
+                tree.join(format!("src/own{k}.ts")),
+                format!("export function ownTo{k}(): number {{\n  return {k};\n}}\n"),
+            )
+            .unwrap();
+        };
+        let spawn = |tree: &Path| {
+            std::process::Command::new(example())
+                .arg(tree)
+                .args(["--embed", &DIMENSION.to_string()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        // How long one cold sync of a worktree takes alone, to draw the kills within it.
+        write(&trees[0], 0, false);
+        let started = std::time::Instant::now();
+        assert!(spawn(&trees[0]).wait().unwrap().success());
+        let span = started.elapsed() * 3;
+
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut uniform = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut shared, mut kills) = (0, 0);
+        for round in 0..6 {
+            for (k, tree) in trees.iter().enumerate() {
+                write(tree, k, (round + k) % 2 == 1);
+            }
+            let mut children: Vec<_> = trees.iter().map(|t| spawn(t)).collect();
+            // Every other round, one of the three is killed at a random moment.
+            if round % 2 == 1 {
+                std::thread::sleep(span.mul_f64(uniform()));
+                let victim = &mut children[round % 3];
+                if victim.try_wait().unwrap().is_none() {
+                    kills += 1;
+                }
+                let _ = victim.kill();
+            }
+            for child in children {
+                let out = child.wait_with_output().unwrap();
+                if out.status.success() {
+                    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                    shared += stats["vectors_shared"].as_u64().unwrap();
+                    // The cache is advisory, so a failure would not show in the index:
+                    // syncs running side by side must not make it fail.
+                    let warnings = String::from_utf8_lossy(&out.stderr);
+                    assert!(warnings.is_empty(), "round {round}: {warnings}");
+                } else {
+                    assert!(
+                        round % 2 == 1,
+                        "round {round}: a sync failed: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            }
+            for tree in &trees {
+                let embedder = TokenHashEmbedder::new(DIMENSION);
+                let mut store = Store::open(tree, options(&embedder)).await.unwrap();
+                sync(&mut store, &embedder).await;
+                let what = format!("round {round}, {}", tree.display());
+                assert_same_contents(&contents(&store).await, &clean_build(tree).await, &what);
+            }
+        }
+        assert!(kills > 0, "no sync was still running when killed");
+        assert!(shared > 0, "the worktrees shared no vector");
+
+        // A fourth worktree with the same files as the first embeds nothing.
+        repo.git(&["worktree", "add", "-q", "-b", "three", "../three"]);
+        let fourth = dir.path().join("three");
+        write(&fourth, 0, true);
+        std::fs::copy(trees[0].join("src/own0.ts"), fourth.join("src/own0.ts")).unwrap();
+        let embedder = TokenHashEmbedder::new(DIMENSION);
+        let mut store = Store::open(
+            &fourth,
+            StoreOptions {
+                embedding: Some(embedder.spec()),
+                ..StoreOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let stats = sync(&mut store, &embedder).await;
+        assert_eq!(stats.chunks_embedded, 0, "{stats:?}");
+        assert_eq!(stats.vectors_shared, rows(&store).await.len());
+    }
+
     /// A second writer waits for the lock, then gives up with a clear error.
     #[tokio::test]
     async fn a_second_writer_waits_then_gets_a_clear_error() {
