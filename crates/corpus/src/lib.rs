@@ -297,6 +297,23 @@ impl GitRepo {
         &self.root
     }
 
+    /// `git worktree add` of a new branch `branch` at `path`: another checkout of this
+    /// repository, sharing its objects and common git directory.
+    pub fn add_worktree(&self, path: &Path, branch: &str) -> GitRepo {
+        self.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            branch,
+            &path.to_string_lossy(),
+        ]);
+        GitRepo {
+            root: path.to_path_buf(),
+            day: self.day,
+        }
+    }
+
     /// Runs `git args` in the repository at today's date; panics with git's message on
     /// failure. Returns the trimmed standard output.
     pub fn git(&self, args: &[&str]) -> String {

@@ -662,8 +662,11 @@ mod faults {
         repo.commit("workspace");
         let mut trees = vec![repo.root().to_path_buf()];
         for name in ["one", "two"] {
-            repo.git(&["worktree", "add", "-q", "-b", name, &format!("../{name}")]);
-            trees.push(dir.path().join(name));
+            trees.push(
+                repo.add_worktree(&dir.path().join(name), name)
+                    .root()
+                    .to_path_buf(),
+            );
         }
         // Each worktree also holds code of its own, so the three manifests differ.
         let write = |tree: &Path, k: usize, version_b: bool| {
@@ -740,8 +743,8 @@ mod faults {
         assert!(shared > 0, "the worktrees shared no vector");
 
         // A fourth worktree with the same files as the first embeds nothing.
-        repo.git(&["worktree", "add", "-q", "-b", "three", "../three"]);
         let fourth = dir.path().join("three");
+        repo.add_worktree(&fourth, "three");
         write(&fourth, 0, true);
         std::fs::copy(trees[0].join("src/own0.ts"), fourth.join("src/own0.ts")).unwrap();
         let embedder = TokenHashEmbedder::new(DIMENSION);
@@ -1487,8 +1490,8 @@ async fn shared_vectors_serve_a_second_worktree() {
     let mut repo = codectx_corpus::GitRepo::init(&dir.path().join("main"));
     codectx_corpus::copy_tree(&fixtures().join("workspace"), repo.root());
     repo.commit("workspace");
-    repo.git(&["worktree", "add", "-q", "-b", "task", "../task"]);
     let task = dir.path().join("task");
+    repo.add_worktree(&task, "task");
     codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
 
     let embedder = TokenHashEmbedder::new(DIMENSION);

@@ -1,0 +1,118 @@
+//! Issue 40: the worktrees of one repository share the vectors a model computed (by text,
+//! in the common git directory), and each still answers from its own files only: nothing
+//! that exists only in another worktree (a file committed on its branch, an uncommitted
+//! edit) ever reaches an answer, by name, by vector or by file.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use codectx_corpus::GitRepo;
+use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
+use codectx_store::testing::TokenHashEmbedder;
+use codectx_store::{Embedder, StoreOptions};
+
+async fn engine(root: &Path, embedder: &Arc<TokenHashEmbedder>) -> Engine {
+    let options = EngineOptions {
+        store: StoreOptions {
+            embedding: Some(embedder.spec()),
+            ..StoreOptions::default()
+        },
+        embedder: Some(embedder.clone() as Arc<dyn Embedder>),
+        reranker: None,
+    };
+    let mut engine = Engine::open(root, options).await.unwrap();
+    engine.embed_pending(&()).await.unwrap();
+    engine
+}
+
+/// What an answer says about the code: its results and content items, without the
+/// question it echoes.
+async fn answer_text(engine: &mut Engine, query: &str) -> String {
+    let outcome = engine
+        .search(query, &SearchOptions::default(), 1)
+        .await
+        .unwrap();
+    let answer = &outcome.answer;
+    // The first content item opens with the question: `Search: "…" | …`.
+    let content: Vec<&str> = answer
+        .content
+        .iter()
+        .map(|item| match item.text.strip_prefix("Search: ") {
+            Some(header) => header.split_once('\n').map_or("", |(_, rest)| rest),
+            None => item.text.as_str(),
+        })
+        .collect();
+    serde_json::to_string(&(&answer.results, content)).unwrap()
+}
+
+#[tokio::test]
+async fn each_worktree_answers_from_its_own_files_while_sharing_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(&dir.path().join("main"));
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.root());
+    repo.commit("auth");
+    let mut task_repo = repo.add_worktree(&dir.path().join("task"), "task");
+    let task = task_repo.root().to_path_buf();
+    // The task's branch commits a new file; its worktree also renames a method wherever it is
+    // written, uncommitted.
+    std::fs::write(
+        task.join("src/auth/draft.ts"),
+        "/** Keeps a draft of the session token. */\nexport function draftOnly(token: string): string {\n  return token.trim();\n}\n",
+    )
+    .unwrap();
+    task_repo.commit("draft");
+    for file in codectx_corpus::source_files(&task) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("validateToken", "verifyToken")).unwrap();
+    }
+
+    let embedder = Arc::new(TokenHashEmbedder::new(16));
+    let mut in_task = engine(&task, &embedder).await;
+    let embedded_by_task = embedder.take_seen().len();
+    let mut in_main = engine(repo.root(), &embedder).await;
+    // The main worktree's texts the task embedded came from the shared vectors: only the
+    // chunks the rename changed there were embedded again.
+    let embedded_by_main = embedder.take_seen();
+    assert!(embedded_by_task > 0);
+    assert!(
+        !embedded_by_main.is_empty() && embedded_by_main.len() < embedded_by_task / 2,
+        "main embedded {} of the task's {embedded_by_task}",
+        embedded_by_main.len()
+    );
+    assert!(
+        repo.root().join(".git/codectx/vectors").is_dir(),
+        "the vectors are shared in the common git directory"
+    );
+
+    let only_in_task = ["draftOnly", "draft.ts", "verifyToken"];
+    for query in [
+        "symbol = draftOnly",
+        "draftOnly",
+        "keep a draft of the session token",
+        "verifyToken",
+        "verify a token",
+    ] {
+        let main_answer = answer_text(&mut in_main, query).await;
+        for name in only_in_task {
+            assert!(
+                !main_answer.contains(name),
+                "main's answer to {query:?} names {name}: {main_answer}"
+            );
+        }
+        let task_answer = answer_text(&mut in_task, query).await;
+        assert!(
+            !task_answer.contains("validateToken"),
+            "the task's answer to {query:?} names the method it renamed: {task_answer}"
+        );
+    }
+    // The same questions do reach the task's own code there.
+    for (query, name) in [
+        ("symbol = draftOnly", "draftOnly"),
+        ("verify a token", "verifyToken"),
+    ] {
+        let answer = answer_text(&mut in_task, query).await;
+        assert!(answer.contains(name), "{query:?}: {answer}");
+    }
+    let answer = answer_text(&mut in_main, "validate a token").await;
+    assert!(answer.contains("validateToken"), "{answer}");
+}
