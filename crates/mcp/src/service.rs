@@ -125,7 +125,15 @@ pub struct Service {
     directory_watch: std::sync::OnceLock<Mutex<crate::watch::DirectoryWatch>>,
     /// Engines over the git revisions answered at (a tool's `ref`), keyed by commit, the
     /// most recently used last; at most [`MAX_REVISION_ENGINES`].
-    revisions: tokio::sync::Mutex<Vec<(String, Engine)>>,
+    revisions: tokio::sync::Mutex<Vec<RevisionEngine>>,
+}
+
+/// An engine open at a git revision, and whether its background filler has committed
+/// vectors the engine has not taken in yet.
+struct RevisionEngine {
+    commit: String,
+    engine: Engine,
+    vectors_landed: Arc<AtomicBool>,
 }
 
 /// Revisions whose engines stay open between calls. Each holds its project in memory; the
@@ -281,8 +289,12 @@ impl Service {
 
     /// Runs `f` on the engine of git revision `name` (a branch, tag or commit), opening it
     /// when no recent call did: the revision's files are read from git objects and indexed
-    /// once (see [`codectx_retrieval::open_at_revision`]). Lexical: a revision's chunks get
-    /// no vectors. The name is resolved on every call, since a branch moves.
+    /// once (see [`codectx_retrieval::open_at_revision`]). The name is resolved on every
+    /// call, since a branch moves.
+    ///
+    /// With a model, the revision's chunks are embedded in the background, most of them
+    /// from the vectors the repository shares; the first answer does not wait, and each
+    /// later one takes in what has landed.
     pub async fn with_revision<T>(
         &self,
         name: &str,
@@ -290,11 +302,12 @@ impl Service {
     ) -> Result<(T, RevisionRef), RetrievalError> {
         let revision = codectx_retrieval::resolve_revision(&self.root, name)?;
         let mut engines = self.revisions.lock().await;
-        let at = match engines.iter().position(|(c, _)| *c == revision.commit) {
+        let at = match engines.iter().position(|r| r.commit == revision.commit) {
             Some(at) => at,
             None => {
                 let started = std::time::Instant::now();
-                let options = self.config.engine_options(None, None);
+                let embedder = self.engine.lock().await.as_ref().and_then(Engine::embedder);
+                let options = self.config.engine_options(embedder, None);
                 let engine =
                     codectx_retrieval::open_at_revision(&self.root, &revision, options).await?;
                 tracing::info!(
@@ -303,16 +316,40 @@ impl Service {
                     engine.project().files().len(),
                     started.elapsed().as_secs_f64()
                 );
+                let vectors_landed = Arc::new(AtomicBool::new(false));
+                match engine.vector_filler().await {
+                    Ok(Some(filler)) => {
+                        tokio::spawn(fill_revision(
+                            filler,
+                            Arc::clone(&vectors_landed),
+                            self.config.index.embed_step,
+                        ));
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!("{name}: answers stay lexical: {e}"),
+                }
                 if engines.len() == MAX_REVISION_ENGINES {
                     engines.remove(0);
                 }
-                engines.push((revision.commit.clone(), engine));
+                engines.push(RevisionEngine {
+                    commit: revision.commit.clone(),
+                    engine,
+                    vectors_landed,
+                });
                 engines.len() - 1
             }
         };
         let used = engines.remove(at);
         engines.push(used);
-        let (_, engine) = engines.last_mut().expect("just pushed");
+        let open = engines.last_mut().expect("just pushed");
+        let engine = &mut open.engine;
+        // The engine's handle sees the vectors its filler committed after a sync (of files
+        // that never change: a walk, nothing parsed).
+        if open.vectors_landed.swap(false, Ordering::AcqRel)
+            && let Err(e) = engine.refresh(&()).await
+        {
+            tracing::warn!("{name}: taking in new vectors failed: {e}");
+        }
         // Another process's open prunes revisions unused for long: this one is in use.
         codectx_retrieval::mark_used(engine, &revision);
         let answered = f(engine).await;
@@ -557,6 +594,22 @@ impl Service {
                         tokio::time::timeout(Duration::from_secs(30), self.embed_wake.notified())
                             .await;
                 }
+            }
+        }
+    }
+}
+
+/// Embeds a revision's chunks step by step on a second handle of its index, marking each
+/// commit for the revision's engine; ends when none is left (a revision never changes) or a
+/// step fails (the answers stay as they are: lexical, or partly embedded).
+async fn fill_revision(mut filler: VectorFiller, landed: Arc<AtomicBool>, step: usize) {
+    loop {
+        match filler.step(step).await {
+            Ok(progress) if progress.embedded > 0 => landed.store(true, Ordering::Release),
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!("embedding a revision's chunks failed: {e}");
+                return;
             }
         }
     }

@@ -9,8 +9,9 @@
 //! never change, so a tree once written is reused by every later open, in any process.
 //!
 //! What a revision's engine leaves out: commit notes (history is read for the work tree
-//! only) and vectors (the caller decides: [`open_at_revision`] uses the options' embedder,
-//! if any, for queries only).
+//! only). Its chunks get vectors when the caller fills them ([`Engine::vector_filler`] with
+//! the options' embedder): the work tree's shared vectors serve every text the repository
+//! has embedded before, so only what is new at the revision goes to the model.
 //!
 //! Revisions do not pile up: each open and each answer marks its revision used
 //! ([`mark_used`]), and an open removes the revisions unused for 30 days and those beyond
@@ -20,6 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
+
+use codectx_store::SharedVectors;
 
 use crate::{Engine, EngineOptions, RetrievalError};
 
@@ -77,6 +80,11 @@ pub async fn open_at_revision(
         .await
         .expect("writing a revision's files does not panic")?;
     }
+    // The revision shares the work tree's vectors, wherever its own index lies.
+    options.store.shared_vectors = options
+        .store
+        .shared_vectors_dir(&root)
+        .map_or(SharedVectors::Off, SharedVectors::At);
     options.store.uri = Some(dir.join("index").to_string_lossy().into_owned());
     options.store.files.ignore_files = false;
     options.store.history.max_commits = 0;

@@ -11,11 +11,11 @@ use codectx_retrieval::{Engine, EngineOptions, SearchOptions};
 use codectx_store::testing::TokenHashEmbedder;
 use codectx_store::{Embedder, StoreOptions};
 
-async fn engine(root: &Path, embedder: &Arc<TokenHashEmbedder>) -> Engine {
+async fn engine(root: &Path, embedder: &Arc<TokenHashEmbedder>, store: StoreOptions) -> Engine {
     let options = EngineOptions {
         store: StoreOptions {
             embedding: Some(embedder.spec()),
-            ..StoreOptions::default()
+            ..store
         },
         embedder: Some(embedder.clone() as Arc<dyn Embedder>),
         reranker: None,
@@ -67,9 +67,9 @@ async fn each_worktree_answers_from_its_own_files_while_sharing_vectors() {
     }
 
     let embedder = Arc::new(TokenHashEmbedder::new(16));
-    let mut in_task = engine(&task, &embedder).await;
+    let mut in_task = engine(&task, &embedder, StoreOptions::default()).await;
     let embedded_by_task = embedder.take_seen().len();
-    let mut in_main = engine(repo.root(), &embedder).await;
+    let mut in_main = engine(repo.root(), &embedder, StoreOptions::default()).await;
     // The main worktree's texts the task embedded came from the shared vectors: only the
     // chunks the rename changed there were embedded again.
     let embedded_by_main = embedder.take_seen();
@@ -115,4 +115,81 @@ async fn each_worktree_answers_from_its_own_files_while_sharing_vectors() {
     }
     let answer = answer_text(&mut in_main, "validate a token").await;
     assert!(answer.contains("validateToken"), "{answer}");
+}
+
+/// A revision never checked out shares the work tree's vectors, even with the index kept
+/// outside the repository: filling its chunks' vectors sends the model only the text that
+/// differs at the revision, and once the engine takes them in, its answers rank with them.
+#[tokio::test]
+async fn a_revision_fills_its_vectors_from_the_shared_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(dir.path());
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.root());
+    repo.commit("auth");
+    repo.git(&["tag", "v1"]);
+    repo.write(
+        "src/auth/draft.ts",
+        "export function draftOnly(token: string): string {\n  return token.trim();\n}\n",
+    );
+    repo.commit("draft");
+
+    // `index.dir` in a cache directory of the user's.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let store = StoreOptions {
+        uri: Some(
+            elsewhere
+                .path()
+                .join("index")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        ..StoreOptions::default()
+    };
+    let embedder = Arc::new(TokenHashEmbedder::new(16));
+    let live = engine(repo.root(), &embedder, store.clone()).await;
+    embedder.take_seen();
+
+    let revision = codectx_retrieval::resolve_revision(repo.root(), "v1").unwrap();
+    let options = EngineOptions {
+        store,
+        embedder: live.embedder(),
+        reranker: None,
+    };
+    let mut at_v1 = codectx_retrieval::open_at_revision(repo.root(), &revision, options)
+        .await
+        .unwrap();
+    let chunks = at_v1.project().chunks().count();
+    let mut filler = at_v1.vector_filler().await.unwrap().expect("a model");
+    let mut filled = 0;
+    loop {
+        let progress = filler.step(4).await.unwrap();
+        if progress.embedded == 0 {
+            assert_eq!(progress.pending, 0);
+            break;
+        }
+        filled += progress.embedded;
+    }
+    assert_eq!(filled, chunks);
+    assert_eq!(
+        embedder.take_seen(),
+        Vec::<String>::new(),
+        "every text at v1 is also in the work tree"
+    );
+
+    let before = at_v1
+        .answer("check the token", &SearchOptions::default(), 1)
+        .await
+        .unwrap()
+        .1;
+    assert!(before.scored.iter().all(|s| s.vector_similarity.is_none()));
+    at_v1.refresh(&()).await.unwrap();
+    let after = at_v1
+        .answer("check the token", &SearchOptions::default(), 1)
+        .await
+        .unwrap()
+        .1;
+    assert!(
+        after.scored.iter().any(|s| s.vector_similarity.is_some()),
+        "{after:?}"
+    );
 }
