@@ -54,6 +54,19 @@ pub struct HistoryOptions {
     /// Which files' symbols get notes: the index's own selection, so that no commit's
     /// `dist/` bundle or declaration file is parsed for nothing.
     pub files: codectx_files::FileSelection,
+    /// Read a revision's history instead of the work tree's: for an index of a revision's
+    /// files written elsewhere (`files_at`), the notes of that commit's own ancestry.
+    pub at: Option<HistoryAt>,
+}
+
+/// The revision a history is read from ([`HistoryOptions::at`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryAt {
+    /// The root inside the work tree whose files the revision's files are, as given to
+    /// [`files_at`]: where the repository is found, and which of its paths are the index's.
+    pub root: std::path::PathBuf,
+    /// The commit (hex) whose ancestry is read, in place of `HEAD`.
+    pub commit: String,
 }
 
 impl Default for HistoryOptions {
@@ -64,6 +77,7 @@ impl Default for HistoryOptions {
             max_age_days: 3 * 365,
             max_files_per_commit: 50,
             files: codectx_files::FileSelection::default(),
+            at: None,
         }
     }
 }

@@ -32,22 +32,25 @@ pub fn read_history(
 #[derive(Clone)]
 pub struct Repository {
     repo: gix::ThreadSafeRepository,
-    workdir: PathBuf,
-    /// The root's path inside the work tree ([`root_prefix`]).
+    /// The indexed root: a note is kept only for a file that exists under it now.
+    root: PathBuf,
+    /// The indexed files' path inside the repository ([`root_prefix`]).
     prefix: String,
 }
 
 impl Repository {
-    /// The repository `root` lies in, as [`read_history`] reads it; the error says why
+    /// The repository `root` lies in (or, with [`HistoryOptions::at`], the one the
+    /// revision's files come from), as [`read_history`] reads it; the error says why
     /// history is off.
     pub fn open(root: &Path, options: &HistoryOptions) -> Result<Repository, HistoryOff> {
         let (repo, _) = open(root, options)?;
         let workdir = repo.workdir().ok_or(HistoryOff::Bare)?.to_path_buf();
-        let prefix =
-            root_prefix(&workdir, root).map_err(|e| HistoryOff::Unreadable(e.to_string()))?;
+        let in_repository = options.at.as_ref().map_or(root, |at| at.root.as_path());
+        let prefix = root_prefix(&workdir, in_repository)
+            .map_err(|e| HistoryOff::Unreadable(e.to_string()))?;
         Ok(Repository {
             repo: repo.into_sync(),
-            workdir,
+            root: root.to_path_buf(),
             prefix,
         })
     }
@@ -62,10 +65,10 @@ impl Repository {
             return Err(HistoryOff::Disabled);
         }
         let repo = self.repo.to_thread_local();
-        let head = checked_head(&repo)?;
+        let head = checked_head(&repo, options)?;
         let mut walker = Walker {
             repo: &repo,
-            workdir: self.workdir.clone(),
+            root: self.root.clone(),
             prefix: self.prefix.clone(),
             options,
         };
@@ -88,8 +91,8 @@ impl Repository {
     }
 }
 
-/// The commit history would be read from (`HEAD`), without reading any: what `status`
-/// reports, and why history is off when it is.
+/// The commit history would be read from (`HEAD`, or [`HistoryOptions::at`]'s), without
+/// reading any: what `status` reports, and why history is off when it is.
 pub fn probe(root: &Path, options: &HistoryOptions) -> Result<String, HistoryOff> {
     open(root, options).map(|(_, head)| head.to_string())
 }
@@ -98,6 +101,7 @@ fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, Objec
     if options.max_commits == 0 {
         return Err(HistoryOff::Disabled);
     }
+    let root = options.at.as_ref().map_or(root, |at| at.root.as_path());
     let repo = gix::discover(root).map_err(|e| {
         // gix's errors are opaque: a `.git` above the root means a repository that failed.
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
@@ -107,18 +111,25 @@ fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, Objec
             HistoryOff::NotARepository
         }
     })?;
-    let head = checked_head(&repo)?;
+    let head = checked_head(&repo, options)?;
     Ok((repo, head))
 }
 
-/// Where `HEAD` of a repository whose history can be read points.
-fn checked_head(repo: &gix::Repository) -> Result<ObjectId, HistoryOff> {
+/// Where the history of a repository whose history can be read starts: `HEAD`, or the
+/// commit [`HistoryOptions::at`] names.
+fn checked_head(repo: &gix::Repository, options: &HistoryOptions) -> Result<ObjectId, HistoryOff> {
     let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
     if repo.is_shallow().map_err(|e| unreadable(&e))? {
         return Err(HistoryOff::Shallow);
     }
     if repo.workdir().is_none() {
         return Err(HistoryOff::Bare);
+    }
+    if let Some(at) = &options.at {
+        return ObjectId::from_hex(at.commit.as_bytes())
+            .ok()
+            .filter(|id| repo.find_commit(*id).is_ok())
+            .ok_or_else(|| HistoryOff::Unreadable(format!("no commit {}", at.commit)));
     }
     match repo.head_id() {
         Ok(id) => Ok(id.detach()),
@@ -148,7 +159,7 @@ const MAX_BLOB_BYTES: usize = 1 << 20;
 
 struct Walker<'r> {
     repo: &'r gix::Repository,
-    workdir: PathBuf,
+    root: PathBuf,
     prefix: String,
     options: &'r HistoryOptions,
 }
@@ -287,7 +298,7 @@ impl Walker<'_> {
                     continue;
                 }
                 // Notes only for files that still exist (a deleted file's symbols are gone).
-                if !self.workdir.join(&current).is_file() {
+                if !self.root.join(relative).is_file() {
                     continue;
                 }
                 let before = match before_id {

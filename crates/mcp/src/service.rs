@@ -128,12 +128,12 @@ pub struct Service {
     revisions: tokio::sync::Mutex<Vec<RevisionEngine>>,
 }
 
-/// An engine open at a git revision, and whether its background filler has committed
-/// vectors the engine has not taken in yet.
+/// An engine open at a git revision, and whether work done in its background (vectors, the
+/// revision's history) has committed what the engine has not taken in yet.
 struct RevisionEngine {
     commit: String,
     engine: Engine,
-    vectors_landed: Arc<AtomicBool>,
+    landed: Arc<AtomicBool>,
 }
 
 /// Revisions whose engines stay open between calls. Each holds its project in memory; the
@@ -292,9 +292,10 @@ impl Service {
     /// once (see [`codectx_retrieval::open_at_revision`]). The name is resolved on every
     /// call, since a branch moves.
     ///
-    /// With a model, the revision's chunks are embedded in the background, most of them
-    /// from the vectors the repository shares; the first answer does not wait, and each
-    /// later one takes in what has landed.
+    /// The revision's history (its own ancestry's commit notes) is read in the background,
+    /// and with a model its chunks are embedded there, most of them from the vectors the
+    /// repository shares: the first answer waits for neither, and each later one takes in
+    /// what has landed.
     pub async fn with_revision<T>(
         &self,
         name: &str,
@@ -307,7 +308,8 @@ impl Service {
             None => {
                 let started = std::time::Instant::now();
                 let embedder = self.engine.lock().await.as_ref().and_then(Engine::embedder);
-                let options = self.config.engine_options(embedder, None);
+                let mut options = self.config.engine_options(embedder, None);
+                options.store.defer_history = true;
                 let engine =
                     codectx_retrieval::open_at_revision(&self.root, &revision, options).await?;
                 tracing::info!(
@@ -316,12 +318,24 @@ impl Service {
                     engine.project().files().len(),
                     started.elapsed().as_secs_f64()
                 );
-                let vectors_landed = Arc::new(AtomicBool::new(false));
+                let landed = Arc::new(AtomicBool::new(false));
+                match engine.history_catch_up().await {
+                    Ok(Some(catch_up)) => {
+                        tokio::spawn(read_revision_history(
+                            name.to_string(),
+                            catch_up,
+                            Arc::clone(&landed),
+                        ));
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!("{name}: answers go without its history: {e}"),
+                }
                 match engine.vector_filler().await {
                     Ok(Some(filler)) => {
                         tokio::spawn(fill_revision(
+                            name.to_string(),
                             filler,
-                            Arc::clone(&vectors_landed),
+                            Arc::clone(&landed),
                             self.config.index.embed_step,
                         ));
                     }
@@ -334,7 +348,7 @@ impl Service {
                 engines.push(RevisionEngine {
                     commit: revision.commit.clone(),
                     engine,
-                    vectors_landed,
+                    landed,
                 });
                 engines.len() - 1
             }
@@ -343,12 +357,12 @@ impl Service {
         engines.push(used);
         let open = engines.last_mut().expect("just pushed");
         let engine = &mut open.engine;
-        // The engine's handle sees the vectors its filler committed after a sync (of files
+        // The engine's handle sees what the background committed after a sync (of files
         // that never change: a walk, nothing parsed).
-        if open.vectors_landed.swap(false, Ordering::AcqRel)
+        if open.landed.swap(false, Ordering::AcqRel)
             && let Err(e) = engine.refresh(&()).await
         {
-            tracing::warn!("{name}: taking in new vectors failed: {e}");
+            tracing::warn!("{name}: taking in new vectors or notes failed: {e}");
         }
         // Another process's open prunes revisions unused for long: this one is in use.
         codectx_retrieval::mark_used(engine, &revision);
@@ -599,14 +613,51 @@ impl Service {
     }
 }
 
+/// Reads a revision's history (its own ancestry) apart from its answers; once written, the
+/// revision's engine takes the notes in at its next answer. A failed read is not retried:
+/// the answers go on without notes.
+async fn read_revision_history(
+    name: String,
+    mut catch_up: HistoryCatchUp,
+    landed: Arc<AtomicBool>,
+) {
+    match catch_up.run().await {
+        Ok(stats) => {
+            tracing::info!(
+                "{name}: history read, {} commits, {} symbols annotated",
+                stats.history_commits,
+                stats.history_rows
+            );
+            landed.store(true, Ordering::Release);
+        }
+        Err(e) => tracing::warn!("{name}: reading its history failed: {e}"),
+    }
+}
+
 /// Embeds a revision's chunks step by step on a second handle of its index, marking each
 /// commit for the revision's engine; ends when none is left (a revision never changes) or a
 /// step fails (the answers stay as they are: lexical, or partly embedded).
-async fn fill_revision(mut filler: VectorFiller, landed: Arc<AtomicBool>, step: usize) {
+async fn fill_revision(
+    name: String,
+    mut filler: VectorFiller,
+    landed: Arc<AtomicBool>,
+    step: usize,
+) {
+    let started = std::time::Instant::now();
+    let mut filled = 0;
     loop {
         match filler.step(step).await {
-            Ok(progress) if progress.embedded > 0 => landed.store(true, Ordering::Release),
-            Ok(_) => return,
+            Ok(progress) if progress.embedded > 0 => {
+                filled += progress.embedded;
+                landed.store(true, Ordering::Release);
+            }
+            Ok(_) => {
+                tracing::info!(
+                    "{name}: {filled} chunks given vectors in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+                return;
+            }
             Err(e) => {
                 tracing::warn!("embedding a revision's chunks failed: {e}");
                 return;

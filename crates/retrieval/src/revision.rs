@@ -8,10 +8,12 @@
 //! exactly as the work tree's does, with the revision's paths and code. A commit's files
 //! never change, so a tree once written is reused by every later open, in any process.
 //!
-//! What a revision's engine leaves out: commit notes (history is read for the work tree
-//! only). Its chunks get vectors when the caller fills them ([`Engine::vector_filler`] with
-//! the options' embedder): the work tree's shared vectors serve every text the repository
-//! has embedded before, so only what is new at the revision goes to the model.
+//! A revision's commit notes are those of its own ancestry: the history is read from its
+//! commit, not from `HEAD` (now, or later through [`Engine::history_catch_up`] when the
+//! options defer it). Its chunks get vectors when the caller fills them
+//! ([`Engine::vector_filler`] with the options' embedder): the work tree's shared vectors
+//! serve every text the repository has embedded before, so only what is new at the revision
+//! goes to the model.
 //!
 //! Revisions do not pile up: each open and each answer marks its revision used
 //! ([`mark_used`]), and an open removes the revisions unused for 30 days and those beyond
@@ -22,7 +24,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use codectx_store::SharedVectors;
+use codectx_store::{HistoryAt, SharedVectors};
 
 use crate::{Engine, EngineOptions, RetrievalError};
 
@@ -53,6 +55,8 @@ pub fn resolve_revision(root: &Path, name: &str) -> Result<RevisionRef, Retrieva
 
 /// Opens an engine over `revision`'s files of the project at `root` (its index options as
 /// `options` gives them for the work tree), writing them out first if no earlier open did.
+/// Its history is read at the revision's commit, unless `options` defer it (then
+/// [`Engine::history_catch_up`] reads it) or turn it off.
 pub async fn open_at_revision(
     root: &Path,
     revision: &RevisionRef,
@@ -87,8 +91,10 @@ pub async fn open_at_revision(
         .map_or(SharedVectors::Off, SharedVectors::At);
     options.store.uri = Some(dir.join("index").to_string_lossy().into_owned());
     options.store.files.ignore_files = false;
-    options.store.history.max_commits = 0;
-    options.store.defer_history = false;
+    options.store.history.at = Some(HistoryAt {
+        root: root.clone(),
+        commit: revision.commit.clone(),
+    });
     let engine = Engine::open(&tree, options).await?;
     touch_marker(&dir);
     Ok(engine)

@@ -117,3 +117,67 @@ fn a_name_that_resolves_to_no_commit_is_a_typed_error() {
         Err(RetrievalError::Revision(RevisionError::NotARepository))
     ));
 }
+
+/// Issue 40: a revision's commit notes are those of its own ancestry. At a tag, a symbol
+/// carries the commits up to the tag and none made after it, though the work tree's
+/// history has them; read later, as a server does, the notes land the same.
+#[tokio::test]
+async fn a_revision_reads_the_notes_of_its_own_ancestry() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(dir.path());
+    repo.write(
+        "src/parse.ts",
+        "export function parse(text: string): string[] {\n  return text.split(',');\n}\n",
+    );
+    repo.commit("add a comma-separated parser");
+    repo.write(
+        "src/parse.ts",
+        "export function parse(text: string): string[] {\n  return text.split(',').map((s) => s.trim());\n}\n",
+    );
+    repo.commit("trim the parsed fields");
+    repo.git(&["tag", "v1"]);
+    repo.write(
+        "src/parse.ts",
+        "export function parse(text: string): string[] {\n  if (!text) return [];\n  return text.split(',').map((s) => s.trim());\n}\n",
+    );
+    repo.commit("stop crashing on empty input");
+
+    let notes = |rows: Vec<codectx_store::StoredChunk>| -> String {
+        rows.into_iter()
+            .find(|r| r.chunk.name == "parse")
+            .map(|r| r.history)
+            .unwrap_or_default()
+    };
+    let revision = resolve_revision(dir.path(), "v1").unwrap();
+    for deferred in [false, true] {
+        let mut options = EngineOptions::default();
+        options.store.defer_history = deferred;
+        let mut engine = open_at_revision(dir.path(), &revision, options)
+            .await
+            .unwrap();
+        if deferred {
+            let mut catch_up = engine.history_catch_up().await.unwrap().expect("deferred");
+            catch_up.run().await.unwrap();
+            engine.refresh(&()).await.unwrap();
+        }
+        let at_v1 = notes(engine.store().chunks(None).await.unwrap());
+        assert!(
+            at_v1.contains("trim the parsed fields")
+                && at_v1.contains("add a comma-separated parser"),
+            "deferred={deferred}: {at_v1:?}"
+        );
+        assert!(
+            !at_v1.contains("empty input"),
+            "deferred={deferred}: {at_v1:?}"
+        );
+        // The deferred read starts from no index of the revision, as a first open does.
+        drop(engine);
+        let _ = std::fs::remove_dir_all(dir.path().join(".codectx/refs").join(&revision.commit));
+    }
+    let live = codectx_retrieval::Engine::open(dir.path(), EngineOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        notes(live.store().chunks(None).await.unwrap()).contains("stop crashing on empty input")
+    );
+}

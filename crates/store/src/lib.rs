@@ -57,7 +57,7 @@ mod write;
 pub use codectx_chunker::CodeChunk;
 pub use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
 pub use codectx_files::FileSelection;
-pub use codectx_history::{HistoryOff, HistoryOptions};
+pub use codectx_history::{HistoryAt, HistoryOff, HistoryOptions};
 pub use error::StoreError;
 pub use history::{HistoryCatchUp, MAX_NOTES_PER_SYMBOL};
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
