@@ -102,8 +102,8 @@ async fn embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
     }
 }
 
-/// The engine of the working tree, or of git revision `git_ref` (lexical, without history:
-/// see [`codectx_retrieval::open_at_revision`]).
+/// The engine of the working tree, or of git revision `git_ref` (lexical; its history, the
+/// revision's own, is read by a server: see [`codectx_retrieval::open_at_revision`]).
 async fn open(
     root: &Path,
     config: &Config,
@@ -113,7 +113,9 @@ async fn open(
     if let Some(name) = codectx_retrieval::asked_revision(git_ref) {
         let revision = codectx_retrieval::resolve_revision(root, name)?;
         eprintln!("answering at {name} ({})", revision.commit);
-        let options = config.engine_options(None, None);
+        let mut options = config.engine_options(None, None);
+        // As on a new index of the work tree: the first answer does not wait for history.
+        options.store.defer_history = true;
         return Ok(codectx_retrieval::open_at_revision(root, &revision, options).await?);
     }
     let embedder = if with_models {

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use codectx_embed::Embedder;
 use codectx_retrieval::{
     Engine, HistoryCatchUp, RetrievalError, RevisionRef, SyncEvent, SyncStats, VectorFiller,
 };
@@ -126,6 +127,9 @@ pub struct Service {
     /// Engines over the git revisions answered at (a tool's `ref`), keyed by commit, the
     /// most recently used last; at most [`MAX_REVISION_ENGINES`].
     revisions: tokio::sync::Mutex<Vec<RevisionEngine>>,
+    /// The embedding model once loading it has ended (`Some(None)`: there is none), for the
+    /// revisions' engines: they need not wait for the work tree's index.
+    embedder: tokio::sync::watch::Sender<Option<Option<Arc<dyn Embedder>>>>,
 }
 
 /// An engine open at a git revision, and whether work done in its background (vectors, the
@@ -165,6 +169,7 @@ impl Service {
             #[cfg(target_os = "linux")]
             directory_watch: std::sync::OnceLock::new(),
             revisions: tokio::sync::Mutex::new(Vec::new()),
+            embedder: tokio::sync::watch::Sender::new(None),
         });
         tokio::spawn(Arc::clone(&service).open());
         service
@@ -214,6 +219,7 @@ impl Service {
                 (None, None)
             }
         };
+        self.embedder.send_replace(Some(embedder.clone()));
         let mut options = self.config.engine_options(embedder, reranker);
         // The first answer does not wait for a new index's history.
         options.store.defer_history = true;
@@ -307,7 +313,14 @@ impl Service {
             Some(at) => at,
             None => {
                 let started = std::time::Instant::now();
-                let embedder = self.engine.lock().await.as_ref().and_then(Engine::embedder);
+                // Loading the model ends in about a second after the server starts.
+                let embedder = self
+                    .embedder
+                    .subscribe()
+                    .wait_for(Option::is_some)
+                    .await
+                    .ok()
+                    .and_then(|loaded| loaded.clone().flatten());
                 let mut options = self.config.engine_options(embedder, None);
                 options.store.defer_history = true;
                 let engine =
@@ -543,6 +556,8 @@ impl Service {
             }
             _ => return,
         };
+        self.embedder
+            .send_replace(Some(Some(Arc::clone(&embedder))));
         // The index was opened without vectors: reopen it with the model's spec.
         let mut options = self.config.engine_options(Some(embedder), reranker);
         options.store.defer_history = true;
