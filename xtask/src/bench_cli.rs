@@ -9,14 +9,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// One finished process: wall time and peak resident memory.
-struct Run {
-    millis: f64,
-    peak_rss_mb: f64,
+/// One finished process: wall time, peak resident memory, and what it printed when its
+/// standard output was piped.
+pub(crate) struct Run {
+    pub millis: f64,
+    pub peak_rss_mb: f64,
+    pub stdout: String,
 }
 
 pub fn bench(root: &Path, runs: usize, query: &str, binary: Option<PathBuf>) -> anyhow::Result<()> {
-    if cfg!(debug_assertions) {
+    // The figures are the binary's: a debug one is only worth a warning when it is ours.
+    if cfg!(debug_assertions) && binary.is_none() {
         println!("warning: debug build; run `cargo xtask-release bench cli …` for real figures");
     }
     let binary = crate::mcp_server_binary(binary)?;
@@ -63,10 +66,11 @@ pub fn bench(root: &Path, runs: usize, query: &str, binary: Option<PathBuf>) -> 
     Ok(())
 }
 
-/// Runs `command` to completion; an error when it fails.
-fn run(mut command: Command) -> anyhow::Result<Run> {
+/// Runs `command` to completion; an error when it fails. A piped standard output is
+/// read after the exit (the caller pipes only short reports, which fit the pipe).
+pub(crate) fn run(mut command: Command) -> anyhow::Result<Run> {
     let started = Instant::now();
-    let child = command.spawn()?;
+    let mut child = command.spawn()?;
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value, and wait4 writes it for our own child.
@@ -75,6 +79,10 @@ fn run(mut command: Command) -> anyhow::Result<Run> {
     // waits nor kills). std's `wait` does not report the child's resource usage.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let millis = started.elapsed().as_secs_f64() * 1e3;
+    let mut stdout = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        std::io::Read::read_to_string(&mut out, &mut stdout)?;
+    }
     drop(child);
     anyhow::ensure!(
         waited == pid,
@@ -89,6 +97,7 @@ fn run(mut command: Command) -> anyhow::Result<Run> {
         millis,
         // Linux reports ru_maxrss in kilobytes.
         peak_rss_mb: usage.ru_maxrss as f64 / 1024.0,
+        stdout,
     })
 }
 

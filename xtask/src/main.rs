@@ -17,6 +17,7 @@
 mod bench;
 mod bench_cli;
 mod bench_query;
+mod bench_worktrees;
 mod bm25;
 mod calls;
 mod changes;
@@ -309,6 +310,31 @@ enum BenchTarget {
         #[arg(long)]
         binary: Option<PathBuf>,
     },
+    /// Worktrees of one repository sharing vectors (issue 40): a clone's cold `index`, then
+    /// a new worktree's first `index` at each of `--commits` commits spread over `--since`,
+    /// a branch switch to content seen before and back, and the disk they take.
+    Worktrees {
+        /// A clone with history (it is cloned again into --out).
+        #[arg(long)]
+        repo: PathBuf,
+        /// Where the clone and its worktrees go (emptied first).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 10)]
+        commits: usize,
+        /// The newest commit.
+        #[arg(long, default_value = "HEAD")]
+        rev: String,
+        /// How far back the commits go, in git's `--since` syntax.
+        #[arg(long, default_value = "1 month ago")]
+        since: String,
+        /// Embedding provider (default: the configuration's, the local model).
+        #[arg(long)]
+        embedder: Option<String>,
+        /// The binary (default: `mcp-server` next to this xtask, same profile).
+        #[arg(long)]
+        binary: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -484,6 +510,26 @@ fn main() -> anyhow::Result<()> {
                     binary,
                 },
         } => bench_cli::bench(&root, runs, &query, binary),
+        Command::Bench {
+            target:
+                BenchTarget::Worktrees {
+                    repo,
+                    out,
+                    commits,
+                    rev,
+                    since,
+                    embedder,
+                    binary,
+                },
+        } => bench_worktrees::bench(bench_worktrees::WorktreesBench {
+            repo: &repo,
+            out: &out,
+            commits,
+            rev: &rev,
+            since: &since,
+            embedder: embedder.as_deref(),
+            binary,
+        }),
         Command::Validate {
             phase:
                 Phase::Kills {

@@ -1,0 +1,192 @@
+//! `cargo xtask bench worktrees`: one repository's worktrees sharing the vectors a model
+//! computed (issue 40), timed as a user runs `mcp-server index` in each.
+//!
+//! The repository is cloned into `--out`. The first-parent history of `--rev` back to
+//! `--since` is thinned to `--commits` commits, evenly spaced, newest first. The clone indexes the newest cold;
+//! then a worktree is added at each other commit and indexed once, as parallel tasks
+//! branching from one main do. Then the clone switches to the oldest commit (content the
+//! last worktree has seen) and back. Each `index` runs in the user's configuration (the
+//! default model unless `--embedder` says otherwise), as a whole process: wall time and
+//! peak RSS, and what it reports (files parsed, chunks embedded, vectors shared). Last, the
+//! disk: one worktree's index, the shared vectors, every worktree's index.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::bench_cli::{Run, run};
+
+pub struct WorktreesBench<'a> {
+    pub repo: &'a Path,
+    pub out: &'a Path,
+    pub commits: usize,
+    pub rev: &'a str,
+    pub since: &'a str,
+    pub embedder: Option<&'a str>,
+    pub binary: Option<PathBuf>,
+}
+
+pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
+    // The figures are the binary's: a debug one is only worth a warning when it is ours.
+    if cfg!(debug_assertions) && bench.binary.is_none() {
+        println!(
+            "warning: debug build; run `cargo xtask-release bench worktrees …` for real figures"
+        );
+    }
+    let binary = crate::mcp_server_binary(bench.binary)?;
+    let commits = thinned_history(bench.repo, bench.rev, bench.since, bench.commits.max(2))?;
+    anyhow::ensure!(
+        commits.len() >= 2,
+        "{} has fewer than two first-parent commits from {} back to {}",
+        bench.repo.display(),
+        bench.rev,
+        bench.since
+    );
+    if bench.out.exists() {
+        std::fs::remove_dir_all(bench.out)?;
+    }
+    std::fs::create_dir_all(bench.out)?;
+    let main = bench.out.join("main");
+    git(
+        bench.out,
+        &["clone", "-q", &bench.repo.to_string_lossy(), "main"],
+    )?;
+    let (newest, oldest) = (&commits[0], &commits[commits.len() - 1]);
+    git(&main, &["checkout", "-q", "--detach", &newest.0])?;
+
+    let index = |root: &Path| -> anyhow::Result<Run> {
+        let mut command = Command::new(&binary);
+        command.arg("--root").arg(root);
+        if let Some(embedder) = bench.embedder {
+            command.args(["--embedder", embedder]);
+        }
+        command
+            .arg("index")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        run(command)
+    };
+    let cold = index(&main)?;
+    line(&format!("cold, {}", newest.1), &cold, None);
+    // Before the branch switches below add versions to it.
+    let one = disk(&main.join(".codectx"));
+
+    let mut ratios = Vec::new();
+    let mut trees = vec![main.clone()];
+    for (i, (commit, date)) in commits[1..].iter().enumerate() {
+        let tree = bench.out.join(format!("w{}", i + 1));
+        git(
+            &main,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                &tree.to_string_lossy(),
+                commit,
+            ],
+        )?;
+        let first = index(&tree)?;
+        line(&format!("new worktree, {date}"), &first, Some(&cold));
+        ratios.push(first.millis / cold.millis);
+        trees.push(tree);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "a new worktree's first index: median {:.1}% of the cold index (min {:.1}%, max {:.1}%)",
+        100.0 * ratios[ratios.len() / 2],
+        100.0 * ratios[0],
+        100.0 * ratios[ratios.len() - 1]
+    );
+
+    git(&main, &["checkout", "-q", "--detach", &oldest.0])?;
+    let switch = index(&main)?;
+    line(&format!("main switched to {}", oldest.1), &switch, None);
+    git(&main, &["checkout", "-q", "--detach", &newest.0])?;
+    let back = index(&main)?;
+    line(&format!("main switched back to {}", newest.1), &back, None);
+
+    let mb = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    let shared = disk(&main.join(".git/codectx"));
+    let all: u64 = trees.iter().map(|t| disk(&t.join(".codectx"))).sum();
+    println!(
+        "disk: one worktree's index {:.1} MB (after its cold index); shared vectors {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared vectors {:.2}× one index",
+        mb(one),
+        mb(shared),
+        trees.len(),
+        mb(all),
+        (all + shared) as f64 / one as f64
+    );
+    Ok(())
+}
+
+/// `(commit, date)` of the first-parent history of `rev` in `repo` since `since` (git's
+/// `--since` syntax: "2026-07-22", "1 month ago"), thinned to `count` evenly spaced commits,
+/// newest first.
+fn thinned_history(
+    repo: &Path,
+    rev: &str,
+    since: &str,
+    count: usize,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let log = git(
+        repo,
+        &[
+            "log",
+            "--first-parent",
+            "--format=%H %cs",
+            &format!("--since={since}"),
+            rev,
+        ],
+    )?;
+    let all: Vec<(String, String)> = log
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(c, d)| (c.to_string(), d.to_string()))
+        .collect();
+    if all.len() <= count {
+        return Ok(all);
+    }
+    Ok((0..count)
+        .map(|i| all[i * (all.len() - 1) / (count - 1)].clone())
+        .collect())
+}
+
+fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new("git").args(args).current_dir(dir).output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// One `index` run: its time (and share of `cold`), peak RSS, and its own report line.
+fn line(label: &str, run: &Run, cold: Option<&Run>) {
+    let share = cold.map_or(String::new(), |c| {
+        format!(" ({:.1}% of cold)", 100.0 * run.millis / c.millis)
+    });
+    let report = run.stdout.lines().next().unwrap_or("").trim();
+    println!(
+        "{label:<36} {:>8.2} s{share}, peak RSS {:.0} MB: {report}",
+        run.millis / 1e3,
+        run.peak_rss_mb
+    );
+}
+
+/// Bytes of the files under `dir` (0 when it does not exist); symlinks are not followed.
+fn disk(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(t) if t.is_dir() => disk(&entry.path()),
+            Ok(t) if t.is_file() => entry.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
