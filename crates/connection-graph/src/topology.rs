@@ -35,15 +35,17 @@ impl<'a> View<'a> {
             .enumerate()
             .map(|(i, m)| (m.symbol.id.as_str(), i))
             .collect();
+        // Edges between results only: a result calling itself (recursion, or a method that
+        // reassigns itself) is in its details' `Calls`, not a connection or a cycle.
         let mut edges = vec![Vec::new(); results.len()];
         for (i, m) in results.iter().enumerate() {
             for call in &m.outgoing_calls {
-                if let Some(&j) = index.get(call.symbol.id.as_str()) {
+                if let Some(&j) = index.get(call.symbol.id.as_str()).filter(|&&j| j != i) {
                     edges[i].push(j);
                 }
             }
             for caller in &m.incoming_callers {
-                if let Some(&j) = index.get(caller.symbol.id.as_str()) {
+                if let Some(&j) = index.get(caller.symbol.id.as_str()).filter(|&&j| j != i) {
                     edges[j].push(i);
                 }
             }
