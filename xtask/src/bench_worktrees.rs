@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::bench_cli::{Run, run};
+use crate::index::dir_size;
 
 pub struct WorktreesBench<'a> {
     pub repo: &'a Path,
@@ -69,7 +70,7 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     let cold = index(&main)?;
     line(&format!("cold, {}", newest.1), &cold, None);
     // Before the branch switches below add versions to it.
-    let one = disk(&main.join(".codectx"));
+    let one = dir_size(&main.join(".codectx"));
 
     let mut ratios = Vec::new();
     let mut trees = vec![main.clone()];
@@ -107,8 +108,8 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     line(&format!("main switched back to {}", newest.1), &back, None);
 
     let mb = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
-    let shared = disk(&main.join(".git/codectx"));
-    let all: u64 = trees.iter().map(|t| disk(&t.join(".codectx"))).sum();
+    let shared = dir_size(&main.join(".git/codectx"));
+    let all: u64 = trees.iter().map(|t| dir_size(&t.join(".codectx"))).sum();
     println!(
         "disk: one worktree's index {:.1} MB (after its cold index); shared vectors {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared vectors {:.2}× one index",
         mb(one),
@@ -174,19 +175,4 @@ fn line(label: &str, run: &Run, cold: Option<&Run>) {
         run.millis / 1e3,
         run.peak_rss_mb
     );
-}
-
-/// Bytes of the files under `dir` (0 when it does not exist); symlinks are not followed.
-fn disk(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|entry| match entry.file_type() {
-            Ok(t) if t.is_dir() => disk(&entry.path()),
-            Ok(t) if t.is_file() => entry.metadata().map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .sum()
 }

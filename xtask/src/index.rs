@@ -218,7 +218,7 @@ fn report_steps(runs: &[SyncTimings]) {
 }
 
 /// Bytes of every file under `dir` (symlinks not followed).
-fn dir_size(dir: &Path) -> u64 {
+pub(crate) fn dir_size(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

@@ -45,8 +45,7 @@ impl Repository {
     pub fn open(root: &Path, options: &HistoryOptions) -> Result<Repository, HistoryOff> {
         let (repo, _) = open(root, options)?;
         let workdir = repo.workdir().ok_or(HistoryOff::Bare)?.to_path_buf();
-        let in_repository = options.at.as_ref().map_or(root, |at| at.root.as_path());
-        let prefix = root_prefix(&workdir, in_repository)
+        let prefix = root_prefix(&workdir, in_repository(root, options))
             .map_err(|e| HistoryOff::Unreadable(e.to_string()))?;
         Ok(Repository {
             repo: repo.into_sync(),
@@ -101,7 +100,7 @@ fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, Objec
     if options.max_commits == 0 {
         return Err(HistoryOff::Disabled);
     }
-    let root = options.at.as_ref().map_or(root, |at| at.root.as_path());
+    let root = in_repository(root, options);
     let repo = gix::discover(root).map_err(|e| {
         // gix's errors are opaque: a `.git` above the root means a repository that failed.
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
@@ -113,6 +112,12 @@ fn open(root: &Path, options: &HistoryOptions) -> Result<(gix::Repository, Objec
     })?;
     let head = checked_head(&repo, options)?;
     Ok((repo, head))
+}
+
+/// Where in the work tree the indexed files are: `root` itself, or the root a revision's
+/// files were read for ([`HistoryOptions::at`]).
+fn in_repository<'p>(root: &'p Path, options: &'p HistoryOptions) -> &'p Path {
+    options.at.as_ref().map_or(root, |at| at.root.as_path())
 }
 
 /// Where the history of a repository whose history can be read starts: `HEAD`, or the

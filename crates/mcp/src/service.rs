@@ -228,7 +228,12 @@ impl Service {
                 self.record(&mut engine).await;
                 match engine.history_catch_up().await {
                     Ok(Some(catch_up)) => {
-                        tokio::spawn(read_history_in_background(Arc::clone(&self), catch_up));
+                        let service = Arc::clone(&self);
+                        tokio::spawn(read_history_in_background(
+                            "the work tree".into(),
+                            catch_up,
+                            move || service.mark_changed(),
+                        ));
                     }
                     Ok(None) => {}
                     Err(e) => tracing::warn!("the history cannot be read: {e}"),
@@ -334,10 +339,11 @@ impl Service {
                 let landed = Arc::new(AtomicBool::new(false));
                 match engine.history_catch_up().await {
                     Ok(Some(catch_up)) => {
-                        tokio::spawn(read_revision_history(
+                        let landed = Arc::clone(&landed);
+                        tokio::spawn(read_history_in_background(
                             name.to_string(),
                             catch_up,
-                            Arc::clone(&landed),
+                            move || landed.store(true, Ordering::Release),
                         ));
                     }
                     Ok(None) => {}
@@ -628,27 +634,6 @@ impl Service {
     }
 }
 
-/// Reads a revision's history (its own ancestry) apart from its answers; once written, the
-/// revision's engine takes the notes in at its next answer. A failed read is not retried:
-/// the answers go on without notes.
-async fn read_revision_history(
-    name: String,
-    mut catch_up: HistoryCatchUp,
-    landed: Arc<AtomicBool>,
-) {
-    match catch_up.run().await {
-        Ok(stats) => {
-            tracing::info!(
-                "{name}: history read, {} commits, {} symbols annotated",
-                stats.history_commits,
-                stats.history_rows
-            );
-            landed.store(true, Ordering::Release);
-        }
-        Err(e) => tracing::warn!("{name}: reading its history failed: {e}"),
-    }
-}
-
 /// Embeds a revision's chunks step by step on a second handle of its index, marking each
 /// commit for the revision's engine; ends when none is left (a revision never changes) or a
 /// step fails (the answers stay as they are: lexical, or partly embedded).
@@ -704,36 +689,39 @@ const HISTORY_RETRY_WAITS: [Duration; 3] = [
     Duration::from_secs(300),
 ];
 
-/// Reads the history a new index left for later, apart from the queries: answers search the
-/// commit notes from the sync after it lands. A failed read is tried again after each of
-/// [`HISTORY_RETRY_WAITS`].
-async fn read_history_in_background(service: Arc<Service>, mut catch_up: HistoryCatchUp) {
+/// Reads the history an index left for later (the work tree's, or a revision's own
+/// ancestry), apart from the queries; `landed` tells the engine, whose handle reads the
+/// notes after a sync. A failed read is tried again after each of [`HISTORY_RETRY_WAITS`].
+async fn read_history_in_background(
+    whose: String,
+    mut catch_up: HistoryCatchUp,
+    landed: impl FnOnce() + Send,
+) {
     let mut waits = HISTORY_RETRY_WAITS.iter();
     loop {
         match catch_up.run().await {
             Ok(stats) => {
                 tracing::info!(
-                    "history read in the background: {} commits, {} symbols annotated, {:.1} s",
+                    "{whose}: history read in the background: {} commits, {} symbols annotated, {:.1} s",
                     stats.history_commits,
                     stats.history_rows,
                     (stats.timings.history + stats.timings.maintain).as_secs_f64()
                 );
-                // The engine's handle reads the notes after a sync.
-                service.mark_changed();
+                landed();
                 return;
             }
             Err(e) => match waits.next() {
                 Some(wait) => {
                     tracing::warn!(
-                        "reading the history failed ({e}); trying again in {} s",
+                        "{whose}: reading the history failed ({e}); trying again in {} s",
                         wait.as_secs()
                     );
                     tokio::time::sleep(*wait).await;
                 }
                 None => {
                     tracing::warn!(
-                        "reading the history failed ({e}); answers go on without it until the \
-                         server restarts"
+                        "{whose}: reading the history failed ({e}); answers go on without it \
+                         until the server restarts"
                     );
                     return;
                 }

@@ -111,12 +111,6 @@ impl Engine {
         self.index.embedder.is_some()
     }
 
-    /// The model that embeds this engine's queries and chunks, if any: an engine opened at a
-    /// revision beside this one embeds with the same.
-    pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
-        self.index.embedder.clone()
-    }
-
     /// Brings the index up to date with the files (structure only) and re-links the
     /// project when anything changed.
     pub async fn refresh(

@@ -146,13 +146,14 @@ async fn a_revision_fills_its_vectors_from_the_shared_ones() {
         ..StoreOptions::default()
     };
     let embedder = Arc::new(TokenHashEmbedder::new(16));
-    let live = engine(repo.root(), &embedder, store.clone()).await;
+    // The work tree's index fills the shared vectors.
+    engine(repo.root(), &embedder, store.clone()).await;
     embedder.take_seen();
 
     let revision = codectx_retrieval::resolve_revision(repo.root(), "v1").unwrap();
     let options = EngineOptions {
         store,
-        embedder: live.embedder(),
+        embedder: Some(embedder.clone() as Arc<dyn Embedder>),
         reranker: None,
     };
     let mut at_v1 = codectx_retrieval::open_at_revision(repo.root(), &revision, options)

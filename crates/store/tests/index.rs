@@ -25,6 +25,15 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
+/// A git repository at `<dir>/main` whose one commit is the workspace fixture: the main
+/// worktree the worktree cases add others to.
+fn workspace_repository(dir: &Path) -> codectx_corpus::GitRepo {
+    let mut repo = codectx_corpus::GitRepo::init(&dir.join("main"));
+    codectx_corpus::copy_tree(&fixtures().join("workspace"), repo.root());
+    repo.commit("workspace");
+    repo
+}
+
 /// The blueprint's cases count what the store itself sends to the model: no vectors shared
 /// between indexes (`shared_vectors_*` tests cover sharing).
 fn options(embedder: &TokenHashEmbedder) -> StoreOptions {
@@ -657,9 +666,7 @@ mod faults {
     #[tokio::test]
     async fn three_worktrees_sync_at_once_through_one_cache_and_survive_kills() {
         let dir = tempfile::tempdir().unwrap();
-        let mut repo = codectx_corpus::GitRepo::init(&dir.path().join("main"));
-        codectx_corpus::copy_tree(&fixtures().join("workspace"), repo.root());
-        repo.commit("workspace");
+        let repo = workspace_repository(dir.path());
         let mut trees = vec![repo.root().to_path_buf()];
         for name in ["one", "two"] {
             trees.push(
@@ -1487,9 +1494,7 @@ async fn assert_model_vectors(rows: &[StoredChunk], embedder: &TokenHashEmbedder
 #[tokio::test]
 async fn shared_vectors_serve_a_second_worktree() {
     let dir = tempfile::tempdir().unwrap();
-    let mut repo = codectx_corpus::GitRepo::init(&dir.path().join("main"));
-    codectx_corpus::copy_tree(&fixtures().join("workspace"), repo.root());
-    repo.commit("workspace");
+    let repo = workspace_repository(dir.path());
     let task = dir.path().join("task");
     repo.add_worktree(&task, "task");
     codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
