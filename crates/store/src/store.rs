@@ -39,6 +39,8 @@ pub(crate) const FORMAT: &str = "codectx-index/9";
 pub(crate) const FACTS_KEY: &str = "facts";
 /// Meta key of the commit the history was read up to (empty or absent: none read).
 pub(crate) const HISTORY_HEAD_KEY: &str = "historyHead";
+/// `<chunk table version> <count>`: the symbols carrying notes at that version.
+pub(crate) const HISTORY_SYMBOLS_KEY: &str = "historySymbols";
 
 /// How to open a [`Store`].
 #[derive(Debug, Clone)]
@@ -254,7 +256,7 @@ impl Store {
             }
             _ => None,
         };
-        let meta = match state {
+        let mut meta = match state {
             Ok(meta) => meta,
             Err(reason) => {
                 // A fresh location, an index of an older layout, or a rebuild on request.
@@ -332,6 +334,16 @@ impl Store {
             create_tables(&db, &uri, options.embedding.as_ref()).await?;
             chunks = open(&db, &uri, CHUNKS).await?;
             files = open(&db, &uri, FILES).await?;
+            // The notes lived on the dropped rows, and a count of them names a version of
+            // the dropped table: the history is read again from the start.
+            let history_keys = [HISTORY_HEAD_KEY, HISTORY_SYMBOLS_KEY].map(String::from);
+            meta_table
+                .delete(&in_list("key", &history_keys))
+                .await
+                .map_err(lance("resetting the history"))?;
+            for key in &history_keys {
+                meta.remove(key);
+            }
         }
         // The dirty mark: a file in a local index, the meta table's row on object storage
         // (and in local indexes written before the file).

@@ -319,3 +319,44 @@ async fn a_catch_up_that_finds_the_history_recorded_writes_nothing() {
         HistoryStatus::On { symbols: 2, .. }
     ));
 }
+
+/// The count of annotated symbols is recorded with the chunk table's version: a reopened
+/// index reads it instead of scanning, and an index rebuilt for another model (its tables
+/// new, their versions counted from the start again) neither keeps a count of the old
+/// tables nor loses its notes.
+#[tokio::test]
+async fn a_rebuild_for_another_model_keeps_the_notes_and_counts_them_anew() {
+    let repo = cache_with_a_fix();
+    let index = tempfile::tempdir().unwrap();
+    let options = |embedding: Option<codectx_store::EmbeddingSpec>| StoreOptions {
+        uri: Some(index.path().to_string_lossy().into_owned()),
+        embedding,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(repo.root(), options(None)).await.unwrap();
+    sync(&mut store).await;
+    let before = notes(&store).await;
+    assert_eq!(before.len(), 2);
+    drop(store);
+
+    let reopened = Store::open(repo.root(), options(None)).await.unwrap();
+    assert!(matches!(
+        reopened.recorded_history().await.unwrap(),
+        HistoryStatus::On { symbols: 2, .. }
+    ));
+    drop(reopened);
+
+    let spec = codectx_store::EmbeddingSpec {
+        model: "test:another".into(),
+        dimension: 8,
+        view: Default::default(),
+    };
+    let mut rebuilt = Store::open(repo.root(), options(Some(spec))).await.unwrap();
+    assert!(rebuilt.rebuilt().is_some());
+    sync(&mut rebuilt).await;
+    assert_eq!(notes(&rebuilt).await, before);
+    assert!(matches!(
+        rebuilt.history(),
+        HistoryStatus::On { symbols: 2, .. }
+    ));
+}
