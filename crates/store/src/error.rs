@@ -25,6 +25,12 @@ pub enum StoreError {
         action: &'static str,
         message: String,
     },
+    /// This handle reads a version of the index whose files upkeep has removed since:
+    /// another handle wrote newer versions. Syncing (or reopening) reads the latest one.
+    #[error(
+        "the index at {uri} changed under this reader while {action}; sync or reopen to read its current version"
+    )]
+    Superseded { uri: String, action: &'static str },
     #[error("invalid search filter: {0}")]
     Filter(String),
     #[error("embedding failed: {0}")]

@@ -244,6 +244,17 @@ impl Store {
         limit: usize,
         filter: &ChunkFilter,
     ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
+        self.on_live_version(|| self.search_lexical_here(query, limit, filter))
+            .await
+    }
+
+    /// [`Store::search_lexical`] on this handle's version.
+    async fn search_lexical_here(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
         let Some(q) = self.lexical_query(query, limit, filter)? else {
             return Ok(Vec::new());
         };
@@ -265,6 +276,17 @@ impl Store {
     /// [`Store::search_lexical`] reading only each hit's id and file: a wide candidate pool
     /// (hundreds of rows) for a caller that holds the chunks already.
     pub async fn search_lexical_hits(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<LexicalHit>, StoreError> {
+        self.on_live_version(|| self.search_lexical_hits_here(query, limit, filter))
+            .await
+    }
+
+    /// [`Store::search_lexical_hits`] on this handle's version.
+    async fn search_lexical_hits_here(
         &self,
         query: &str,
         limit: usize,
@@ -359,6 +381,17 @@ impl Store {
     /// decoded all of them at every question (eslint, 19,474 vectors: most of a hybrid
     /// answer's time). With an index, LanceDB searches it.
     pub async fn search_vector(
+        &self,
+        vector: &[f32],
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<VectorHit>, StoreError> {
+        self.on_live_version(|| self.search_vector_here(vector, limit, filter))
+            .await
+    }
+
+    /// [`Store::search_vector`] on this handle's version.
+    async fn search_vector_here(
         &self,
         vector: &[f32],
         limit: usize,
@@ -470,6 +503,11 @@ impl Store {
     /// candidate another channel found, from the vectors a search keeps (see
     /// [`Store::search_vector`]), else one query of two columns.
     pub async fn vectors(&self, ids: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+        self.on_live_version(|| self.vectors_here(ids)).await
+    }
+
+    /// [`Store::vectors`] on this handle's version.
+    async fn vectors_here(&self, ids: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
         let mut out = HashMap::new();
         if self.options.embedding.is_none() || ids.is_empty() {
             return Ok(out);

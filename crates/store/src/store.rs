@@ -685,10 +685,20 @@ pub(crate) fn lance_error(
     action: &'static str,
 ) -> impl Fn(lancedb::Error) -> StoreError {
     let uri = uri.to_string();
-    move |e| StoreError::Lance {
-        uri: uri.clone(),
-        action,
-        message: e.to_string(),
+    move |e| match e {
+        // Upkeep removes the files only superseded versions use (see `maintain`): a handle
+        // still on one of them finds its files gone, and reads the latest version instead.
+        lancedb::Error::Lance {
+            source: lance::Error::NotFound { .. },
+        } => StoreError::Superseded {
+            uri: uri.clone(),
+            action,
+        },
+        e => StoreError::Lance {
+            uri: uri.clone(),
+            action,
+            message: e.to_string(),
+        },
     }
 }
 
@@ -898,6 +908,24 @@ impl Store {
             }
         }
         Ok(None)
+    }
+
+    /// Runs `read` on this handle's version of the chunk table, and when upkeep has removed
+    /// that version's files since (another handle wrote and compacted: see `maintain`), once
+    /// more on the latest version. The rows read may then be newer than what the handle's
+    /// owner last synced; its next sync takes the difference in.
+    pub(crate) async fn on_live_version<T, F>(&self, read: impl Fn() -> F) -> Result<T, StoreError>
+    where
+        F: std::future::Future<Output = Result<T, StoreError>>,
+    {
+        match read().await {
+            Err(StoreError::Superseded { .. }) => {
+                tracing::debug!("the index moved on under this reader: reading its latest version");
+                self.refresh_chunks().await?;
+                read().await
+            }
+            result => result,
+        }
     }
 
     pub(crate) async fn count(&self, filter: &str) -> Result<usize, StoreError> {

@@ -1570,3 +1570,55 @@ async fn shared_vectors_serve_content_seen_before() {
     assert!(root.path().join(".codectx/vectors").is_dir());
     assert_same_as_clean_build(root.path(), &store).await;
 }
+
+/// Upkeep removes the files only superseded versions use (LanceDB's default keeps them a
+/// week): after syncs that rewrite rows and a compaction, the chunk table keeps little more
+/// than its live version. A handle still on a version whose files went reads the latest one
+/// instead of failing.
+#[tokio::test]
+async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_latest() {
+    let root = workspace();
+    let hash = TokenHashEmbedder::new(DIMENSION);
+    let options = StoreOptions {
+        compact_every: 4,
+        ..options(&hash)
+    };
+    let mut writer = Store::open(root.path(), options.clone()).await.unwrap();
+    sync(&mut writer, &hash).await;
+    let reader = Store::open(root.path(), options).await.unwrap();
+    let all = codectx_store::ChunkFilter::default();
+    assert!(
+        !reader
+            .search_lexical("token", 5, &all)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let file = root.path().join("src/auth/token.ts");
+    for round in 0..8 {
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str(&format!(
+            "\nexport function rotated{round}(): number {{\n  return {round};\n}}\n"
+        ));
+        std::fs::write(&file, text).unwrap();
+        sync(&mut writer, &hash).await;
+    }
+    let versions = std::fs::read_dir(root.path().join(".codectx/chunks.lance/_versions"))
+        .unwrap()
+        .count();
+    // Each round commits its rows, their vectors and index upkeep: kept a week, that is
+    // dozens of versions and a copy of every rewritten row.
+    assert!(
+        versions <= 2 * 4,
+        "{versions} versions of the chunk table are kept"
+    );
+
+    // The reader never synced: its version's files are gone.
+    let hits = reader.search_lexical("rotated7", 5, &all).await.unwrap();
+    assert!(
+        hits.iter().any(|(row, _)| row.chunk.name == "rotated7"),
+        "{:?}",
+        hits.iter().map(|(r, _)| &r.chunk.name).collect::<Vec<_>>()
+    );
+}
