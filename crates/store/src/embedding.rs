@@ -12,6 +12,7 @@ use crate::Embedder;
 use crate::report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, VectorCounts};
 use crate::schema::StoredChunk;
 use crate::sql::reader;
+use crate::store::RecordedCount;
 use crate::vector_cache::VectorCache;
 use crate::{Store, StoreError};
 
@@ -70,7 +71,7 @@ impl Store {
         self.maintain(&mut SyncStats::default()).await?;
         Ok(EmbedProgress {
             embedded: rows.len(),
-            pending: self.count("vector IS NULL").await?,
+            pending: self.pending_vectors().await?,
         })
     }
 
@@ -81,7 +82,8 @@ impl Store {
         let total = self.files().map(|f| f.chunk_count as usize).sum();
         let embedded = if self.options.embedding.is_some() {
             self.refresh_chunks().await?;
-            self.count("vector IS NOT NULL").await?
+            self.recorded_count(RecordedCount::EmbeddedChunks, false)
+                .await?
         } else {
             0
         };
@@ -202,7 +204,7 @@ impl Store {
         if !self.check_pending {
             return Ok(());
         }
-        let total = self.count("vector IS NULL").await?;
+        let total = self.pending_vectors().await?;
         let mut done = 0;
         while done < total {
             let batch_rows = self
@@ -222,8 +224,24 @@ impl Store {
         self.check_pending = false;
         if done > 0 {
             self.maintain(stats).await?;
+            // Recorded for this version: the summary that follows reads it.
+            self.pending_vectors().await?;
         }
         Ok(())
+    }
+
+    /// Rows without a vector, under the write lock: the table's rows less those with one,
+    /// whose count is recorded for the next run that finds this version.
+    async fn pending_vectors(&self) -> Result<usize, StoreError> {
+        let rows = self
+            .chunks
+            .count_rows(None)
+            .await
+            .map_err(self.lance("counting rows"))?;
+        let embedded = self
+            .recorded_count(RecordedCount::EmbeddedChunks, true)
+            .await?;
+        Ok(rows.saturating_sub(embedded))
     }
 }
 

@@ -16,7 +16,7 @@ use lancedb::query::{QueryBase, Select};
 use crate::report::SyncStats;
 use crate::schema::{HISTORY_SEPARATOR, StoredChunk};
 use crate::sql::{in_list, text_column};
-use crate::store::{CollectBatches, HISTORY_HEAD_KEY, HISTORY_SYMBOLS_KEY, HistoryStatus};
+use crate::store::{CollectBatches, HISTORY_HEAD_KEY, HistoryStatus, RecordedCount};
 use crate::{Store, StoreError};
 
 /// Notes kept per symbol, newest first: the latest changes describe what the code does now.
@@ -36,7 +36,9 @@ impl Store {
             .await?
             .filter(|h| !h.is_empty())
         {
-            let symbols = self.annotated_symbols(false).await?;
+            let symbols = self
+                .recorded_count(RecordedCount::AnnotatedSymbols, false)
+                .await?;
             return Ok(HistoryStatus::On { head, symbols });
         }
         Ok(match probe(&self.root, &self.options.history) {
@@ -64,30 +66,6 @@ impl Store {
         }
         let read = self.read_history(recorded.clone()).await;
         self.apply_history(recorded, read, stats).await
-    }
-
-    /// How many symbols (chunk rows) carry notes. The count is recorded in the meta table
-    /// with the version of the chunk table it was taken at, so a run that finds that version
-    /// reads it instead of scanning every row; a writer (`record`) records a count it takes.
-    async fn annotated_symbols(&self, record: bool) -> Result<usize, StoreError> {
-        let version = self
-            .chunks
-            .version()
-            .await
-            .map_err(self.lance("reading the chunk table's version"))?;
-        let recorded = self.meta_value(HISTORY_SYMBOLS_KEY).await?.and_then(|v| {
-            let (at, symbols) = v.split_once(' ')?;
-            (at.parse() == Ok(version)).then(|| symbols.parse().ok())?
-        });
-        if let Some(symbols) = recorded {
-            return Ok(symbols);
-        }
-        let symbols = self.count("history != ''").await?;
-        if record {
-            self.set_meta(HISTORY_SYMBOLS_KEY, &format!("{version} {symbols}"))
-                .await?;
-        }
-        Ok(symbols)
     }
 
     /// The history head the index recorded, if any.
@@ -176,7 +154,9 @@ impl Store {
         {
             return Ok(());
         }
-        let symbols = self.annotated_symbols(true).await?;
+        let symbols = self
+            .recorded_count(RecordedCount::AnnotatedSymbols, true)
+            .await?;
         self.history_searched = symbols > 0;
         self.history = HistoryStatus::On {
             head: read.head,

@@ -39,8 +39,37 @@ pub(crate) const FORMAT: &str = "codectx-index/9";
 pub(crate) const FACTS_KEY: &str = "facts";
 /// Meta key of the commit the history was read up to (empty or absent: none read).
 pub(crate) const HISTORY_HEAD_KEY: &str = "historyHead";
-/// `<chunk table version> <count>`: the symbols carrying notes at that version.
-pub(crate) const HISTORY_SYMBOLS_KEY: &str = "historySymbols";
+
+/// Row counts kept in the meta table as `<chunk table version> <count>`: a run that finds
+/// the table at that version reads the count instead of scanning every row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RecordedCount {
+    /// Rows whose symbol carries commit notes.
+    AnnotatedSymbols,
+    /// Rows with a vector.
+    EmbeddedChunks,
+}
+
+impl RecordedCount {
+    const ALL: [RecordedCount; 2] = [
+        RecordedCount::AnnotatedSymbols,
+        RecordedCount::EmbeddedChunks,
+    ];
+
+    fn key(self) -> &'static str {
+        match self {
+            RecordedCount::AnnotatedSymbols => "historySymbols",
+            RecordedCount::EmbeddedChunks => "embeddedChunks",
+        }
+    }
+
+    fn filter(self) -> &'static str {
+        match self {
+            RecordedCount::AnnotatedSymbols => "history != ''",
+            RecordedCount::EmbeddedChunks => "vector IS NOT NULL",
+        }
+    }
+}
 
 /// How to open a [`Store`].
 #[derive(Debug, Clone)]
@@ -336,12 +365,17 @@ impl Store {
             files = open(&db, &uri, FILES).await?;
             // The notes lived on the dropped rows, and a count of them names a version of
             // the dropped table: the history is read again from the start.
-            let history_keys = [HISTORY_HEAD_KEY, HISTORY_SYMBOLS_KEY].map(String::from);
+            let keys: Vec<String> = RecordedCount::ALL
+                .iter()
+                .map(|c| c.key())
+                .chain([HISTORY_HEAD_KEY])
+                .map(String::from)
+                .collect();
             meta_table
-                .delete(&in_list("key", &history_keys))
+                .delete(&in_list("key", &keys))
                 .await
                 .map_err(lance("resetting the history"))?;
-            for key in &history_keys {
+            for key in &keys {
                 meta.remove(key);
             }
         }
@@ -926,6 +960,33 @@ impl Store {
             }
             result => result,
         }
+    }
+
+    /// `what`, as recorded for the chunk table's current version, or counted (and, by a
+    /// writer holding the lock, `record`ed for the next run that finds this version).
+    pub(crate) async fn recorded_count(
+        &self,
+        what: RecordedCount,
+        record: bool,
+    ) -> Result<usize, StoreError> {
+        let version = self
+            .chunks
+            .version()
+            .await
+            .map_err(self.lance("reading the chunk table's version"))?;
+        let recorded = self.meta_value(what.key()).await?.and_then(|v| {
+            let (at, count) = v.split_once(' ')?;
+            (at.parse() == Ok(version)).then(|| count.parse().ok())?
+        });
+        if let Some(count) = recorded {
+            return Ok(count);
+        }
+        let count = self.count(what.filter()).await?;
+        if record {
+            self.set_meta(what.key(), &format!("{version} {count}"))
+                .await?;
+        }
+        Ok(count)
     }
 
     pub(crate) async fn count(&self, filter: &str) -> Result<usize, StoreError> {

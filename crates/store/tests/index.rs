@@ -1622,3 +1622,33 @@ async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_lat
         hits.iter().map(|(r, _)| &r.chunk.name).collect::<Vec<_>>()
     );
 }
+
+/// The count of rows with a vector is recorded with the chunk table's version it was taken
+/// at: a sync that rewrites rows without embedding them, or an embedding step, makes the
+/// next count (in this process or another) follow the rows.
+#[tokio::test]
+async fn the_recorded_vector_count_follows_the_rows() {
+    let root = workspace();
+    let hash = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(root.path(), options(&hash)).await.unwrap();
+    sync(&mut store, &hash).await;
+    let embedded = |rows: &[StoredChunk]| rows.iter().filter(|r| r.vector.is_some()).count();
+    let all = store.vector_counts().await.unwrap();
+    assert_eq!(all.embedded, rows(&store).await.len());
+
+    let file = root.path().join("src/auth/token.ts");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\nexport function rotate(): number {\n  return 1;\n}\n");
+    std::fs::write(&file, text).unwrap();
+    store.sync(None, &()).await.unwrap();
+    let after = store.vector_counts().await.unwrap();
+    assert_eq!(after.embedded, embedded(&rows(&store).await));
+    assert!(after.embedded < after.total, "{after:?}");
+
+    let mut other = Store::open(root.path(), options(&hash)).await.unwrap();
+    assert_eq!(other.vector_counts().await.unwrap(), after);
+    let step = other.embed_step(&hash, 10_000).await.unwrap();
+    assert_eq!(step.pending, 0);
+    let filled = store.vector_counts().await.unwrap();
+    assert_eq!((filled.embedded, filled.total), (after.total, after.total));
+}
