@@ -6,6 +6,7 @@ use lancedb::index::Index;
 use lancedb::table::OptimizeAction;
 
 use crate::report::SyncStats;
+use crate::store::RecordedCount;
 use crate::text_index::{FULL_TEXT_COLUMNS, lexical_tokens};
 use crate::{Store, StoreError};
 
@@ -108,7 +109,10 @@ impl Store {
         }
         if self.options.embedding.is_some()
             && !has("vector")
-            && self.count("vector IS NOT NULL").await? >= self.options.vector_index_min_rows
+            && self
+                .recorded_count(RecordedCount::EmbeddedChunks, true)
+                .await?
+                >= self.options.vector_index_min_rows
         {
             self.build_index(
                 &self.chunks,
