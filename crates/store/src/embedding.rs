@@ -45,7 +45,7 @@ impl Store {
         let spec = self.check_embedder(embedder)?;
         self.refresh_chunks().await?;
         let rows = self
-            .on_live_version(|| self.query_chunks(Some("vector IS NULL"), Some(limit.max(1))))
+            .query_chunks(Some("vector IS NULL"), Some(limit.max(1)))
             .await?;
         if rows.is_empty() {
             return Ok(EmbedProgress::default());

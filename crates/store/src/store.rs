@@ -488,6 +488,15 @@ impl Store {
         filter: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<StoredChunk>, StoreError> {
+        self.on_live_version(|| self.query_chunks_here(filter, limit))
+            .await
+    }
+
+    async fn query_chunks_here(
+        &self,
+        filter: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<StoredChunk>, StoreError> {
         let mut query = self.chunks.query();
         if let Some(filter) = filter {
             query = query.only_if(filter);
@@ -533,6 +542,10 @@ impl Store {
     /// not hold in memory: vectors, history notes, stamps. Read batch by batch, so the
     /// decoded columns of one batch are freed before the next.
     pub async fn code_chunks(&self, filter: Option<&str>) -> Result<Vec<CodeChunk>, StoreError> {
+        self.on_live_version(|| self.code_chunks_here(filter)).await
+    }
+
+    async fn code_chunks_here(&self, filter: Option<&str>) -> Result<Vec<CodeChunk>, StoreError> {
         let mut query = self
             .chunks
             .query()
@@ -572,6 +585,11 @@ impl Store {
     }
 
     async fn query_facts(&self, filter: String) -> Result<Vec<(String, FileFacts)>, StoreError> {
+        self.on_live_version(|| self.query_facts_here(&filter))
+            .await
+    }
+
+    async fn query_facts_here(&self, filter: &str) -> Result<Vec<(String, FileFacts)>, StoreError> {
         let mut out = Vec::new();
         let query = self
             .files
@@ -944,10 +962,10 @@ impl Store {
         Ok(None)
     }
 
-    /// Runs `read` on this handle's version of the chunk table, and when upkeep has removed
-    /// that version's files since (another handle wrote and compacted: see `maintain`), once
-    /// more on the latest version. The rows read may then be newer than what the handle's
-    /// owner last synced; its next sync takes the difference in.
+    /// Runs `read` on this handle's versions of the tables, and when upkeep has removed
+    /// their files since (another handle wrote and compacted: see `maintain`), once more on
+    /// the latest versions. The rows read may then be newer than what the handle's owner last
+    /// synced; its next sync takes the difference in.
     pub(crate) async fn on_live_version<T, F>(&self, read: impl Fn() -> F) -> Result<T, StoreError>
     where
         F: std::future::Future<Output = Result<T, StoreError>>,
@@ -956,6 +974,10 @@ impl Store {
             Err(StoreError::Superseded { .. }) => {
                 tracing::debug!("the index moved on under this reader: reading its latest version");
                 self.refresh_chunks().await?;
+                self.files
+                    .checkout_latest()
+                    .await
+                    .map_err(self.lance("refreshing the files table"))?;
                 read().await
             }
             result => result,

@@ -1585,7 +1585,7 @@ async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_lat
     };
     let mut writer = Store::open(root.path(), options.clone()).await.unwrap();
     sync(&mut writer, &hash).await;
-    let reader = Store::open(root.path(), options).await.unwrap();
+    let reader = Store::open(root.path(), options.clone()).await.unwrap();
     let all = codectx_store::ChunkFilter::default();
     assert!(
         !reader
@@ -1614,13 +1614,31 @@ async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_lat
         "{versions} versions of the chunk table are kept"
     );
 
-    // The reader never synced: its version's files are gone.
+    // The reader never synced: its versions' files are gone. Its searches and the reads a
+    // project is loaded from take the latest versions instead.
     let hits = reader.search_lexical("rotated7", 5, &all).await.unwrap();
     assert!(
         hits.iter().any(|(row, _)| row.chunk.name == "rotated7"),
         "{:?}",
         hits.iter().map(|(r, _)| &r.chunk.name).collect::<Vec<_>>()
     );
+    // Every file rewritten: none of the rows this reader's version holds stays.
+    let reader = Store::open(root.path(), options).await.unwrap();
+    let files: Vec<PathBuf> = writer.files().map(|f| root.path().join(&f.path)).collect();
+    for round in 8..16 {
+        for file in &files {
+            let mut text = std::fs::read_to_string(file).unwrap();
+            text.push_str(&format!(
+                "\nexport function rotated{round}(): number {{\n  return {round};\n}}\n"
+            ));
+            std::fs::write(file, text).unwrap();
+        }
+        sync(&mut writer, &hash).await;
+    }
+    let facts = reader.load_facts().await.unwrap();
+    assert!(facts.iter().any(|(path, _)| path == "src/auth/token.ts"));
+    let chunks = reader.code_chunks(None).await.unwrap();
+    assert!(chunks.iter().any(|c| c.name == "rotated15"));
 }
 
 /// The count of rows with a vector is recorded with the chunk table's version it was taken
