@@ -17,8 +17,15 @@ const REBUILD_SHARE: usize = 4;
 impl Store {
     /// Compaction when writes have piled up; the full-text indexes brought up to date once
     /// `fts_catch_up_rows` rows escape them; the full-text index as soon as there are rows;
-    /// a vector index once exact search would be slow.
+    /// a vector index once exact search would be slow. Upkeep keeps every row as it is, so
+    /// the counts recorded for the version it starts from hold for the one it ends at.
     pub(crate) async fn maintain(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
+        let counts = self.counts_recorded_now().await?;
+        self.maintain_tables(stats).await?;
+        self.carry_counts(counts).await
+    }
+
+    async fn maintain_tables(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
         let indices = self
             .chunks
             .list_indices()
@@ -134,9 +141,11 @@ impl Store {
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
         if version.saturating_sub(compacted) >= self.options.compact_every {
+            // The meta table too: every recorded count and history head is a small commit.
             for (table, action) in [
                 (&self.chunks, "compacting chunks"),
                 (&self.files, "compacting files"),
+                (&self.meta, "compacting the meta table"),
             ] {
                 for step in upkeep_steps() {
                     table.optimize(step).await.map_err(self.lance(action))?;

@@ -944,6 +944,10 @@ impl Store {
     }
 
     pub(crate) async fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.on_live_version(|| self.meta_value_here(key)).await
+    }
+
+    async fn meta_value_here(&self, key: &str) -> Result<Option<String>, StoreError> {
         let batches: Vec<RecordBatch> = self
             .meta
             .query()
@@ -974,10 +978,12 @@ impl Store {
             Err(StoreError::Superseded { .. }) => {
                 tracing::debug!("the index moved on under this reader: reading its latest version");
                 self.refresh_chunks().await?;
-                self.files
-                    .checkout_latest()
-                    .await
-                    .map_err(self.lance("refreshing the files table"))?;
+                for (table, action) in [
+                    (&self.files, "refreshing the files table"),
+                    (&self.meta, "refreshing the meta table"),
+                ] {
+                    table.checkout_latest().await.map_err(self.lance(action))?;
+                }
                 read().await
             }
             result => result,
@@ -991,16 +997,8 @@ impl Store {
         what: RecordedCount,
         record: bool,
     ) -> Result<usize, StoreError> {
-        let version = self
-            .chunks
-            .version()
-            .await
-            .map_err(self.lance("reading the chunk table's version"))?;
-        let recorded = self.meta_value(what.key()).await?.and_then(|v| {
-            let (at, count) = v.split_once(' ')?;
-            (at.parse() == Ok(version)).then(|| count.parse().ok())?
-        });
-        if let Some(count) = recorded {
+        let version = self.chunk_version().await?;
+        if let Some(count) = self.recorded_at(what, version).await? {
             return Ok(count);
         }
         let count = self.count(what.filter()).await?;
@@ -1009,6 +1007,55 @@ impl Store {
                 .await?;
         }
         Ok(count)
+    }
+
+    /// The counts recorded for the chunk table's current version, to carry over writes
+    /// that keep every row as it is ([`Store::carry_counts`]).
+    pub(crate) async fn counts_recorded_now(
+        &self,
+    ) -> Result<Vec<(RecordedCount, usize)>, StoreError> {
+        let version = self.chunk_version().await?;
+        let mut out = Vec::new();
+        for what in RecordedCount::ALL {
+            if let Some(count) = self.recorded_at(what, version).await? {
+                out.push((what, count));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records `counts`, taken at an earlier version whose rows the current one keeps
+    /// unchanged, for the current version (under the write lock).
+    pub(crate) async fn carry_counts(
+        &self,
+        counts: Vec<(RecordedCount, usize)>,
+    ) -> Result<(), StoreError> {
+        let version = self.chunk_version().await?;
+        for (what, count) in counts {
+            if self.recorded_at(what, version).await?.is_none() {
+                self.set_meta(what.key(), &format!("{version} {count}"))
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn recorded_at(
+        &self,
+        what: RecordedCount,
+        version: u64,
+    ) -> Result<Option<usize>, StoreError> {
+        Ok(self.meta_value(what.key()).await?.and_then(|v| {
+            let (at, count) = v.split_once(' ')?;
+            (at.parse() == Ok(version)).then(|| count.parse().ok())?
+        }))
+    }
+
+    async fn chunk_version(&self) -> Result<u64, StoreError> {
+        self.chunks
+            .version()
+            .await
+            .map_err(self.lance("reading the chunk table's version"))
     }
 
     pub(crate) async fn count(&self, filter: &str) -> Result<usize, StoreError> {

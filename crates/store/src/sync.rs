@@ -73,12 +73,19 @@ impl Store {
     /// The write lock of a local index (object stores have none: LanceDB's commit
     /// conflict detection is what guards them).
     pub(crate) async fn lock_writer(&self) -> Result<Option<WriteLock>, StoreError> {
-        match &self.local_dir {
-            Some(dir) => Ok(Some(
-                WriteLock::acquire(&dir.join(LOCK_FILE), self.options.lock_timeout).await?,
-            )),
-            None => Ok(None),
-        }
+        let lock = match &self.local_dir {
+            Some(dir) => {
+                Some(WriteLock::acquire(&dir.join(LOCK_FILE), self.options.lock_timeout).await?)
+            }
+            None => None,
+        };
+        // The meta table's writes under the lock start from the last writer's version (its
+        // upkeep may have removed the one this handle was on).
+        self.meta
+            .checkout_latest()
+            .await
+            .map_err(self.lance("refreshing the meta table"))?;
+        Ok(lock)
     }
 
     pub(crate) async fn sync_structure(

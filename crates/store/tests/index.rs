@@ -1613,6 +1613,11 @@ async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_lat
         versions <= 2 * 4,
         "{versions} versions of the chunk table are kept"
     );
+    // The meta table's small commits (history heads, recorded counts) are compacted too.
+    let meta_files = std::fs::read_dir(root.path().join(".codectx/meta.lance/data"))
+        .unwrap()
+        .count();
+    assert!(meta_files <= 8, "{meta_files} data files in the meta table");
 
     // The reader never synced: its versions' files are gone. Its searches and the reads a
     // project is loaded from take the latest versions instead.
