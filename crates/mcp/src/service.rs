@@ -635,19 +635,24 @@ impl Service {
 }
 
 /// Embeds a revision's chunks step by step on a second handle of its index, marking each
-/// commit for the revision's engine; ends when none is left (a revision never changes) or a
-/// step fails (the answers stay as they are: lexical, or partly embedded).
+/// commit for the revision's engine; ends when none is left (a revision never changes) or
+/// steps keep failing (the answers stay as they are: lexical, or partly embedded). A failed
+/// step is tried again after a pause, as the work tree's are: the revision's history read
+/// writes the same index, and a lock held past its timeout fails a step only for a while.
 async fn fill_revision(
     name: String,
     mut filler: VectorFiller,
     landed: Arc<AtomicBool>,
     step: usize,
 ) {
+    const ATTEMPTS: u32 = 4;
     let started = std::time::Instant::now();
     let mut filled = 0;
+    let mut failures = 0;
     loop {
         match filler.step(step).await {
             Ok(progress) if progress.embedded > 0 => {
+                failures = 0;
                 filled += progress.embedded;
                 landed.store(true, Ordering::Release);
             }
@@ -658,8 +663,13 @@ async fn fill_revision(
                 );
                 return;
             }
+            Err(e) if failures + 1 < ATTEMPTS => {
+                failures += 1;
+                tracing::warn!("embedding a revision's chunks failed (retrying): {e}");
+                tokio::time::sleep(Duration::from_secs(u64::from(failures))).await;
+            }
             Err(e) => {
-                tracing::warn!("embedding a revision's chunks failed: {e}");
+                tracing::warn!("embedding a revision's chunks failed {ATTEMPTS} times: {e}");
                 return;
             }
         }
@@ -727,5 +737,75 @@ async fn read_history_in_background(
                 }
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use codectx_embed::{EmbedError, Embedder, EmbeddingSpec};
+    use codectx_retrieval::EngineOptions;
+    use codectx_store::testing::TokenHashEmbedder;
+
+    use super::*;
+
+    /// Fails its first `failures` batches, then embeds like [`TokenHashEmbedder`].
+    struct FlakyEmbedder {
+        inner: TokenHashEmbedder,
+        failures: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Embedder for FlakyEmbedder {
+        fn spec(&self) -> EmbeddingSpec {
+            self.inner.spec()
+        }
+
+        async fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            let failing = self
+                .failures
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                .is_ok();
+            if failing {
+                return Err(EmbedError::Model("the model is busy".into()));
+            }
+            self.inner.embed_documents(texts).await
+        }
+    }
+
+    /// A revision's vectors are filled although the first steps fail: each failure is
+    /// tried again after a pause.
+    #[tokio::test]
+    async fn a_revision_filler_tries_a_failed_step_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = codectx_corpus::GitRepo::init(dir.path());
+        codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.root());
+        repo.commit("auth");
+        repo.git(&["tag", "v1"]);
+        let embedder = Arc::new(FlakyEmbedder {
+            inner: TokenHashEmbedder::new(16),
+            failures: AtomicUsize::new(2),
+        });
+        let options = EngineOptions {
+            store: codectx_store::StoreOptions {
+                shared_vectors: codectx_store::SharedVectors::Off,
+                ..Default::default()
+            },
+            embedder: Some(embedder.clone() as Arc<dyn Embedder>),
+            reranker: None,
+        };
+        let revision = codectx_retrieval::resolve_revision(repo.root(), "v1").unwrap();
+        let mut engine = codectx_retrieval::open_at_revision(repo.root(), &revision, options)
+            .await
+            .unwrap();
+        let filler = engine.vector_filler().await.unwrap().expect("a model");
+        let landed = Arc::new(AtomicBool::new(false));
+        fill_revision("v1".into(), filler, Arc::clone(&landed), 8).await;
+        assert_eq!(embedder.failures.load(Ordering::Acquire), 0);
+        assert!(landed.load(Ordering::Acquire));
+        engine.refresh(&()).await.unwrap();
+        let counts = engine.vector_counts().await.unwrap();
+        assert_eq!(counts.embedded, counts.total, "{counts:?}");
     }
 }
