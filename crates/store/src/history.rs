@@ -154,8 +154,11 @@ impl Store {
         {
             return Ok(());
         }
+        // Recorded only by a sync that changed no row: the version it counts at is the one
+        // the next runs find, where after a change the upkeep or the embedding that follow
+        // would make the record stale at once (and each record is a commit).
         let symbols = self
-            .recorded_count(RecordedCount::AnnotatedSymbols, true)
+            .recorded_count(RecordedCount::AnnotatedSymbols, !rows_changed)
             .await?;
         self.history_searched = symbols > 0;
         self.history = HistoryStatus::On {

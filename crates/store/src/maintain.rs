@@ -20,9 +20,9 @@ impl Store {
     /// a vector index once exact search would be slow. Upkeep keeps every row as it is, so
     /// the counts recorded for the version it starts from hold for the one it ends at.
     pub(crate) async fn maintain(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
-        let counts = self.counts_recorded_now().await?;
+        let before = self.chunk_version().await?;
         self.maintain_tables(stats).await?;
-        self.carry_counts(counts).await
+        self.carry_counts(before).await
     }
 
     async fn maintain_tables(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
@@ -117,7 +117,7 @@ impl Store {
         if self.options.embedding.is_some()
             && !has("vector")
             && self
-                .recorded_count(RecordedCount::EmbeddedChunks, true)
+                .recorded_count(RecordedCount::EmbeddedChunks, false)
                 .await?
                 >= self.options.vector_index_min_rows
         {

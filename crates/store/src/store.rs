@@ -1009,30 +1009,16 @@ impl Store {
         Ok(count)
     }
 
-    /// The counts recorded for the chunk table's current version, to carry over writes
-    /// that keep every row as it is ([`Store::carry_counts`]).
-    pub(crate) async fn counts_recorded_now(
-        &self,
-    ) -> Result<Vec<(RecordedCount, usize)>, StoreError> {
+    /// Records the counts recorded for version `from` for the chunk table's current
+    /// version, which keeps every row of `from` as it was (upkeep's commits); under the
+    /// write lock.
+    pub(crate) async fn carry_counts(&self, from: u64) -> Result<(), StoreError> {
         let version = self.chunk_version().await?;
-        let mut out = Vec::new();
-        for what in RecordedCount::ALL {
-            if let Some(count) = self.recorded_at(what, version).await? {
-                out.push((what, count));
-            }
+        if version == from {
+            return Ok(());
         }
-        Ok(out)
-    }
-
-    /// Records `counts`, taken at an earlier version whose rows the current one keeps
-    /// unchanged, for the current version (under the write lock).
-    pub(crate) async fn carry_counts(
-        &self,
-        counts: Vec<(RecordedCount, usize)>,
-    ) -> Result<(), StoreError> {
-        let version = self.chunk_version().await?;
-        for (what, count) in counts {
-            if self.recorded_at(what, version).await?.is_none() {
+        for what in RecordedCount::ALL {
+            if let Some(count) = self.recorded_at(what, from).await? {
                 self.set_meta(what.key(), &format!("{version} {count}"))
                     .await?;
             }
@@ -1051,7 +1037,7 @@ impl Store {
         }))
     }
 
-    async fn chunk_version(&self) -> Result<u64, StoreError> {
+    pub(crate) async fn chunk_version(&self) -> Result<u64, StoreError> {
         self.chunks
             .version()
             .await
