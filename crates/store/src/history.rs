@@ -48,13 +48,8 @@ impl Store {
     }
 
     pub(crate) async fn sync_history(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
-        if matches!(self.history, HistoryStatus::Pending) {
-            // A catch-up on another handle may have recorded the head since.
-            self.meta
-                .checkout_latest()
-                .await
-                .map_err(self.lance("refreshing the meta table"))?;
-        }
+        // Under the write lock, whose taking checked out the meta table's latest version: a
+        // catch-up on another handle may have recorded the head since.
         let recorded = self.recorded_head().await?;
         if recorded.is_none()
             && self.options.defer_history
@@ -283,11 +278,6 @@ impl HistoryCatchUp {
         let _lock = self.store.lock_writer().await?;
         self.store.reload_known().await?;
         self.store.refresh_chunks().await?;
-        self.store
-            .meta
-            .checkout_latest()
-            .await
-            .map_err(self.store.lance("refreshing the meta table"))?;
         if self.store.recorded_head().await?.is_some() {
             return Ok(stats);
         }

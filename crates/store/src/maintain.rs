@@ -130,11 +130,7 @@ impl Store {
             .await?;
             stats.commits += 1;
         }
-        let version = self
-            .chunks
-            .version()
-            .await
-            .map_err(self.lance("reading the version"))?;
+        let version = self.chunk_version().await?;
         let compacted = self
             .meta_value("compacted")
             .await?
@@ -151,11 +147,7 @@ impl Store {
                     table.optimize(step).await.map_err(self.lance(action))?;
                 }
             }
-            let version = self
-                .chunks
-                .version()
-                .await
-                .map_err(self.lance("reading the version"))?;
+            let version = self.chunk_version().await?;
             self.set_meta("compacted", &version.to_string()).await?;
             stats.commits += 3;
         }
@@ -207,11 +199,17 @@ fn upkeep_steps() -> [OptimizeAction; 3] {
             options: Default::default(),
             remap_options: None,
         },
-        OptimizeAction::Prune {
-            older_than: Some(lancedb::table::optimize::Duration::zero()),
-            delete_unverified: Some(false),
-            error_if_tagged_old_versions: None,
-        },
+        prune_superseded(),
         OptimizeAction::Index(Default::default()),
     ]
+}
+
+/// Removes the files only superseded versions of a table use, keeping files no version
+/// names yet (a commit in flight is younger than LanceDB's week for those).
+pub(crate) fn prune_superseded() -> OptimizeAction {
+    OptimizeAction::Prune {
+        older_than: Some(lancedb::table::optimize::Duration::zero()),
+        delete_unverified: Some(false),
+        error_if_tagged_old_versions: None,
+    }
 }

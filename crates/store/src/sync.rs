@@ -321,10 +321,7 @@ impl Store {
         if let Some(dir) = &self.local_dir {
             return Ok(dir.join(DIRTY_FILE).exists());
         }
-        self.meta
-            .checkout_latest()
-            .await
-            .map_err(self.lance("refreshing the meta table"))?;
+        // The meta table is at its latest version: the caller holds the write lock.
         Ok(self
             .count_in(&self.meta, "key = 'dirty' AND value = '1'")
             .await?

@@ -255,11 +255,7 @@ impl VectorCache {
             // default keeps them a week: on vite, eight copies of the cache on disk). A
             // reader still on one fails its lookup and embeds: the cache is advisory. Files a
             // concurrent writer has not committed yet are younger than a week and stay.
-            OptimizeAction::Prune {
-                older_than: Some(lancedb::table::optimize::Duration::zero()),
-                delete_unverified: Some(false),
-                error_if_tagged_old_versions: None,
-            },
+            crate::maintain::prune_superseded(),
             OptimizeAction::Index(Default::default()),
         ] {
             self.table
