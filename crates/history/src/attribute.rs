@@ -54,6 +54,7 @@ pub(crate) fn touched_symbols(path: &str, before: &str, after: &str) -> BTreeSet
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TOUCHES_VERSION;
 
     const BEFORE: &str = "\
 export function parse(text: string) {
@@ -90,6 +91,68 @@ export class Router {
         let with_gap = BEFORE.replace("}\n\nexport class", "}\n\n\nexport class");
         let names = touched_symbols("src/router.ts", &with_gap, BEFORE);
         assert!(names.is_empty(), "{names:?}");
+    }
+
+    /// The history memo keeps these names across releases, so when they change (the parser's
+    /// symbols, the chunker's names, the rules above), `TOUCHES_VERSION` must move: this
+    /// test records the version beside a digest of what every graph fixture file touches,
+    /// added and edited, and fails when the digest moves without the version.
+    #[test]
+    fn touches_do_not_change_without_a_new_touches_version() {
+        const RECORD: &str = "src/touches_version.txt";
+        let fixtures = codectx_corpus::fixture("graph");
+        let mut files = Vec::new();
+        let mut dirs = vec![fixtures.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if codectx_parser::Language::from_path(&path).is_some() {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() > 20, "{} fixture files", files.len());
+        let mut hasher = blake3::Hasher::new();
+        for path in &files {
+            let relative = path.strip_prefix(&fixtures).unwrap().to_string_lossy();
+            let after = std::fs::read_to_string(path).unwrap();
+            // Every third line changed, one line in seven removed.
+            let before: String = after
+                .lines()
+                .enumerate()
+                .filter(|(i, _)| i % 7 != 3)
+                .map(|(i, line)| {
+                    if i % 3 == 0 {
+                        format!("{line} \n")
+                    } else {
+                        format!("{line}\n")
+                    }
+                })
+                .collect();
+            for from in ["", before.as_str()] {
+                for name in touched_symbols(&relative, from, &after) {
+                    hasher.update(name.as_bytes());
+                    hasher.update(b"\n");
+                }
+            }
+        }
+        let now = format!("{TOUCHES_VERSION} {}", &hasher.finalize().to_hex()[..16]);
+        let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let recorded = std::fs::read_to_string(manifest.join(RECORD)).unwrap_or_default();
+        let recorded = recorded.trim();
+        if recorded == now {
+            return;
+        }
+        assert_ne!(
+            recorded.split(' ').next().unwrap_or(""),
+            TOUCHES_VERSION.to_string(),
+            "what changes touch moved but TOUCHES_VERSION is still {TOUCHES_VERSION}: history \
+             memos would keep stale names. Bump it, then write `{now}` into crates/history/{RECORD}"
+        );
+        panic!("TOUCHES_VERSION moved: write `{now}` into crates/history/{RECORD}");
     }
 
     #[test]

@@ -29,13 +29,19 @@
 //! - renames reported by git's similarity detection are followed: notes of older commits
 //!   land on the file's current path.
 //!
+//! Parsing past file versions is most of a read's time. What each file change touched is kept
+//! by content ([`HistoryMemo`], in the repository's common git directory by default), so a
+//! second worktree, a revision or a full re-read parses none of the changes read before.
+//!
 //! [`files_at`] reads what any revision (branch, tag, commit) holds: the selected files under
 //! the root with their blob ids and bytes, from git objects, without a checkout.
 
 mod attribute;
+mod memo;
 mod tree;
 mod walk;
 
+pub use memo::{HistoryMemo, MEMO_DIR, TOUCHES_VERSION};
 pub use tree::{
     Revision, RevisionError, RevisionFile, common_dir, exclude_dir, files_at, head_log,
     resolve_commit,
@@ -57,6 +63,9 @@ pub struct HistoryOptions {
     /// Read a revision's history instead of the work tree's: for an index of a revision's
     /// files written elsewhere (`files_at`), the notes of that commit's own ancestry.
     pub at: Option<HistoryAt>,
+    /// Where what each file change touched is kept by content, so that no later read (a
+    /// new worktree, a revision, a full re-read) parses that change again.
+    pub memo: HistoryMemo,
 }
 
 /// The revision a history is read from ([`HistoryOptions::at`]).
@@ -78,6 +87,7 @@ impl Default for HistoryOptions {
             max_files_per_commit: 50,
             files: codectx_files::FileSelection::default(),
             at: None,
+            memo: HistoryMemo::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ use gix::revision::walk::Sorting;
 use gix::traverse::commit::simple::CommitTimeOrder;
 
 use crate::attribute::touched_symbols;
+use crate::memo::TouchMemo;
 use crate::{HistoryOff, HistoryOptions, HistoryRead, SymbolNote, note_text};
 
 /// Reads the history of the repository around `root`: every commit when `since` is `None`,
@@ -78,15 +79,20 @@ impl Repository {
                 ..HistoryRead::default()
             });
         }
-        if let Some(since) = since
-            && let Some(read) = walker.read(head, Some(since))?
-        {
-            return Ok(read);
+        let common_dir = repo.common_dir();
+        if let Some(since) = since {
+            let mut memo = TouchMemo::new(&options.memo, common_dir, false);
+            let read = walker.read(head, Some(since), &mut memo);
+            memo.save();
+            if let Some(read) = read? {
+                return Ok(read);
+            }
         }
         // First read, rewritten history, or a rename to re-key: read it all.
-        Ok(walker
-            .read(head, None)?
-            .expect("a full read always completes"))
+        let mut memo = TouchMemo::new(&options.memo, common_dir, true);
+        let read = walker.read(head, None, &mut memo);
+        memo.save();
+        Ok(read?.expect("a full read always completes"))
     }
 }
 
@@ -177,6 +183,7 @@ impl Walker<'_> {
         &mut self,
         head: ObjectId,
         since: Option<ObjectId>,
+        memo: &mut TouchMemo,
     ) -> Result<Option<HistoryRead>, HistoryOff> {
         let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
         let repo = self.repo;
@@ -306,14 +313,16 @@ impl Walker<'_> {
                 if !self.root.join(relative).is_file() {
                     continue;
                 }
-                let before = match before_id {
-                    Some(id) => self.text(id)?,
-                    None => String::new(),
-                };
-                let after = self.text(after_id)?;
-                // Parse under the current name (same extension for a rename that matters;
-                // the qualified names do not contain the path).
-                for qualified_name in touched_symbols(&path, &before, &after) {
+                // Parsed under the name in this commit (same extension for a rename that
+                // matters; the qualified names do not contain the path).
+                let touched = memo.touched(&path, before_id, after_id, || {
+                    let before = match before_id {
+                        Some(id) => self.text(id)?,
+                        None => String::new(),
+                    };
+                    Ok(touched_symbols(&path, &before, &self.text(after_id)?))
+                })?;
+                for qualified_name in touched {
                     read.notes.push(SymbolNote {
                         file: relative.to_owned(),
                         qualified_name,
