@@ -59,6 +59,10 @@ pub(crate) struct TouchMemo {
     file: Option<PathBuf>,
     known: Option<HashMap<Key, Vec<String>>>,
     added: Vec<Entry>,
+    /// Changes answered from the memo.
+    pub(crate) hits: usize,
+    /// Changes parsed.
+    pub(crate) parsed: usize,
 }
 
 impl TouchMemo {
@@ -79,6 +83,8 @@ impl TouchMemo {
             file: dir.map(|d| d.join(format!("touched-v{TOUCHES_VERSION}.jsonl"))),
             known: (!load).then(HashMap::new),
             added: Vec::new(),
+            hits: 0,
+            parsed: 0,
         }
     }
 
@@ -91,13 +97,16 @@ impl TouchMemo {
         compute: impl FnOnce() -> Result<BTreeSet<String>, crate::HistoryOff>,
     ) -> Result<Vec<String>, crate::HistoryOff> {
         if self.file.is_none() {
+            self.parsed += 1;
             return Ok(compute()?.into_iter().collect());
         }
         let key = (path.to_owned(), before, after);
         let known = self.known.get_or_insert_with(|| load(self.file.as_deref()));
         if let Some(names) = known.get(&key) {
+            self.hits += 1;
             return Ok(names.clone());
         }
+        self.parsed += 1;
         let names: Vec<String> = compute()?.into_iter().collect();
         self.added.push(Entry {
             path: key.0.clone(),

@@ -89,10 +89,19 @@ impl Repository {
             }
         }
         // First read, rewritten history, or a rename to re-key: read it all.
+        let started = std::time::Instant::now();
         let mut memo = TouchMemo::new(&options.memo, common_dir, true);
         let read = walker.read(head, None, &mut memo);
         memo.save();
-        Ok(read?.expect("a full read always completes"))
+        let read = read?.expect("a full read always completes");
+        tracing::debug!(
+            commits = read.commits_read,
+            parsed = memo.parsed,
+            from_memo = memo.hits,
+            "full history read: {:?}",
+            started.elapsed()
+        );
+        Ok(read)
     }
 }
 
