@@ -1,5 +1,5 @@
 //! `cargo xtask bench worktrees`: one repository's worktrees sharing the vectors a model
-//! computed (issue 40), timed as a user runs `mcp-server index` in each.
+//! computed and the history memo (issue 40), timed as a user runs `mcp-server index` in each.
 //!
 //! The repository is cloned into `--out`. The first-parent history of `--rev` back to
 //! `--since` is thinned to `--commits` commits, evenly spaced, newest first. The clone indexes the newest cold;
@@ -8,7 +8,8 @@
 //! last worktree has seen) and back. Each `index` runs in the user's configuration (the
 //! default model unless `--embedder` says otherwise), as a whole process: wall time and
 //! peak RSS, and what it reports (files parsed, chunks embedded, vectors shared). Last, the
-//! disk: one worktree's index, the shared vectors, every worktree's index.
+//! disk: one worktree's index, the shared part (`<common git dir>/codectx`), every
+//! worktree's index.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -111,7 +112,7 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     let shared = dir_size(&main.join(".git/codectx"));
     let all: u64 = trees.iter().map(|t| dir_size(&t.join(".codectx"))).sum();
     println!(
-        "disk: one worktree's index {:.1} MB (after its cold index); shared vectors {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared vectors {:.2}× one index",
+        "disk: one worktree's index {:.1} MB (after its cold index); shared vectors and history memo {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared part {:.2}× one index",
         mb(one),
         mb(shared),
         trees.len(),

@@ -54,7 +54,7 @@ pub(crate) fn touched_symbols(path: &str, before: &str, after: &str) -> BTreeSet
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TOUCHES_VERSION;
+    use crate::MEMO_VERSION;
 
     const BEFORE: &str = "\
 export function parse(text: string) {
@@ -93,13 +93,14 @@ export class Router {
         assert!(names.is_empty(), "{names:?}");
     }
 
-    /// The history memo keeps these names across releases, so when they change (the parser's
-    /// symbols, the chunker's names, the rules above), `TOUCHES_VERSION` must move: this
-    /// test records the version beside a digest of what every graph fixture file touches,
-    /// added and edited, and fails when the digest moves without the version.
+    /// The history memo keeps these names and commit notes across releases, so when they
+    /// change (the parser's symbols, the chunker's names, the rules above, `note_text`),
+    /// `MEMO_VERSION` must move: this test records the version beside a digest of what every
+    /// graph fixture file touches, added and edited, and of a few notes, and fails when the
+    /// digest moves without the version.
     #[test]
-    fn touches_do_not_change_without_a_new_touches_version() {
-        const RECORD: &str = "src/touches_version.txt";
+    fn memo_entries_do_not_change_without_a_new_memo_version() {
+        const RECORD: &str = "src/memo_version.txt";
         let fixtures = codectx_corpus::fixture("graph");
         let mut files = Vec::new();
         let mut dirs = vec![fixtures.clone()];
@@ -139,7 +140,14 @@ export class Router {
                 }
             }
         }
-        let now = format!("{TOUCHES_VERSION} {}", &hasher.finalize().to_hex()[..16]);
+        for message in [
+            "fix(router): keep the slash\n\nThe matcher  dropped it.\n\nMore.",
+            "feat: cookies\n\nSigned-off-by: A <a@b.c>",
+            "  subject only \n",
+        ] {
+            hasher.update(crate::note_text(message).as_bytes());
+        }
+        let now = format!("{MEMO_VERSION} {}", &hasher.finalize().to_hex()[..16]);
         let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let recorded = std::fs::read_to_string(manifest.join(RECORD)).unwrap_or_default();
         let recorded = recorded.trim();
@@ -148,11 +156,12 @@ export class Router {
         }
         assert_ne!(
             recorded.split(' ').next().unwrap_or(""),
-            TOUCHES_VERSION.to_string(),
-            "what changes touch moved but TOUCHES_VERSION is still {TOUCHES_VERSION}: history \
-             memos would keep stale names. Bump it, then write `{now}` into crates/history/{RECORD}"
+            MEMO_VERSION.to_string(),
+            "what changes touch (or a note) moved but MEMO_VERSION is still {MEMO_VERSION}: \
+             history memos would keep stale entries. Bump it, then write `{now}` into \
+             crates/history/{RECORD}"
         );
-        panic!("TOUCHES_VERSION moved: write `{now}` into crates/history/{RECORD}");
+        panic!("MEMO_VERSION moved: write `{now}` into crates/history/{RECORD}");
     }
 
     #[test]

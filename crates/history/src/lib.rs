@@ -29,9 +29,10 @@
 //! - renames reported by git's similarity detection are followed: notes of older commits
 //!   land on the file's current path.
 //!
-//! Parsing past file versions is most of a read's time. What each file change touched is kept
-//! by content ([`HistoryMemo`], in the repository's common git directory by default), so a
-//! second worktree, a revision or a full re-read parses none of the changes read before.
+//! Diffing commits and parsing past file versions are a read's time. What each commit changed
+//! and what each file change touched are kept by content ([`HistoryMemo`], in the
+//! repository's common git directory by default), so a second worktree, a revision or a
+//! full re-read repeats neither for what an earlier read saw.
 //!
 //! [`files_at`] reads what any revision (branch, tag, commit) holds: the selected files under
 //! the root with their blob ids and bytes, from git objects, without a checkout.
@@ -41,7 +42,7 @@ mod memo;
 mod tree;
 mod walk;
 
-pub use memo::{HistoryMemo, MEMO_DIR, TOUCHES_VERSION};
+pub use memo::{HistoryMemo, MEMO_DIR, MEMO_VERSION};
 pub use tree::{
     Revision, RevisionError, RevisionFile, common_dir, exclude_dir, files_at, head_log,
     resolve_commit,
@@ -63,8 +64,8 @@ pub struct HistoryOptions {
     /// Read a revision's history instead of the work tree's: for an index of a revision's
     /// files written elsewhere (`files_at`), the notes of that commit's own ancestry.
     pub at: Option<HistoryAt>,
-    /// Where what each file change touched is kept by content, so that no later read (a
-    /// new worktree, a revision, a full re-read) parses that change again.
+    /// Where what each commit changed and each file change touched is kept, so that no
+    /// later read (a new worktree, a revision, a full re-read) diffs or parses them again.
     pub memo: HistoryMemo,
 }
 

@@ -1,11 +1,13 @@
-//! What each file change touched, kept by content for every later read of the repository's
-//! history: a new worktree, a revision, or a full re-read after a rename or a rewritten
-//! history parses no past file version that an earlier read parsed.
+//! What each commit changed and what each file change touched, kept for every later read of
+//! the repository's history: a new worktree, a revision, or a full re-read after a branch
+//! switch, a rename or a rewritten history diffs no commit and parses no past file version
+//! that an earlier read did.
 //!
-//! A change is named by its path and the blob ids of its two versions, so an entry holds
-//! wherever and whenever it is read. The memo is one file of JSON lines, appended under an
-//! exclusive lock; readers take no lock and skip a line a killed writer left unfinished.
-//! It is advisory: a memo that cannot be read or written costs parses, never a note.
+//! Both kinds of entry name content: a commit by its id, a file change by its path and the
+//! blob ids of its two versions. So an entry holds wherever and whenever it is read. The
+//! memo is one file of JSON lines, appended under an exclusive lock; readers take no lock
+//! and skip a line a killed writer left unfinished. It is advisory: a memo that cannot be
+//! read or written costs diffs and parses, never a note.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
@@ -14,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
+
+use crate::HistoryOff;
 
 /// Where the memo is kept ([`HistoryOptions::memo`](crate::HistoryOptions)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,52 +28,102 @@ pub enum HistoryMemo {
     Repository,
     /// This directory (several repositories may share it: an entry names content).
     At(PathBuf),
-    /// Every read parses every change it attributes.
+    /// Every read diffs every commit and parses every change it attributes.
     Off,
 }
 
 /// The memo's directory inside the repository's common git directory.
 pub const MEMO_DIR: [&str; 2] = ["codectx", "history"];
 
-/// The version of what an entry records: the innermost symbols' qualified names, from the
-/// parser's symbols, the chunker's names and [`touched_symbols`](crate::attribute)'s rules.
-/// Another version starts another memo file. `tests/touches_version.rs` fails when the
-/// names change without it.
-pub const TOUCHES_VERSION: u32 = 1;
+/// The version of what the entries record: the innermost symbols' qualified names (the
+/// parser's symbols, the chunker's names, `attribute.rs`'s rules), a commit's changes (gix's
+/// rename detection) and its note ([`note_text`](crate::note_text)). Another version starts
+/// another memo file. A test in `attribute.rs` fails when the names or notes change
+/// without it.
+pub const MEMO_VERSION: u32 = 1;
 
 /// A memo larger than this starts over: a bound on disk, far above a large repository's
 /// 5,000 commits.
 const MAX_BYTES: u64 = 256 << 20;
 
-/// One change: a file's path in the commit, its version before (none: added) and after.
-type Key = (String, Option<ObjectId>, ObjectId);
+/// One file change: its path in the commit, its version before (none: added) and after.
+type ChangeKey = (String, Option<ObjectId>, ObjectId);
 
-#[derive(Serialize, Deserialize)]
-struct Entry {
-    path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    before: Option<String>,
-    after: String,
-    names: Vec<String>,
+/// What a non-merge commit changed, as the walk needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CommitChanges {
+    /// Blob entries changed, deletions included: a sweep changes many.
+    pub(crate) blobs: usize,
+    /// The commit's note ([`note_text`](crate::note_text) of its message).
+    pub(crate) text: String,
+    /// Every change but deletions and directories' changes (renames kept), in the diff's
+    /// order.
+    pub(crate) changes: Vec<FileChange>,
 }
 
-/// The memo as one history read uses it: loaded on first use, added to as the read parses,
-/// saved once at its end.
-pub(crate) struct TouchMemo {
+/// One change of a commit, deletions aside.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FileChange {
+    /// The path in the commit.
+    pub(crate) path: String,
+    /// The path before, when git saw a rename (not a copy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) renamed_from: Option<String>,
+    /// The version before (none: added).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex_opt")]
+    pub(crate) before: Option<ObjectId>,
+    #[serde(with = "hex")]
+    pub(crate) after: ObjectId,
+    /// The entry is a file (not a link or a submodule): only files are attributed.
+    pub(crate) blob: bool,
+}
+
+/// One line of the memo file.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Line {
+    Touched {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "hex_opt")]
+        before: Option<ObjectId>,
+        #[serde(with = "hex")]
+        after: ObjectId,
+        names: Vec<String>,
+    },
+    Commit {
+        #[serde(with = "hex")]
+        commit: ObjectId,
+        blobs: usize,
+        text: String,
+        changes: Vec<FileChange>,
+    },
+}
+
+/// The memo as one history read uses it: loaded on first use, added to as the read diffs
+/// and parses, saved once at its end.
+pub(crate) struct Memo {
     file: Option<PathBuf>,
-    known: Option<HashMap<Key, Vec<String>>>,
-    added: Vec<Entry>,
-    /// Changes answered from the memo.
+    known: Option<Known>,
+    added: Vec<Line>,
+    /// Commits and file changes answered from the memo.
     pub(crate) hits: usize,
-    /// Changes parsed.
+    /// Commits diffed.
+    pub(crate) diffed: usize,
+    /// File changes parsed.
     pub(crate) parsed: usize,
 }
 
-impl TouchMemo {
+#[derive(Default)]
+struct Known {
+    touched: HashMap<ChangeKey, Vec<String>>,
+    commits: HashMap<ObjectId, CommitChanges>,
+}
+
+impl Memo {
     /// The memo of the repository whose common git directory is `common_dir`. A read of a
-    /// few new commits passes `load: false`: it adds what it parses without reading the
+    /// few new commits passes `load: false`: it adds what it computes without reading the
     /// whole memo first.
-    pub(crate) fn new(memo: &HistoryMemo, common_dir: &Path, load: bool) -> TouchMemo {
+    pub(crate) fn new(memo: &HistoryMemo, common_dir: &Path, load: bool) -> Memo {
         let dir = match memo {
             HistoryMemo::Repository => Some(
                 MEMO_DIR
@@ -79,46 +133,73 @@ impl TouchMemo {
             HistoryMemo::At(dir) => Some(dir.clone()),
             HistoryMemo::Off => None,
         };
-        TouchMemo {
-            file: dir.map(|d| d.join(format!("touched-v{TOUCHES_VERSION}.jsonl"))),
-            known: (!load).then(HashMap::new),
+        Memo {
+            file: dir.map(|d| d.join(format!("memo-v{MEMO_VERSION}.jsonl"))),
+            known: (!load).then(Known::default),
             added: Vec::new(),
             hits: 0,
+            diffed: 0,
             parsed: 0,
         }
     }
 
-    /// What the change touched, from the memo or from `compute` (then remembered).
+    fn known(&mut self) -> Option<&mut Known> {
+        let file = self.file.as_deref()?;
+        Some(self.known.get_or_insert_with(|| load(file)))
+    }
+
+    /// What commit `id` changed, from the memo or from `diff` (then remembered).
+    pub(crate) fn commit(
+        &mut self,
+        id: ObjectId,
+        diff: impl FnOnce() -> Result<CommitChanges, HistoryOff>,
+    ) -> Result<CommitChanges, HistoryOff> {
+        if let Some(changes) = self.known().and_then(|k| k.commits.get(&id)).cloned() {
+            self.hits += 1;
+            return Ok(changes);
+        }
+        self.diffed += 1;
+        let changes = diff()?;
+        if let Some(known) = self.known() {
+            known.commits.insert(id, changes.clone());
+            self.added.push(Line::Commit {
+                commit: id,
+                blobs: changes.blobs,
+                text: changes.text.clone(),
+                changes: changes.changes.clone(),
+            });
+        }
+        Ok(changes)
+    }
+
+    /// What the change touched, from the memo or from `parse` (then remembered).
     pub(crate) fn touched(
         &mut self,
         path: &str,
         before: Option<ObjectId>,
         after: ObjectId,
-        compute: impl FnOnce() -> Result<BTreeSet<String>, crate::HistoryOff>,
-    ) -> Result<Vec<String>, crate::HistoryOff> {
-        if self.file.is_none() {
-            self.parsed += 1;
-            return Ok(compute()?.into_iter().collect());
-        }
+        parse: impl FnOnce() -> Result<BTreeSet<String>, HistoryOff>,
+    ) -> Result<Vec<String>, HistoryOff> {
         let key = (path.to_owned(), before, after);
-        let known = self.known.get_or_insert_with(|| load(self.file.as_deref()));
-        if let Some(names) = known.get(&key) {
+        if let Some(names) = self.known().and_then(|k| k.touched.get(&key)).cloned() {
             self.hits += 1;
-            return Ok(names.clone());
+            return Ok(names);
         }
         self.parsed += 1;
-        let names: Vec<String> = compute()?.into_iter().collect();
-        self.added.push(Entry {
-            path: key.0.clone(),
-            before: before.map(|id| id.to_string()),
-            after: after.to_string(),
-            names: names.clone(),
-        });
-        known.insert(key, names.clone());
+        let names: Vec<String> = parse()?.into_iter().collect();
+        if let Some(known) = self.known() {
+            known.touched.insert(key, names.clone());
+            self.added.push(Line::Touched {
+                path: path.to_owned(),
+                before,
+                after,
+                names: names.clone(),
+            });
+        }
         Ok(names)
     }
 
-    /// Appends what this read parsed. A failure is logged and forgotten.
+    /// Appends what this read computed. A failure is logged and forgotten.
     pub(crate) fn save(&mut self) {
         let (Some(file), false) = (&self.file, self.added.is_empty()) else {
             return;
@@ -131,37 +212,47 @@ impl TouchMemo {
 }
 
 /// Every whole, well-formed line of the memo at `file` (none when it cannot be read).
-fn load(file: Option<&Path>) -> HashMap<Key, Vec<String>> {
-    let mut known = HashMap::new();
-    let Some(Ok(opened)) = file.map(File::open) else {
+fn load(file: &Path) -> Known {
+    let mut known = Known::default();
+    let Ok(opened) = File::open(file) else {
         return known;
     };
     for line in BufReader::new(opened).split(b'\n') {
         let Ok(line) = line else { break };
         // A killed writer's last line is cut short: it does not parse.
-        let Ok(entry) = serde_json::from_slice::<Entry>(&line) else {
-            continue;
-        };
-        let before = match entry
-            .before
-            .as_deref()
-            .map(|b| ObjectId::from_hex(b.as_bytes()))
-        {
-            None => None,
-            Some(Ok(id)) => Some(id),
-            Some(Err(_)) => continue,
-        };
-        let Ok(after) = ObjectId::from_hex(entry.after.as_bytes()) else {
-            continue;
-        };
-        known.insert((entry.path, before, after), entry.names);
+        match serde_json::from_slice::<Line>(&line) {
+            Ok(Line::Touched {
+                path,
+                before,
+                after,
+                names,
+            }) => {
+                known.touched.insert((path, before, after), names);
+            }
+            Ok(Line::Commit {
+                commit,
+                blobs,
+                text,
+                changes,
+            }) => {
+                known.commits.insert(
+                    commit,
+                    CommitChanges {
+                        blobs,
+                        text,
+                        changes,
+                    },
+                );
+            }
+            Err(_) => {}
+        }
     }
     known
 }
 
-/// Appends `entries` as whole lines under an exclusive lock, so that writers in several
+/// Appends `lines` as whole lines under an exclusive lock, so that writers in several
 /// processes never interleave.
-fn append(path: &Path, entries: &[Entry]) -> std::io::Result<()> {
+fn append(path: &Path, lines: &[Line]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -184,12 +275,46 @@ fn append(path: &Path, entries: &[Entry]) -> std::io::Result<()> {
             text.push(b'\n');
         }
     }
-    for entry in entries {
-        serde_json::to_writer(&mut text, entry)?;
+    for line in lines {
+        serde_json::to_writer(&mut text, line)?;
         text.push(b'\n');
     }
     file.write_all(&text)?;
     file.unlock()
+}
+
+/// An object id as hex in JSON.
+mod hex {
+    use gix::ObjectId;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(super) fn serialize<S: Serializer>(id: &ObjectId, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(id)
+    }
+
+    pub(super) fn deserialize<'d, D: Deserializer<'d>>(d: D) -> Result<ObjectId, D::Error> {
+        let text = String::deserialize(d)?;
+        ObjectId::from_hex(text.as_bytes()).map_err(D::Error::custom)
+    }
+}
+
+/// An optional object id as hex in JSON.
+mod hex_opt {
+    use gix::ObjectId;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(id: &Option<ObjectId>, s: S) -> Result<S::Ok, S::Error> {
+        match id {
+            Some(id) => super::hex::serialize(id, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'d, D: Deserializer<'d>>(d: D) -> Result<Option<ObjectId>, D::Error> {
+        #[derive(Deserialize)]
+        struct Hex(#[serde(with = "super::hex")] ObjectId);
+        Ok(Option::<Hex>::deserialize(d)?.map(|Hex(id)| id))
+    }
 }
 
 #[cfg(test)]
@@ -200,29 +325,49 @@ mod tests {
         ObjectId::from_hex(format!("{n:040x}").as_bytes()).unwrap()
     }
 
+    fn never<T>() -> Result<T, HistoryOff> {
+        panic!("computed again")
+    }
+
     #[test]
-    fn a_change_is_parsed_once_across_reads_and_a_cut_line_is_skipped() {
+    fn entries_are_computed_once_across_reads_and_a_cut_line_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let at = HistoryMemo::At(dir.path().to_path_buf());
         let names = || Ok(BTreeSet::from(["Router > match".to_string()]));
+        let changes = CommitChanges {
+            blobs: 2,
+            text: "fix: match\nThe body.".into(),
+            changes: vec![FileChange {
+                path: "src/b.ts".into(),
+                renamed_from: Some("src/a.ts".into()),
+                before: Some(id(1)),
+                after: id(2),
+                blob: true,
+            }],
+        };
 
-        let mut first = TouchMemo::new(&at, dir.path(), true);
+        let mut first = Memo::new(&at, dir.path(), true);
         assert_eq!(
             first.touched("src/a.ts", None, id(1), names).unwrap(),
             ["Router > match"]
         );
+        assert_eq!(
+            first.commit(id(9), || Ok(changes.clone())).unwrap(),
+            changes
+        );
         first.save();
         // A writer killed mid-line.
-        let file = dir.path().join(format!("touched-v{TOUCHES_VERSION}.jsonl"));
+        let file = dir.path().join(format!("memo-v{MEMO_VERSION}.jsonl"));
         let mut cut = OpenOptions::new().append(true).open(&file).unwrap();
-        cut.write_all(br#"{"path":"src/b.ts","after":"00"#).unwrap();
+        cut.write_all(br#"{"kind":"touched","path":"src/b.ts","after":"00"#)
+            .unwrap();
 
-        let mut second = TouchMemo::new(&at, dir.path(), true);
-        let unused = || -> Result<BTreeSet<String>, crate::HistoryOff> { panic!("parsed again") };
+        let mut second = Memo::new(&at, dir.path(), true);
         assert_eq!(
-            second.touched("src/a.ts", None, id(1), unused).unwrap(),
+            second.touched("src/a.ts", None, id(1), never).unwrap(),
             ["Router > match"]
         );
+        assert_eq!(second.commit(id(9), never).unwrap(), changes);
         // Another change of the same file is its own entry, and is written after the cut.
         let other = || Ok(BTreeSet::from(["parse".to_string()]));
         assert_eq!(
@@ -232,15 +377,17 @@ mod tests {
             ["parse"]
         );
         second.save();
+        assert_eq!((second.hits, second.parsed, second.diffed), (2, 1, 0));
 
-        let mut third = TouchMemo::new(&at, dir.path(), true);
+        let mut third = Memo::new(&at, dir.path(), true);
         assert_eq!(
             third
-                .touched("src/a.ts", Some(id(1)), id(2), unused)
+                .touched("src/a.ts", Some(id(1)), id(2), never)
                 .unwrap(),
             ["parse"]
         );
-        assert_eq!(load(Some(&file)).len(), 2);
+        let known = load(&file);
+        assert_eq!((known.touched.len(), known.commits.len()), (2, 1));
     }
 
     #[test]
@@ -251,7 +398,7 @@ mod tests {
         let at = HistoryMemo::At(blocked.join("memo"));
         let mut parses = 0;
         for _ in 0..2 {
-            let mut memo = TouchMemo::new(&at, dir.path(), true);
+            let mut memo = Memo::new(&at, dir.path(), true);
             let names = memo
                 .touched("src/a.ts", None, id(1), || {
                     parses += 1;

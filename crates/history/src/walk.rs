@@ -11,7 +11,8 @@ use gix::revision::walk::Sorting;
 use gix::traverse::commit::simple::CommitTimeOrder;
 
 use crate::attribute::touched_symbols;
-use crate::memo::TouchMemo;
+use crate::memo::{CommitChanges, FileChange, Memo};
+
 use crate::{HistoryOff, HistoryOptions, HistoryRead, SymbolNote, note_text};
 
 /// Reads the history of the repository around `root`: every commit when `since` is `None`,
@@ -81,7 +82,7 @@ impl Repository {
         }
         let common_dir = repo.common_dir();
         if let Some(since) = since {
-            let mut memo = TouchMemo::new(&options.memo, common_dir, false);
+            let mut memo = Memo::new(&options.memo, common_dir, false);
             let read = walker.read(head, Some(since), &mut memo);
             memo.save();
             if let Some(read) = read? {
@@ -90,12 +91,13 @@ impl Repository {
         }
         // First read, rewritten history, or a rename to re-key: read it all.
         let started = std::time::Instant::now();
-        let mut memo = TouchMemo::new(&options.memo, common_dir, true);
+        let mut memo = Memo::new(&options.memo, common_dir, true);
         let read = walker.read(head, None, &mut memo);
         memo.save();
         let read = read?.expect("a full read always completes");
         tracing::debug!(
             commits = read.commits_read,
+            diffed = memo.diffed,
             parsed = memo.parsed,
             from_memo = memo.hits,
             "full history read: {:?}",
@@ -192,7 +194,7 @@ impl Walker<'_> {
         &mut self,
         head: ObjectId,
         since: Option<ObjectId>,
-        memo: &mut TouchMemo,
+        memo: &mut Memo,
     ) -> Result<Option<HistoryRead>, HistoryOff> {
         let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
         let repo = self.repo;
@@ -244,74 +246,30 @@ impl Walker<'_> {
                 read.commits_skipped += 1;
                 continue;
             }
-            let commit = repo.find_commit(info.id).map_err(|e| unreadable(&e))?;
-            let tree = commit.tree().map_err(|e| unreadable(&e))?;
-            let parent_tree = match info.parent_ids.first() {
-                Some(parent) => repo
-                    .find_commit(*parent)
-                    .and_then(|p| p.tree())
-                    .map_err(|e| unreadable(&e))?,
-                None => repo.empty_tree(),
-            };
-            let mut changes: Vec<ChangeDetached> = Vec::new();
-            parent_tree
-                .changes()
-                .map_err(|e| unreadable(&e))?
-                .options(|o| {
-                    o.track_path()
-                        .track_rewrites(Some(gix::diff::Rewrites::default()));
-                })
-                .for_each_to_obtain_tree_with_cache(&tree, &mut cache, |change| {
-                    changes.push(change.detach());
-                    Ok(gix::object::tree::diff::Action::Continue(()))
-                })
-                .map_err(|e| unreadable(&e))?;
-            cache.clear_resource_cache_keep_allocation();
-            let files = changes.iter().filter(|c| c.entry_mode().is_blob()).count();
-            if files > self.options.max_files_per_commit {
+            let parent = info.parent_ids.first().copied();
+            let commit = memo.commit(info.id, || self.diff(info.id, parent, &mut cache))?;
+            if commit.blobs > self.options.max_files_per_commit {
                 read.commits_skipped += 1;
                 continue;
             }
-            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
-            let text = note_text(&message);
             let commit_id = info.id.to_string();
-            for change in &changes {
-                let (location, before_id, after_id) = match change {
-                    ChangeDetached::Addition { location, id, .. } => (location, None, *id),
-                    ChangeDetached::Modification {
-                        location,
-                        previous_id,
-                        id,
-                        ..
-                    } => (location, Some(*previous_id), *id),
-                    ChangeDetached::Rewrite {
-                        source_location,
-                        location,
-                        source_id,
-                        id,
-                        copy,
-                        ..
-                    } => {
-                        let from = source_location.to_str_lossy().into_owned();
-                        let to = location.to_str_lossy().into_owned();
-                        let name = to.rsplit('/').next().unwrap_or("");
-                        if !copy && self.options.files.is_source_name(name) {
-                            if since.is_some() {
-                                // Older notes are keyed by the old path.
-                                return Ok(None);
-                            }
-                            let current = renamed.get(&to).cloned().unwrap_or(to);
-                            renamed.insert(from, current);
+            for change in &commit.changes {
+                if let Some(from) = &change.renamed_from {
+                    let name = change.path.rsplit('/').next().unwrap_or("");
+                    if self.options.files.is_source_name(name) {
+                        if since.is_some() {
+                            // Older notes are keyed by the old path.
+                            return Ok(None);
                         }
-                        (location, Some(*source_id), *id)
+                        let current = renamed.get(&change.path).cloned();
+                        renamed.insert(from.clone(), current.unwrap_or(change.path.clone()));
                     }
-                    ChangeDetached::Deletion { .. } => continue,
-                };
-                if !change.entry_mode().is_blob() {
+                }
+                if !change.blob {
                     continue;
                 }
-                let path = location.to_str_lossy().into_owned();
-                let current = renamed.get(&path).cloned().unwrap_or(path.clone());
+                let (path, before_id, after_id) = (&change.path, change.before, change.after);
+                let current = renamed.get(path).cloned().unwrap_or(path.clone());
                 let Some(relative) = current.strip_prefix(&self.prefix) else {
                     continue;
                 };
@@ -324,12 +282,12 @@ impl Walker<'_> {
                 }
                 // Parsed under the name in this commit (same extension for a rename that
                 // matters; the qualified names do not contain the path).
-                let touched = memo.touched(&path, before_id, after_id, || {
+                let touched = memo.touched(path, before_id, after_id, || {
                     let before = match before_id {
                         Some(id) => self.text(id)?,
                         None => String::new(),
                     };
-                    Ok(touched_symbols(&path, &before, &self.text(after_id)?))
+                    Ok(touched_symbols(path, &before, &self.text(after_id)?))
                 })?;
                 for qualified_name in touched {
                     read.notes.push(SymbolNote {
@@ -337,7 +295,7 @@ impl Walker<'_> {
                         qualified_name,
                         commit: commit_id.clone(),
                         time,
-                        text: text.clone(),
+                        text: commit.text.clone(),
                     });
                 }
             }
@@ -346,6 +304,86 @@ impl Walker<'_> {
             return Ok(None);
         }
         Ok(Some(read))
+    }
+
+    /// What commit `id` changed against its parent (none: the empty tree), with git's
+    /// rename detection.
+    fn diff(
+        &self,
+        id: ObjectId,
+        parent: Option<ObjectId>,
+        cache: &mut gix::diff::blob::Platform,
+    ) -> Result<CommitChanges, HistoryOff> {
+        let unreadable = |e: &dyn std::fmt::Display| HistoryOff::Unreadable(e.to_string());
+        let repo = self.repo;
+        let commit = repo.find_commit(id).map_err(|e| unreadable(&e))?;
+        let tree = commit.tree().map_err(|e| unreadable(&e))?;
+        let parent_tree = match parent {
+            Some(parent) => repo
+                .find_commit(parent)
+                .and_then(|p| p.tree())
+                .map_err(|e| unreadable(&e))?,
+            None => repo.empty_tree(),
+        };
+        let mut diffed: Vec<ChangeDetached> = Vec::new();
+        parent_tree
+            .changes()
+            .map_err(|e| unreadable(&e))?
+            .options(|o| {
+                o.track_path()
+                    .track_rewrites(Some(gix::diff::Rewrites::default()));
+            })
+            .for_each_to_obtain_tree_with_cache(&tree, cache, |change| {
+                diffed.push(change.detach());
+                Ok(gix::object::tree::diff::Action::Continue(()))
+            })
+            .map_err(|e| unreadable(&e))?;
+        cache.clear_resource_cache_keep_allocation();
+        let blobs = diffed.iter().filter(|c| c.entry_mode().is_blob()).count();
+        let mut changes = Vec::new();
+        for change in &diffed {
+            let blob = change.entry_mode().is_blob();
+            let (location, renamed_from, before, after) = match change {
+                ChangeDetached::Addition { location, id, .. } => (location, None, None, *id),
+                ChangeDetached::Modification {
+                    location,
+                    previous_id,
+                    id,
+                    ..
+                } => (location, None, Some(*previous_id), *id),
+                ChangeDetached::Rewrite {
+                    source_location,
+                    location,
+                    source_id,
+                    id,
+                    copy,
+                    ..
+                } => {
+                    let from = (!copy).then(|| source_location.to_str_lossy().into_owned());
+                    (location, from, Some(*source_id), *id)
+                }
+                ChangeDetached::Deletion { .. } => continue,
+            };
+            // A directory's change is most of a diff and is attributed to nothing; only
+            // its rename matters. (Any file may carry a note: one renamed later to a
+            // source name is attributed under that name.)
+            if !blob && renamed_from.is_none() {
+                continue;
+            }
+            changes.push(FileChange {
+                path: location.to_str_lossy().into_owned(),
+                renamed_from,
+                before,
+                after,
+                blob,
+            });
+        }
+        let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+        Ok(CommitChanges {
+            blobs,
+            text: note_text(&message),
+            changes,
+        })
     }
 
     /// A blob's text; binary, non-UTF-8 or oversized content (a committed bundle) reads as

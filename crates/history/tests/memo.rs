@@ -1,5 +1,5 @@
 //! The history memo: a second worktree of a repository reads the same notes without parsing
-//! a past file version again. One test in its own binary, so that the process-wide parse
+//! a past file version again (or diffing a commit: renames come from the memo too). One test in its own binary, so that the process-wide parse
 //! count is this test's alone.
 
 use codectx_corpus::GitRepo;
@@ -37,6 +37,19 @@ fn a_second_worktree_reads_the_notes_without_parsing_past_versions() {
         repo.write("src/parse.ts", &source);
         repo.commit(&format!("fix: step {i} and trimming"));
     }
+    // A script without an extension, later given one: its older notes land on the new
+    // name too (the memo keeps changes of any file, not only of source names).
+    repo.write(
+        "bin/legacy",
+        "function legacyHelper(argv) {\n  return argv.slice(2);\n}\n",
+    );
+    repo.commit("feat: the legacy helper");
+    repo.git(&["mv", "bin/legacy", "bin/legacy.js"]);
+    repo.commit("chore: name the legacy script");
+    // A rename: older notes move to the new path, from the memo as from a diff.
+    repo.git(&["mv", "src/parse.ts", "src/parser.ts"]);
+    repo.write("src/parser.ts", &source.replace("n + 3", "n + 33"));
+    repo.commit("refactor: the parser's own file");
     let options = HistoryOptions::default();
     let (parsed, first) = parses(|| read_history(repo.root(), None, &options).unwrap());
     assert!(parsed >= 5, "{parsed} parses");
@@ -49,11 +62,19 @@ fn a_second_worktree_reads_the_notes_without_parsing_past_versions() {
     let (parsed, second) = parses(|| read_history(other.root(), None, &options).unwrap());
     assert_eq!(parsed, 0, "the second worktree parsed past versions again");
     assert_eq!(notes(&second), notes(&first));
-    assert!(
-        notes(&first).iter().any(|n| n.contains("step2")),
-        "{:#?}",
-        notes(&first)
-    );
+    // Notes of commits older than a rename land on the file's new name.
+    for (symbol, subject) in [
+        ("bin/legacy.js legacyHelper ", "feat: the legacy helper"),
+        ("src/parser.ts step2 ", "fix: step 2 and trimming"),
+    ] {
+        let found = notes(&first);
+        assert!(
+            found
+                .iter()
+                .any(|n| n.starts_with(symbol) && n.ends_with(subject)),
+            "{symbol}: {found:#?}"
+        );
+    }
 
     // Without the memo, the same read parses every change again.
     let off = HistoryOptions {
