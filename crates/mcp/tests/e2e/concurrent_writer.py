@@ -9,6 +9,7 @@ superseded versions. Prints how many answers succeeded and the first errors; the
 is removed at the end. Needs the `mcp` package (see latency.py).
 """
 
+import argparse
 import asyncio
 import json
 import pathlib
@@ -48,17 +49,15 @@ def write_and_index(server, root, server_args, cycles):
 
 
 async def main():
-    args = sys.argv[1:]
-    server_args = []
-    if "--" in args:
-        i = args.index("--")
-        args, server_args = args[:i], args[i + 1:]
-    cycles = 40
-    if "--cycles" in args:
-        i = args.index("--cycles")
-        cycles = int(args[i + 1])
-        del args[i:i + 2]
-    server, root = args
+    parser = argparse.ArgumentParser(description="A server answering while another process writes.")
+    parser.add_argument("server")
+    parser.add_argument("root")
+    parser.add_argument("--cycles", type=int, default=40)
+    # What follows `--` is the server's own arguments (`-- --embedder none`).
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    server, root, cycles, server_args = args.server, args.root, args.cycles, argv[split + 1:]
     params = StdioServerParameters(
         command=server,
         args=[*server_args, "--root", root, "serve", "--no-watch"],
