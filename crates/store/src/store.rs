@@ -739,10 +739,9 @@ pub(crate) fn lance_error(
     let uri = uri.to_string();
     move |e| match e {
         // Upkeep removes the files only superseded versions use (see `maintain`): a handle
-        // still on one of them finds its files gone, and reads the latest version instead.
-        lancedb::Error::Lance {
-            source: lance::Error::NotFound { .. },
-        } => StoreError::Superseded {
+        // still on one of them finds its files gone (however lance wraps the miss), and
+        // reads the latest version instead.
+        lancedb::Error::Lance { source } if source.is_not_found() => StoreError::Superseded {
             uri: uri.clone(),
             action,
         },

@@ -116,15 +116,27 @@ impl VectorCache {
         &self,
         keys: &[String],
     ) -> Result<HashMap<String, Vec<f32>>, StoreError> {
-        let mut found = HashMap::new();
         if keys.is_empty() {
-            return Ok(found);
+            return Ok(HashMap::new());
         }
-        // Another process may have written since this handle looked.
-        self.table
-            .checkout_latest()
-            .await
-            .map_err(lance_error(&self.uri, "refreshing the shared vectors"))?;
+        // Another process may have written since this handle looked; its upkeep may even
+        // remove the version checked out here before the read, which then reads the next.
+        let mut retries = 2;
+        loop {
+            self.table
+                .checkout_latest()
+                .await
+                .map_err(lance_error(&self.uri, "refreshing the shared vectors"))?;
+            match self.read(keys).await {
+                Err(StoreError::Superseded { .. }) if retries > 0 => retries -= 1,
+                read => return read,
+            }
+        }
+    }
+
+    /// [`VectorCache::get`] on the version this handle is on.
+    async fn read(&self, keys: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+        let mut found = HashMap::new();
         for keys in keys.chunks(KEYS_PER_QUERY) {
             let batches: Vec<RecordBatch> = self
                 .table
