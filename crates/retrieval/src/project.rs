@@ -198,49 +198,63 @@ impl Project {
     /// the start-up path of a long-lived server.
     pub async fn from_index(store: &Store) -> Result<Self, RetrievalError> {
         let started = Instant::now();
-        let facts = store.load_facts().await?;
-        let facts_read = started.elapsed();
-        let chunks = store.code_chunks(None).await?;
-        let chunks_read = started.elapsed() - facts_read;
-        let project = Self::from_rows(store, facts, chunks);
+        let root = canonical_root(store.root())?;
+        // Linking (module resolution probes the file system, then call edges) needs only
+        // the facts, so it runs on a blocking thread while the chunk rows are read.
+        let graph = async {
+            let facts = store.load_facts().await?;
+            let facts_read = started.elapsed();
+            let root = root.clone();
+            let graph = tokio::task::spawn_blocking(move || link(&root, facts))
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            Ok::<_, RetrievalError>((graph, facts_read, started.elapsed()))
+        };
+        let chunks = async {
+            let chunks = store.code_chunks(None).await?;
+            Ok::<_, RetrievalError>((chunks, started.elapsed()))
+        };
+        let ((graph, facts_read, linked), (chunks, chunks_read)) = tokio::try_join!(graph, chunks)?;
+        let project = Self::from_rows(store, root, graph, chunks);
         tracing::debug!(
             ?facts_read,
+            ?linked,
             ?chunks_read,
-            linked = ?(started.elapsed() - facts_read - chunks_read),
+            total = ?started.elapsed(),
             "project loaded from the index"
         );
-        project
+        Ok(project)
     }
 
     /// Links what the first sync of a new index parsed ([`Store::take_changes`], with
     /// `complete` set), which is what [`Project::from_index`] would read back right after it.
     pub fn from_changes(store: &Store, changes: SyncChanges) -> Result<Self, RetrievalError> {
         debug_assert!(changes.complete, "a project from changes needs all of them");
-        Self::from_rows(store, changes.facts, changes.chunks)
+        let root = canonical_root(store.root())?;
+        let graph = link(&root, changes.facts);
+        Ok(Self::from_rows(store, root, graph, changes.chunks))
     }
 
     fn from_rows(
         store: &Store,
-        facts: Vec<(String, codectx_graph::FileFacts)>,
+        root: PathBuf,
+        graph: ProjectGraph,
         chunks: Vec<CodeChunk>,
-    ) -> Result<Self, RetrievalError> {
-        let root = canonical_root(store.root())?;
-        let graph = ProjectGraph::from_facts(
-            &root,
-            facts
-                .into_iter()
-                .map(|(path, facts)| (root.join(path), facts)),
-        );
+    ) -> Self {
         let mut by_file: std::collections::BTreeMap<String, Vec<CodeChunk>> = store
             .files()
             .filter(|f| f.chunk_count > 0)
             .map(|f| (f.path.clone(), Vec::new()))
             .collect();
         for chunk in chunks {
-            by_file
-                .entry(chunk.relative_path.clone())
-                .or_default()
-                .push(chunk);
+            // Every file with chunks is a key already: no path is copied per chunk.
+            match by_file.get_mut(chunk.relative_path.as_str()) {
+                Some(file) => file.push(chunk),
+                None => by_file
+                    .entry(chunk.relative_path.clone())
+                    .or_default()
+                    .push(chunk),
+            }
         }
         let files = by_file
             .into_iter()
@@ -249,7 +263,7 @@ impl Project {
                 ProjectFile::new(&root, relative_path, chunks, None)
             })
             .collect();
-        Ok(Self::new(root, files, graph, skipped_files(store)))
+        Self::new(root, files, graph, skipped_files(store))
     }
 
     /// Patches the project with what one sync of `store` changed, as the sync handed it over
@@ -400,6 +414,16 @@ impl Project {
             .iter()
             .any(|e| matches!(e.target, codectx_graph::facts::ExportTarget::Local { decl } if decl == symbol.decl))
     }
+}
+
+/// The project graph of `root` from its files' facts (paths relative to `root`).
+fn link(root: &Path, facts: Vec<(String, codectx_graph::FileFacts)>) -> ProjectGraph {
+    ProjectGraph::from_facts(
+        root,
+        facts
+            .into_iter()
+            .map(|(path, facts)| (root.join(path), facts)),
+    )
 }
 
 /// `chunks` grouped by file, with an empty list for each of `paths` that has none.
