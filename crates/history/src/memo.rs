@@ -50,7 +50,7 @@ const MAX_BYTES: u64 = 256 << 20;
 type ChangeKey = (String, Option<ObjectId>, ObjectId);
 
 /// What a non-merge commit changed, as the walk needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct CommitChanges {
     /// Blob entries changed, deletions included: a sweep changes many.
     pub(crate) blobs: usize,
@@ -93,9 +93,8 @@ enum Line {
     Commit {
         #[serde(with = "hex")]
         commit: ObjectId,
-        blobs: usize,
-        text: String,
-        changes: Vec<FileChange>,
+        #[serde(flatten)]
+        changes: CommitChanges,
     },
 }
 
@@ -164,9 +163,7 @@ impl Memo {
             known.commits.insert(id, changes.clone());
             self.added.push(Line::Commit {
                 commit: id,
-                blobs: changes.blobs,
-                text: changes.text.clone(),
-                changes: changes.changes.clone(),
+                changes: changes.clone(),
             });
         }
         Ok(changes)
@@ -229,20 +226,8 @@ fn load(file: &Path) -> Known {
             }) => {
                 known.touched.insert((path, before, after), names);
             }
-            Ok(Line::Commit {
-                commit,
-                blobs,
-                text,
-                changes,
-            }) => {
-                known.commits.insert(
-                    commit,
-                    CommitChanges {
-                        blobs,
-                        text,
-                        changes,
-                    },
-                );
+            Ok(Line::Commit { commit, changes }) => {
+                known.commits.insert(commit, changes);
             }
             Err(_) => {}
         }

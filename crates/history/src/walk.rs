@@ -12,7 +12,6 @@ use gix::traverse::commit::simple::CommitTimeOrder;
 
 use crate::attribute::touched_symbols;
 use crate::memo::{CommitChanges, FileChange, Memo};
-
 use crate::{HistoryOff, HistoryOptions, HistoryRead, SymbolNote, note_text};
 
 /// Reads the history of the repository around `root`: every commit when `since` is `None`,
@@ -262,7 +261,8 @@ impl Walker<'_> {
                             return Ok(None);
                         }
                         let current = renamed.get(&change.path).cloned();
-                        renamed.insert(from.clone(), current.unwrap_or(change.path.clone()));
+                        renamed
+                            .insert(from.clone(), current.unwrap_or_else(|| change.path.clone()));
                     }
                 }
                 if !change.blob {

@@ -1,6 +1,6 @@
 //! The history memo: a second worktree of a repository reads the same notes without parsing
-//! a past file version again (or diffing a commit: renames come from the memo too). One test in its own binary, so that the process-wide parse
-//! count is this test's alone.
+//! a past file version again (or diffing a commit: renames come from the memo too). One
+//! test in its own binary, so that the process-wide parse count is this test's alone.
 
 use codectx_corpus::GitRepo;
 use codectx_history::{HistoryMemo, HistoryOptions, HistoryRead, MEMO_DIR, read_history};
