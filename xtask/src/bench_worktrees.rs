@@ -112,7 +112,7 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     let shared = dir_size(&main.join(".git/codectx"));
     let all: u64 = trees.iter().map(|t| dir_size(&t.join(".codectx"))).sum();
     println!(
-        "disk: one worktree's index {:.1} MB (after its cold index); shared vectors and history memo {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared part {:.2}× one index",
+        "disk: one worktree's index {:.1} MB (after its cold index); shared vectors, parses and history memo {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared part {:.2}× one index",
         mb(one),
         mb(shared),
         trees.len(),

@@ -173,7 +173,7 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     // files were read but not parsed).
     let sync = index.sync(&observer).await?;
     tracing::debug!(?opened, steps = ?sync.timings, "index opened and synced");
-    let parsed = sync.files_parsed;
+    let (parsed, reused) = (sync.files_parsed, sync.files_shared);
     parse_bar.finish_and_clear();
     let structural = started.elapsed();
     let (embedded, shared) = if embedder.is_some() {
@@ -195,7 +195,7 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     tracing::debug!(elapsed = ?summarising.elapsed(), "summary read");
     let skipped: usize = summary.skipped_files.values().sum();
     println!(
-        "{}: {} files ({} parsed now), {} chunks ({} with vectors; {embedded} embedded now, {shared} from the repository's shared vectors), {skipped} skipped; structure {:.1} s, total {:.1} s",
+        "{}: {} files ({} parsed now, {reused} from the repository's shared parses), {} chunks ({} with vectors; {embedded} embedded now, {shared} from the repository's shared vectors), {skipped} skipped; structure {:.1} s, total {:.1} s",
         root.display(),
         summary.files - skipped,
         parsed,

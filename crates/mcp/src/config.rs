@@ -11,7 +11,7 @@ use codectx_embed::{
     OpenAiEmbedder, Reranker, StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
 };
 use codectx_retrieval::{EngineOptions, SearchOptions};
-use codectx_retrieval::{SharedVectors, StoreOptions};
+use codectx_retrieval::{SharedParses, SharedVectors, StoreOptions};
 use serde::Deserialize;
 
 /// The file name looked for at the project root.
@@ -65,9 +65,13 @@ pub struct IndexConfig {
     /// Where vectors are shared by content between the indexes of one repository (its
     /// worktrees and refs): `"repository"` (default: `<common git dir>/codectx/vectors`,
     /// outside git `<index>/vectors`), `"off"`, or a directory.
-    pub shared_vectors: SharedVectorsConfig,
+    pub shared_vectors: SharedConfig,
     /// Megabytes of vectors the shared cache keeps at most (the oldest go first).
     pub shared_vectors_mb: u64,
+    /// Where each parsed file version's chunks and facts are shared by content between the
+    /// indexes of one repository: `"repository"` (default: `<common git dir>/codectx/parsed`,
+    /// none outside git), `"off"`, or a directory.
+    pub shared_parses: SharedConfig,
 }
 
 impl Default for IndexConfig {
@@ -78,27 +82,28 @@ impl Default for IndexConfig {
             max_file_bytes: files.max_file_bytes,
             skip_dirs: files.skip_dirs,
             embed_step: 64,
-            shared_vectors: SharedVectorsConfig::Keyword(SharedVectorsKeyword::Repository),
+            shared_vectors: SharedConfig::Keyword(SharedKeyword::Repository),
             shared_vectors_mb: codectx_retrieval::StoreOptions::default().shared_vectors_bytes
                 >> 20,
+            shared_parses: SharedConfig::Keyword(SharedKeyword::Repository),
         }
     }
 }
 
-/// `[index] shared_vectors`: a keyword, else a directory.
+/// `[index] shared_vectors` and `shared_parses`: a keyword, else a directory.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
-pub enum SharedVectorsConfig {
-    Keyword(SharedVectorsKeyword),
+pub enum SharedConfig {
+    Keyword(SharedKeyword),
     Dir(PathBuf),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum SharedVectorsKeyword {
+pub enum SharedKeyword {
     /// The repository's (see [`codectx_retrieval::SharedVectors::Repository`]).
     Repository,
-    /// None: every vector is computed.
+    /// None: every vector is computed, every changed file parsed.
     Off,
 }
 
@@ -269,13 +274,16 @@ impl Config {
             ..Default::default()
         };
         store.shared_vectors = match &self.index.shared_vectors {
-            SharedVectorsConfig::Keyword(SharedVectorsKeyword::Repository) => {
-                SharedVectors::Repository
-            }
-            SharedVectorsConfig::Keyword(SharedVectorsKeyword::Off) => SharedVectors::Off,
-            SharedVectorsConfig::Dir(dir) => SharedVectors::At(dir.clone()),
+            SharedConfig::Keyword(SharedKeyword::Repository) => SharedVectors::Repository,
+            SharedConfig::Keyword(SharedKeyword::Off) => SharedVectors::Off,
+            SharedConfig::Dir(dir) => SharedVectors::At(dir.clone()),
         };
         store.shared_vectors_bytes = self.index.shared_vectors_mb << 20;
+        store.shared_parses = match &self.index.shared_parses {
+            SharedConfig::Keyword(SharedKeyword::Repository) => SharedParses::Repository,
+            SharedConfig::Keyword(SharedKeyword::Off) => SharedParses::Off,
+            SharedConfig::Dir(dir) => SharedParses::At(dir.clone()),
+        };
         store.files.max_file_bytes = self.index.max_file_bytes;
         store.files.skip_dirs = self.index.skip_dirs.clone();
         store
@@ -388,6 +396,7 @@ mod tests {
             embed_step = 8
             shared_vectors = "/tmp/vectors"
             shared_vectors_mb = 64
+            shared_parses = "/tmp/parses"
             [embedding]
             provider = "openai"
             model = "nomic-embed-text"
@@ -413,6 +422,12 @@ mod tests {
             SharedVectors::At("/tmp/vectors".into())
         );
         assert_eq!(config.store_options().shared_vectors_bytes, 64 << 20);
+        assert_eq!(
+            config.store_options().shared_parses,
+            SharedParses::At("/tmp/parses".into())
+        );
+        let off: Config = toml::from_str("[index]\nshared_parses = \"off\"").unwrap();
+        assert_eq!(off.store_options().shared_parses, SharedParses::Off);
         for (value, expected) in [
             ("off", SharedVectors::Off),
             ("repository", SharedVectors::Repository),
@@ -425,6 +440,10 @@ mod tests {
         assert_eq!(
             default.store_options().shared_vectors,
             SharedVectors::Repository
+        );
+        assert_eq!(
+            default.store_options().shared_parses,
+            SharedParses::Repository
         );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");

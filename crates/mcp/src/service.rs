@@ -469,7 +469,7 @@ impl Service {
                 if wrote_chunks(&stats) {
                     tracing::info!(
                         "re-indexed {} changed, {} removed file(s)",
-                        stats.files_parsed,
+                        stats.files_parsed + stats.files_shared,
                         stats.files_removed
                     );
                     self.embed_wake.notify_one();

@@ -113,11 +113,11 @@ fn checkout() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
-/// The `(N parsed now)` figure of `mcp-server index`.
+/// The `(N parsed now, …)` figure of `mcp-server index`.
 fn parsed_now(out: &Output) -> usize {
     let line = String::from_utf8_lossy(&out.stdout);
     let (_, rest) = line.split_once(" files (").expect("the index summary");
-    rest.split_once(" parsed now)").unwrap().0.parse().unwrap()
+    rest.split_once(" parsed now").unwrap().0.parse().unwrap()
 }
 
 fn index(server: &S3Server, home: &Path, root: &Path) -> Output {

@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use codectx_store::{HistoryAt, SharedVectors};
+use codectx_store::{HistoryAt, SharedParses, SharedVectors};
 
 use crate::{Engine, EngineOptions, RetrievalError};
 
@@ -84,11 +84,15 @@ pub async fn open_at_revision(
         .await
         .expect("writing a revision's files does not panic")?;
     }
-    // The revision shares the work tree's vectors, wherever its own index lies.
+    // The revision shares the work tree's vectors and parses, wherever its own index lies.
     options.store.shared_vectors = options
         .store
         .shared_vectors_dir(&root)
         .map_or(SharedVectors::Off, SharedVectors::At);
+    options.store.shared_parses = options
+        .store
+        .shared_parses_dir(&root)
+        .map_or(SharedParses::Off, SharedParses::At);
     options.store.uri = Some(dir.join("index").to_string_lossy().into_owned());
     options.store.files.ignore_files = false;
     options.store.history.at = Some(HistoryAt {

@@ -10,6 +10,7 @@ use codectx_graph::facts::FileFacts;
 use codectx_parser::ParseStatus;
 use sha2::{Digest, Sha256};
 
+use crate::parse_cache::{PackWriter, ParseCache};
 use crate::report::{SyncEvent, SyncObserver};
 use crate::schema::{FileRecord, FileStatus, SkipReason};
 
@@ -20,6 +21,8 @@ pub(crate) struct Processed {
     /// What `record.facts` holds encoded, when the sync hands its changes over (`None`
     /// otherwise, and for a skipped file): a whole repository's facts are not held twice.
     pub facts: Option<FileFacts>,
+    /// The chunks and facts came from the shared parses, not from a parse.
+    pub shared: bool,
 }
 
 /// Runs CPU-bound `f` (parsing every changed file) without stalling the async runtime: on a
@@ -32,14 +35,15 @@ pub(crate) fn off_the_runtime<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// Reads, hashes and (when the content changed) parses the moved files on all cores.
-/// `Ok` is a touched file (same content, new mtime); `Err` carries a changed one, with its
-/// decoded facts only when `keep_facts`.
+/// Reads, hashes and (when the content changed) parses the moved files on all cores, or
+/// takes their parse from the shared parses; new parses go to `shared`'s pack. `Ok` is a touched file (same content, new mtime); `Err`
+/// carries a changed one, with its decoded facts only when `keep_facts`.
 pub(crate) fn process_files(
     files: &[SourceFile],
     known_hashes: &HashMap<String, String>,
     max_bytes: u64,
     keep_facts: bool,
+    shared: Option<&PackWriter<'_>>,
     observer: &dyn SyncObserver,
 ) -> Vec<Result<FileRecord, Processed>> {
     let next = AtomicUsize::new(0);
@@ -56,8 +60,8 @@ pub(crate) fn process_files(
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(file) = files.get(i) else { break };
-                        let item =
-                            process_file(file, known_hashes.get(&file.path), max_bytes, keep_facts);
+                        let known = known_hashes.get(&file.path);
+                        let item = process_file(file, known, max_bytes, keep_facts, shared);
                         if item.is_err() {
                             observer.event(SyncEvent::Parsed {
                                 done: done.fetch_add(1, Ordering::Relaxed) + 1,
@@ -84,6 +88,7 @@ pub(crate) fn process_file(
     known_hash: Option<&String>,
     max_bytes: u64,
     keep_facts: bool,
+    shared: Option<&PackWriter<'_>>,
 ) -> Result<FileRecord, Processed> {
     let mut record = FileRecord {
         path: file.path.clone(),
@@ -100,6 +105,7 @@ pub(crate) fn process_file(
             record,
             chunks: Vec::new(),
             facts: None,
+            shared: false,
         })
     };
     if file.size > max_bytes {
@@ -136,6 +142,28 @@ pub(crate) fn process_file(
             return skipped(record, reason, detail.to_string());
         }
     };
+    let key = shared.map(|_| ParseCache::key(&file.path, &record.content_hash));
+    if let (Some(shared), Some(key)) = (shared, &key)
+        && let Some(parse) = shared
+            .cache()
+            .get(key, &file.abs.to_string_lossy(), &source)
+    {
+        // Facts that do not decode make the entry a miss: the files table never holds
+        // facts a load would refuse.
+        if let Ok(facts) = FileFacts::decode(&parse.facts) {
+            if parse.recovered {
+                record.status = FileStatus::Recovered;
+            }
+            record.chunk_count = parse.chunks.len() as u32;
+            record.facts = Some(parse.facts);
+            return Err(Processed {
+                record,
+                chunks: parse.chunks,
+                facts: keep_facts.then_some(facts),
+                shared: true,
+            });
+        }
+    }
     if looks_minified(&file.path, &source) {
         return skipped(
             record,
@@ -151,13 +179,19 @@ pub(crate) fn process_file(
     if parsed.status != ParseStatus::Clean {
         record.status = FileStatus::Recovered;
     }
-    let chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
-    record.facts = Some(facts.encode());
+    let mut chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
+    let encoded = facts.encode();
+    if let (Some(shared), Some(key)) = (shared, key) {
+        let recovered = record.status == FileStatus::Recovered;
+        shared.add(key, recovered, &encoded, &mut chunks);
+    }
+    record.facts = Some(encoded);
     record.chunk_count = chunks.len() as u32;
     Err(Processed {
         record,
         chunks,
         facts: keep_facts.then_some(facts),
+        shared: false,
     })
 }
 

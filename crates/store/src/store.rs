@@ -12,6 +12,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
 use crate::lock::{LOCK_FILE, WriteLock};
+use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR, SharedParses};
 use crate::schema::{
     self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
     batch_to_meta, chunk_schema, files_schema, meta_to_batch,
@@ -111,6 +112,9 @@ pub struct StoreOptions {
     pub shared_vectors: SharedVectors,
     /// About how many bytes of vectors the shared cache keeps (the oldest go first).
     pub shared_vectors_bytes: u64,
+    /// Where the chunks and facts of each parsed file version are shared by content with
+    /// the repository's other indexes: a version parsed once is not parsed again.
+    pub shared_parses: SharedParses,
 }
 
 /// What one sync changed, as typed data ([`StoreOptions::hand_over_changes`]): the chunks
@@ -148,6 +152,7 @@ impl Default for StoreOptions {
             hand_over_changes: false,
             shared_vectors: SharedVectors::default(),
             shared_vectors_bytes: 512 << 20,
+            shared_parses: SharedParses::default(),
         }
     }
 }
@@ -187,6 +192,9 @@ pub struct Store {
     /// The shared vectors ([`StoreOptions::shared_vectors`]), opened at the first embedding;
     /// `None` inside when there are none or they could not be opened.
     pub(crate) shared_vectors: tokio::sync::OnceCell<Option<VectorCache>>,
+    /// The shared parses ([`StoreOptions::shared_parses`]), found at the first sync that
+    /// reads a file; `None` inside when there are none.
+    pub(crate) shared_parses: std::sync::OnceLock<Option<ParseCache>>,
 }
 
 impl StoreOptions {
@@ -213,6 +221,16 @@ impl StoreOptions {
                 Some(git) => Some(REPOSITORY_DIR.iter().fold(git, |dir, part| dir.join(part))),
                 None => local_path(&self.index_uri(root)).map(|dir| dir.join(VECTORS_DIR)),
             },
+        }
+    }
+
+    /// Where the parses of `root`'s index are shared ([`SharedParses`]), if anywhere.
+    pub fn shared_parses_dir(&self, root: &Path) -> Option<PathBuf> {
+        match &self.shared_parses {
+            SharedParses::Off => None,
+            SharedParses::At(dir) => Some(dir.clone()),
+            SharedParses::Repository => codectx_history::common_dir(root)
+                .map(|git| PARSES_DIR.iter().fold(git, |dir, part| dir.join(part))),
         }
     }
 
@@ -405,6 +423,7 @@ impl Store {
             repository: None,
             vectors: std::sync::Mutex::new(None),
             shared_vectors: tokio::sync::OnceCell::new(),
+            shared_parses: std::sync::OnceLock::new(),
         };
         let _ = store.reload_known().await?;
         Ok(store)

@@ -10,6 +10,7 @@ use codectx_files::SourceFile;
 
 use crate::Embedder;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
+use crate::parse_cache::ParseCache;
 use crate::process::{off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::FileStatus;
@@ -160,7 +161,26 @@ impl Store {
                 })
                 .collect();
             let max_bytes = self.options.files.max_file_bytes;
-            off_the_runtime(|| process_files(&moved, &known, max_bytes, keep, observer))
+            let shared = self
+                .shared_parses
+                .get_or_init(|| {
+                    let dir = self.options.shared_parses_dir(&self.root)?;
+                    Some(ParseCache::new(dir))
+                })
+                .as_ref();
+            off_the_runtime(|| {
+                // Packs other worktrees wrote since this handle's last sync.
+                if let Some(shared) = shared {
+                    shared.refresh();
+                }
+                let pack = shared.map(ParseCache::writer);
+                let processed =
+                    process_files(&moved, &known, max_bytes, keep, pack.as_ref(), observer);
+                if let Some(pack) = pack {
+                    pack.finish();
+                }
+                processed
+            })
         };
         stats.timings.parse = started.elapsed();
         let mut touched = Vec::new();
@@ -179,11 +199,12 @@ impl Store {
             }
         }
         stats.files_touched = touched.len();
-        stats.files_parsed = changed
+        stats.files_shared = changed.iter().filter(|p| p.shared).count();
+        stats.files_skipped = changed
             .iter()
-            .filter(|p| !matches!(p.record.status, FileStatus::Skipped { .. }))
+            .filter(|p| matches!(p.record.status, FileStatus::Skipped { .. }))
             .count();
-        stats.files_skipped = changed.len() - stats.files_parsed;
+        stats.files_parsed = changed.len() - stats.files_skipped - stats.files_shared;
 
         let rewritten: Vec<String> = changed
             .iter()

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use codectx_store::testing::TokenHashEmbedder;
 use codectx_store::{
-    Embedder, SharedVectors, Store, StoreError, StoreOptions, StoredChunk, SyncStats,
+    Embedder, SharedParses, SharedVectors, Store, StoreError, StoreOptions, StoredChunk, SyncStats,
 };
 
 const DIMENSION: usize = 16;
@@ -32,6 +32,14 @@ fn workspace_repository(dir: &Path) -> codectx_corpus::GitRepo {
     codectx_corpus::copy_tree(&fixtures().join("workspace"), repo.root());
     repo.commit("workspace");
     repo
+}
+
+/// [`workspace_repository`] with a worktree at `<dir>/task` on branch `task`.
+fn repository_with_task(dir: &Path) -> (codectx_corpus::GitRepo, PathBuf) {
+    let repo = workspace_repository(dir);
+    let task = dir.join("task");
+    repo.add_worktree(&task, "task");
+    (repo, task)
 }
 
 /// The blueprint's cases count what the store itself sends to the model: no vectors shared
@@ -126,19 +134,27 @@ async fn assert_same_as_clean_build(root: &Path, store: &Store) {
 
 /// What a clean build of the tree at `root` holds: rows and file records.
 async fn clean_build(root: &Path) -> (Vec<String>, Vec<codectx_store::FileRecord>) {
+    let (_dir, clean) = clean_index(root).await;
+    contents(&clean).await
+}
+
+/// A clean build of the tree at `root` in a directory of its own: every file is parsed,
+/// nothing comes from the repository's shared parses.
+async fn clean_index(root: &Path) -> (tempfile::TempDir, Store) {
     let embedder = TokenHashEmbedder::new(DIMENSION);
     let dir = tempfile::tempdir().unwrap();
     let mut clean = Store::open(
         root,
         StoreOptions {
             uri: Some(dir.path().to_string_lossy().into_owned()),
+            shared_parses: SharedParses::Off,
             ..options(&embedder)
         },
     )
     .await
     .unwrap();
     sync(&mut clean, &embedder).await;
-    contents(&clean).await
+    (dir, clean)
 }
 
 /// An index's rows (rendered in full) and file records (facts left out), sorted.
@@ -1494,9 +1510,7 @@ async fn assert_model_vectors(rows: &[StoredChunk], embedder: &TokenHashEmbedder
 #[tokio::test]
 async fn shared_vectors_serve_a_second_worktree() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = workspace_repository(dir.path());
-    let task = dir.path().join("task");
-    repo.add_worktree(&task, "task");
+    let (repo, task) = repository_with_task(dir.path());
     codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
 
     let embedder = TokenHashEmbedder::new(DIMENSION);
@@ -1569,6 +1583,83 @@ async fn shared_vectors_serve_content_seen_before() {
     assert_model_vectors(&rows(&store).await, &embedder).await;
     assert!(root.path().join(".codectx/vectors").is_dir());
     assert_same_as_clean_build(root.path(), &store).await;
+}
+
+/// A second worktree, and a branch switch back to content seen before, parse nothing the
+/// repository's indexes parsed before: chunks and facts come from the shared parses, and
+/// the index equals a clean build of its own files.
+#[tokio::test]
+async fn shared_parses_serve_a_second_worktree_and_a_switch_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, task) = repository_with_task(dir.path());
+    codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    let first = sync(&mut main, &embedder).await;
+    assert!(first.files_parsed > 1, "{first:?}");
+    assert_eq!(first.files_shared, 0);
+    let common = repo.root().join(".git/codectx/parsed");
+    assert!(common.is_dir(), "{} holds the parses", common.display());
+
+    // The task differs from main in one file: the only one it parses.
+    let mut second = Store::open(&task, options(&embedder)).await.unwrap();
+    let stats = sync(&mut second, &embedder).await;
+    assert_eq!(
+        (stats.files_parsed, stats.files_shared),
+        (1, first.files_parsed - 1),
+        "{stats:?}"
+    );
+    assert_same_as_clean_build(&task, &second).await;
+    let (_dir, clean) = clean_index(&task).await;
+    assert_eq!(
+        second.load_facts().await.unwrap(),
+        clean.load_facts().await.unwrap()
+    );
+
+    // Main takes the task's version of the file, then its own again: both seen before.
+    let path = repo.root().join("src/util/format.ts");
+    let before = std::fs::read(&path).unwrap();
+    std::fs::copy(task.join("src/util/format.ts"), &path).unwrap();
+    set_mtime(&path, 60);
+    let switch = sync(&mut main, &embedder).await;
+    assert_eq!((switch.files_parsed, switch.files_shared), (0, 1));
+    std::fs::write(&path, before).unwrap();
+    set_mtime(&path, 120);
+    let back = sync(&mut main, &embedder).await;
+    assert_eq!((back.files_parsed, back.files_shared), (0, 1));
+    assert_same_as_clean_build(repo.root(), &main).await;
+}
+
+/// A damaged shared parse costs a parse, not the sync: its file is parsed again and the
+/// index is as a clean build's.
+#[tokio::test]
+async fn a_damaged_shared_parse_is_parsed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, task) = repository_with_task(dir.path());
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    let first = sync(&mut main, &embedder).await;
+    // A stretch of the pack's entries zeroed: its records still read, those entries do not.
+    let packs: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed/v1"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(packs.len(), 1, "one sync, one pack: {packs:?}");
+    for path in packs {
+        let mut bytes = std::fs::read(&path).unwrap();
+        let len = bytes.len();
+        bytes[len / 4..len / 2].fill(0);
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let mut second = Store::open(&task, options(&embedder)).await.unwrap();
+    let stats = sync(&mut second, &embedder).await;
+    assert!(
+        stats.files_parsed > 0 && stats.files_shared > 0,
+        "{stats:?}"
+    );
+    assert_eq!(stats.files_parsed + stats.files_shared, first.files_parsed);
+    assert_same_as_clean_build(&task, &second).await;
 }
 
 /// Upkeep removes the files only superseded versions use (LanceDB's default keeps them a

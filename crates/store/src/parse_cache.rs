@@ -1,0 +1,698 @@
+//! Parses shared by content: the chunks and graph facts of a file version, kept once for
+//! every index of one repository. A new worktree, or a branch switch to a file version any
+//! index of the repository parsed before, reads them instead of parsing.
+//!
+//! An entry is named by what its parse depends on: the file's content (SHA-256), its
+//! relative path (the language, the chunk ids and the facts' imports hang on it), and the
+//! extractor (this build's [`FORMAT`](crate::store::FORMAT), the graph's
+//! [`FACTS_VERSION`] and the crate version). So an entry holds wherever and whenever it is
+//! read, and an index rebuilt for a new format starts a new set of names.
+//!
+//! A sync's new entries go into one pack file, appended by the parse workers as they go:
+//! the entries, then an index of their names and places. (A file per entry cost a tenth of
+//! vite's cold index in file creation alone.) A pack is written to a temporary file and
+//! renamed into place, so a reader sees a whole pack or none. Readers list the packs at
+//! each sync and read an entry by its offset.
+//!
+//! The cache is advisory. An entry that cannot be read or decoded is a miss, a failed write
+//! is skipped, and either costs a parse, never a sync.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use codectx_chunker::CodeChunk;
+use codectx_graph::facts::FACTS_VERSION;
+use sha2::{Digest, Sha256};
+use tempfile::NamedTempFile;
+
+use crate::process::hex;
+
+/// Where the parses a store makes are shared ([`StoreOptions::shared_parses`](crate::StoreOptions)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SharedParses {
+    /// Inside a git repository, `<common git dir>/codectx/parsed`: one cache for all its
+    /// worktrees, branches and revisions. Outside git, none: a lone checkout meets an old
+    /// file version again too rarely to keep every version's chunks.
+    #[default]
+    Repository,
+    /// This directory (several repositories may share it: an entry names its content).
+    At(PathBuf),
+    /// Every changed file is parsed.
+    Off,
+}
+
+/// The cache's directory inside the repository's common git directory. The layout's
+/// version is part of it, so another layout starts beside this one.
+pub(crate) const REPOSITORY_DIR: [&str; 3] = ["codectx", "parsed", "v1"];
+
+/// Packs larger than this in all lose their oldest: about two full versions of a
+/// 17,500-file repository (babel).
+const MAX_BYTES: u64 = 1 << 30;
+
+/// What one handle writes between two size checks.
+const CHECK_EVERY_BYTES: u64 = MAX_BYTES / 16;
+
+/// Packs of fewer entries than this are merged once there are [`MERGE_FROM_PACKS`] of
+/// them: a watching server's syncs parse a file or two each.
+const SMALL_PACK_ENTRIES: u32 = 64;
+const MERGE_FROM_PACKS: usize = 32;
+
+/// A pack's first and last bytes, so a file of anything else is skipped.
+const MAGIC: &[u8; 8] = b"ctxpack1";
+const PACK_EXTENSION: &str = "pack";
+
+/// An entry's name: 128 bits of SHA-256.
+type Key = [u8; 16];
+
+/// One index record: the name, the entry's offset in the pack and its length.
+const RECORD_BYTES: usize = 16 + 8 + 8;
+/// A pack's last bytes: its entry count, where its records start, and [`MAGIC`].
+const TRAILER_BYTES: usize = 4 + 8 + 8;
+
+/// What a parse of one file version gave: what the sync needs of it.
+pub(crate) struct SharedParse {
+    /// The parser recovered from syntax errors.
+    pub recovered: bool,
+    /// The graph facts, encoded ([`codectx_graph::facts::FileFacts::encode`]).
+    pub facts: Vec<u8>,
+    /// The chunks, with `file_path` as the reading checkout places the file.
+    pub chunks: Vec<CodeChunk>,
+}
+
+pub(crate) struct ParseCache {
+    dir: PathBuf,
+    /// Where each known entry lies, as of the last [`ParseCache::refresh`] and this
+    /// handle's own packs.
+    index: Mutex<PackIndex>,
+    /// Bytes this handle wrote since it last checked the cache's size.
+    written: AtomicU64,
+}
+
+#[derive(Default)]
+struct PackIndex {
+    /// The packs read, by file name.
+    packs: HashSet<String>,
+    entries: HashMap<Key, Slot>,
+}
+
+#[derive(Clone)]
+struct Slot {
+    pack: Arc<PathBuf>,
+    offset: u64,
+    len: u64,
+}
+
+/// One sync's new pack, filled by the parse workers ([`PackWriter::add`]) and put in place
+/// by [`PackWriter::finish`].
+pub(crate) struct PackWriter<'c> {
+    cache: &'c ParseCache,
+    pack: Mutex<Option<OpenPack>>,
+}
+
+/// A pack being written: its temporary file (created at the first entry), where the next
+/// entry goes, and the records so far.
+struct OpenPack {
+    file: BufWriter<NamedTempFile>,
+    offset: u64,
+    records: Vec<(Key, u64, u64)>,
+}
+
+/// Locks `mutex`, whose data stays whole even if a holder panicked (an index can be read
+/// again; a pack is only renamed into place once finished).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ParseCache {
+    pub(crate) fn new(dir: PathBuf) -> Self {
+        ParseCache {
+            dir,
+            index: Mutex::default(),
+            written: AtomicU64::new(0),
+        }
+    }
+
+    /// The entry's name for `relative_path` holding content `content_hash`.
+    pub(crate) fn key(relative_path: &str, content_hash: &str) -> Key {
+        let mut hasher = Sha256::new();
+        for part in [
+            crate::store::FORMAT,
+            &FACTS_VERSION.to_string(),
+            env!("CARGO_PKG_VERSION"),
+            relative_path,
+            content_hash,
+        ] {
+            hasher.update(part.as_bytes());
+            hasher.update([0]);
+        }
+        hasher.finalize()[..16]
+            .try_into()
+            .expect("SHA-256 is longer than 16 bytes")
+    }
+
+    /// Reads the index of every pack written since the last refresh (by any process).
+    /// Called once per sync, before its lookups.
+    pub(crate) fn refresh(&self) {
+        let listed: Vec<PathBuf> = pack_files(&self.dir);
+        let names: HashSet<String> = listed
+            .iter()
+            .filter_map(|p| Some(p.file_name()?.to_str()?.to_string()))
+            .collect();
+        let mut index = lock(&self.index);
+        if !index.packs.is_subset(&names) {
+            // Packs go only when merged or over the size bound: rare enough to read all
+            // again, so that an entry another pack also holds is found there.
+            *index = PackIndex::default();
+        }
+        for path in listed {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if !index.packs.insert(name.to_string()) {
+                continue;
+            }
+            let pack = Arc::new(path.clone());
+            match read_records(&path) {
+                Ok(records) => {
+                    for (key, offset, len) in records {
+                        let slot = Slot {
+                            pack: pack.clone(),
+                            offset,
+                            len,
+                        };
+                        index.entries.entry(key).or_insert(slot);
+                    }
+                }
+                Err(e) => tracing::debug!("shared parses {} skipped: {e}", path.display()),
+            }
+        }
+    }
+
+    /// The parse of `source` stored under `key`, with its chunks placed at `file_path`;
+    /// `None` when there is none or it cannot be read.
+    pub(crate) fn get(&self, key: &Key, file_path: &str, source: &str) -> Option<SharedParse> {
+        let slot = lock(&self.index).entries.get(key).cloned()?;
+        let read = || -> std::io::Result<Vec<u8>> {
+            let mut file = std::fs::File::open(&*slot.pack)?;
+            file.seek(SeekFrom::Start(slot.offset))?;
+            let mut bytes = Vec::new();
+            file.take(slot.len).read_to_end(&mut bytes)?;
+            Ok(bytes)
+        };
+        let parse = read().ok().and_then(|bytes| {
+            let mut parse = decode(&bytes)?;
+            // Chunks are whole lines: each one's text is the source's on its lines.
+            let lines = codectx_parser::LineIndex::new(source);
+            for chunk in &mut parse.chunks {
+                if !(1..=chunk.end_line).contains(&chunk.start_line)
+                    || chunk.end_line > lines.line_count()
+                {
+                    return None;
+                }
+                chunk.full_source = lines
+                    .lines_text(source, chunk.start_line, chunk.end_line)
+                    .to_string();
+                chunk.file_path = file_path.to_string();
+            }
+            Some(parse)
+        });
+        if parse.is_none() {
+            tracing::debug!("unreadable shared parse in {}", slot.pack.display());
+        }
+        parse
+    }
+
+    /// A writer of one sync's new entries.
+    pub(crate) fn writer(&self) -> PackWriter<'_> {
+        PackWriter {
+            cache: self,
+            pack: Mutex::new(None),
+        }
+    }
+
+    /// After a pack was added: keeps the packs few and their size bounded.
+    fn upkeep(&self, added: u64) {
+        self.written.fetch_add(added, Ordering::Relaxed);
+        self.merge_small_packs();
+        if self.written.load(Ordering::Relaxed) >= CHECK_EVERY_BYTES {
+            self.written.store(0, Ordering::Relaxed);
+            let removed = remove_oldest(&self.dir, MAX_BYTES, MAX_BYTES / 4 * 3);
+            if removed > 0 {
+                tracing::debug!("removed {removed} old packs of shared parses");
+                self.refresh();
+            }
+        }
+    }
+
+    /// Once [`MERGE_FROM_PACKS`] small packs lie about, writes their entries as one pack
+    /// and removes them. Another process may still read one of them: its entry is a miss.
+    fn merge_small_packs(&self) {
+        let small: Vec<PathBuf> = pack_files(&self.dir)
+            .into_iter()
+            .filter(|path| pack_entries(path).is_some_and(|n| n < SMALL_PACK_ENTRIES))
+            .collect();
+        if small.len() < MERGE_FROM_PACKS {
+            return;
+        }
+        let writer = self.writer();
+        let mut merged = HashSet::new();
+        for path in &small {
+            let (Ok(records), Ok(bytes)) = (read_records(path), std::fs::read(path)) else {
+                continue;
+            };
+            for (key, offset, len) in records {
+                // `read_records` checked every entry lies inside the pack.
+                let entry = &bytes[offset as usize..(offset + len) as usize];
+                if merged.insert(key) {
+                    writer.append(key, |out| out.write_all(entry));
+                }
+            }
+        }
+        if writer.put_in_place().is_ok() {
+            for path in &small {
+                let _ = std::fs::remove_file(path);
+            }
+            self.refresh();
+        }
+    }
+}
+
+impl PackWriter<'_> {
+    /// The cache the pack goes to (for lookups).
+    pub(crate) fn cache(&self) -> &ParseCache {
+        self.cache
+    }
+
+    /// Adds a parse's entry, unless the cache has one under `key`. The chunks' text is left
+    /// out, as the file holds it: `full_source` is taken out while they are encoded, and
+    /// put back.
+    pub(crate) fn add(&self, key: Key, recovered: bool, facts: &[u8], chunks: &mut [CodeChunk]) {
+        if lock(&self.cache.index).entries.contains_key(&key) {
+            return;
+        }
+        let texts: Vec<String> = chunks
+            .iter_mut()
+            .map(|c| std::mem::take(&mut c.full_source))
+            .collect();
+        self.append(key, |out| encode(out, recovered, facts, chunks));
+        for (chunk, text) in chunks.iter_mut().zip(texts) {
+            chunk.full_source = text;
+        }
+    }
+
+    /// Appends an entry, streamed into the pack by `write` under the pack's lock: no copy
+    /// of it is held (a buffer per worker cost babel's cold index 38 MiB of peak memory).
+    /// A failed write abandons the pack: a miss for each of its entries later, never an
+    /// error.
+    fn append(&self, key: Key, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+        let mut pack = lock(&self.pack);
+        if pack.is_none() {
+            match OpenPack::create(&self.cache.dir) {
+                Ok(open) => *pack = Some(open),
+                Err(e) => {
+                    tracing::debug!("no pack of shared parses: {e}");
+                    return;
+                }
+            }
+        }
+        let Some(open) = pack.as_mut() else { return };
+        let mut out = Counted {
+            inner: &mut open.file,
+            bytes: 0,
+        };
+        match write(&mut out) {
+            Ok(()) => {
+                let len = out.bytes;
+                open.records.push((key, open.offset, len));
+                open.offset += len;
+            }
+            Err(e) => {
+                tracing::debug!("pack of shared parses abandoned: {e}");
+                // Never put in place: the temporary file goes with it.
+                *pack = None;
+            }
+        }
+    }
+
+    /// Puts the pack in place, then the cache's upkeep.
+    pub(crate) fn finish(self) {
+        let cache = self.cache;
+        match self.put_in_place() {
+            Ok(Some(bytes)) => cache.upkeep(bytes),
+            Ok(None) => {}
+            Err(e) => tracing::debug!("shared parses not written: {e}"),
+        }
+    }
+
+    /// Writes the records and the trailer, names the pack by its entries' names (two
+    /// writers of the same entries write the same file) and renames it into place. Returns
+    /// its size; `None` when it holds nothing.
+    fn put_in_place(self) -> std::io::Result<Option<u64>> {
+        let cache = self.cache;
+        let Some(mut open) = self.pack.into_inner().unwrap_or_else(|e| e.into_inner()) else {
+            return Ok(None);
+        };
+        if open.records.is_empty() {
+            return Ok(None);
+        }
+        open.records.sort_by_key(|r| r.0);
+        let count = u32::try_from(open.records.len()).map_err(std::io::Error::other)?;
+        let mut name = Sha256::new();
+        for (key, offset, len) in &open.records {
+            open.file.write_all(key)?;
+            open.file.write_all(&offset.to_le_bytes())?;
+            open.file.write_all(&len.to_le_bytes())?;
+            name.update(key);
+        }
+        open.file.write_all(&count.to_le_bytes())?;
+        open.file.write_all(&open.offset.to_le_bytes())?;
+        open.file.write_all(MAGIC)?;
+        let file = open.file.into_inner().map_err(|e| e.into_error())?;
+        let path = cache
+            .dir
+            .join(format!("{}.{PACK_EXTENSION}", hex(&name.finalize()[..16])));
+        file.persist(&path).map_err(|e| e.error)?;
+        let size = open.offset + (open.records.len() * RECORD_BYTES + TRAILER_BYTES) as u64;
+
+        let pack = Arc::new(path);
+        let mut index = lock(&cache.index);
+        if let Some(name) = pack.file_name().and_then(|n| n.to_str()) {
+            index.packs.insert(name.to_string());
+        }
+        for (key, offset, len) in open.records {
+            let slot = Slot {
+                pack: pack.clone(),
+                offset,
+                len,
+            };
+            index.entries.insert(key, slot);
+        }
+        Ok(Some(size))
+    }
+}
+
+impl OpenPack {
+    fn create(dir: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let mut file = BufWriter::new(NamedTempFile::new_in(dir)?);
+        file.write_all(MAGIC)?;
+        Ok(OpenPack {
+            file,
+            offset: MAGIC.len() as u64,
+            records: Vec::new(),
+        })
+    }
+}
+
+/// An entry: the recovered flag, the facts' length (u64, little-endian), the facts, then
+/// the chunks as JSON (their serde form skips default fields, which a binary format would
+/// misread).
+fn encode(
+    out: &mut dyn Write,
+    recovered: bool,
+    facts: &[u8],
+    chunks: &[CodeChunk],
+) -> std::io::Result<()> {
+    out.write_all(&[u8::from(recovered)])?;
+    out.write_all(&(facts.len() as u64).to_le_bytes())?;
+    out.write_all(facts)?;
+    serde_json::to_writer(out, chunks)?;
+    Ok(())
+}
+
+/// A writer that counts what goes through it: an entry's length as it is streamed.
+struct Counted<'w, W> {
+    inner: &'w mut W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn decode(bytes: &[u8]) -> Option<SharedParse> {
+    let (&recovered, rest) = bytes.split_first()?;
+    let (len, rest) = rest.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    let (facts, chunks) = (rest.get(..len)?, rest.get(len..)?);
+    Some(SharedParse {
+        recovered: match recovered {
+            0 => false,
+            1 => true,
+            _ => return None,
+        },
+        facts: facts.to_vec(),
+        chunks: serde_json::from_slice(chunks).ok()?,
+    })
+}
+
+/// A pack's records, each entry checked to lie between the pack's first bytes and its
+/// records.
+fn read_records(path: &Path) -> std::io::Result<Vec<(Key, u64, u64)>> {
+    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not a pack of parses");
+    let mut file = std::fs::File::open(path)?;
+    let (count, records_at) = trailer(&mut file).ok_or_else(bad)?;
+    let mut table = vec![0u8; count as usize * RECORD_BYTES];
+    file.seek(SeekFrom::Start(records_at))?;
+    file.read_exact(&mut table)?;
+    table
+        .chunks_exact(RECORD_BYTES)
+        .map(|record| {
+            let key: Key = record[..16].try_into().expect("16 bytes");
+            let offset = u64::from_le_bytes(record[16..24].try_into().expect("8 bytes"));
+            let len = u64::from_le_bytes(record[24..].try_into().expect("8 bytes"));
+            match offset.checked_add(len) {
+                Some(end) if offset >= MAGIC.len() as u64 && end <= records_at => {
+                    Ok((key, offset, len))
+                }
+                _ => Err(bad()),
+            }
+        })
+        .collect()
+}
+
+/// A pack's entry count and where its records start, when its first bytes, its trailer
+/// and its size agree.
+fn trailer(file: &mut std::fs::File) -> Option<(u32, u64)> {
+    let size = file.metadata().ok()?.len();
+    let mut head = [0u8; MAGIC.len()];
+    file.read_exact(&mut head).ok()?;
+    let mut tail = [0u8; TRAILER_BYTES];
+    file.seek(SeekFrom::Start(size.checked_sub(TRAILER_BYTES as u64)?))
+        .ok()?;
+    file.read_exact(&mut tail).ok()?;
+    let count = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes"));
+    let records_at = u64::from_le_bytes(tail[4..12].try_into().expect("8 bytes"));
+    let records_end = records_at.checked_add(u64::from(count) * RECORD_BYTES as u64)?;
+    let whole = head == *MAGIC
+        && tail[12..] == *MAGIC
+        && records_at >= MAGIC.len() as u64
+        && records_end.checked_add(TRAILER_BYTES as u64) == Some(size);
+    whole.then_some((count, records_at))
+}
+
+/// How many entries a pack holds.
+fn pack_entries(path: &Path) -> Option<u32> {
+    let mut file = std::fs::File::open(path).ok()?;
+    trailer(&mut file).map(|(count, _)| count)
+}
+
+fn pack_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == PACK_EXTENSION))
+        .collect()
+}
+
+/// Removes the packs under `dir` written longest ago while they hold more than `over`
+/// bytes, until they hold at most `down_to`. Returns how many went.
+fn remove_oldest(dir: &Path, over: u64, down_to: u64) -> usize {
+    let mut packs: Vec<(std::time::SystemTime, u64, PathBuf)> = pack_files(dir)
+        .into_iter()
+        .filter_map(|path| {
+            let meta = std::fs::metadata(&path).ok()?;
+            let written = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+            Some((written, meta.len(), path))
+        })
+        .collect();
+    let mut total: u64 = packs.iter().map(|(_, len, _)| len).sum();
+    if total <= over {
+        return 0;
+    }
+    packs.sort();
+    let mut removed = 0;
+    for (_, len, path) in packs {
+        if total <= down_to {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str =
+        "export class A {\r\n  m() {\r\n    return 1;\r\n  }\r\n}\r\nexport const b = 2;";
+
+    fn chunks() -> Vec<CodeChunk> {
+        let parsed = codectx_parser::parse_source("src/a.ts", SOURCE);
+        codectx_chunker::chunk_file(&parsed, SOURCE, "/x/src/a.ts")
+    }
+
+    /// One sync's pack of one entry.
+    fn put(cache: &ParseCache, key: Key) {
+        let writer = cache.writer();
+        writer.add(key, false, b"facts", &mut chunks());
+        writer.finish();
+    }
+
+    fn reopened(dir: &Path) -> ParseCache {
+        let cache = ParseCache::new(dir.to_path_buf());
+        cache.refresh();
+        cache
+    }
+
+    #[test]
+    fn an_entry_reads_back_placed_where_the_reader_has_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParseCache::new(dir.path().to_path_buf());
+        let key = ParseCache::key("src/a.ts", "abc");
+        assert!(cache.get(&key, "/y/src/a.ts", SOURCE).is_none());
+        let mut chunks = chunks();
+        assert!(chunks.len() >= 3, "{chunks:?}");
+        let made = chunks.clone();
+        let writer = cache.writer();
+        writer.add(key, true, b"facts", &mut chunks);
+        assert_eq!(chunks, made, "the chunks are given back whole");
+        writer.finish();
+        assert_eq!(pack_files(dir.path()).len(), 1);
+        put(&cache, key);
+        assert_eq!(pack_files(dir.path()).len(), 1, "an entry is written once");
+
+        // Another handle (another worktree's process) finds it once it refreshes.
+        let other = ParseCache::new(dir.path().to_path_buf());
+        assert!(other.get(&key, "/y/src/a.ts", SOURCE).is_none());
+        other.refresh();
+        let read = other.get(&key, "/y/src/a.ts", SOURCE).unwrap();
+        assert!(read.recovered);
+        assert_eq!(read.facts, b"facts");
+        assert!(read.chunks.iter().all(|c| c.file_path == "/y/src/a.ts"));
+        let placed: Vec<CodeChunk> = read
+            .chunks
+            .into_iter()
+            .map(|c| CodeChunk {
+                file_path: "/x/src/a.ts".into(),
+                ..c
+            })
+            .collect();
+        assert_eq!(placed, made);
+    }
+
+    #[test]
+    fn the_path_and_the_content_both_name_an_entry() {
+        let key = ParseCache::key("src/a.ts", "abc");
+        assert_ne!(key, ParseCache::key("src/b.ts", "abc"));
+        assert_ne!(key, ParseCache::key("src/a.ts", "abd"));
+        assert_eq!(key, ParseCache::key("src/a.ts", "abc"));
+    }
+
+    #[test]
+    fn a_damaged_pack_or_entry_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = ParseCache::key("src/a.ts", "abc");
+        put(&ParseCache::new(dir.path().to_path_buf()), key);
+        let path = pack_files(dir.path()).pop().unwrap();
+        let whole = std::fs::read(&path).unwrap();
+        assert!(reopened(dir.path()).get(&key, "/y", SOURCE).is_some());
+        for cut in [0, 4, MAGIC.len() + 2, whole.len() / 2, whole.len() - 1] {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            assert!(
+                reopened(dir.path()).get(&key, "/y", SOURCE).is_none(),
+                "cut at {cut}"
+            );
+        }
+        // An entry whose facts run past its end.
+        let mut long_facts = whole.clone();
+        let at = MAGIC.len() + 1;
+        long_facts[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        std::fs::write(&path, &long_facts).unwrap();
+        assert!(reopened(dir.path()).get(&key, "/y", SOURCE).is_none());
+        // A record pointing past the entries.
+        let mut far = whole.clone();
+        let records_at = whole.len() - TRAILER_BYTES - RECORD_BYTES;
+        far[records_at + 16..records_at + 24].copy_from_slice(&u64::MAX.to_le_bytes());
+        std::fs::write(&path, &far).unwrap();
+        assert!(reopened(dir.path()).get(&key, "/y", SOURCE).is_none());
+        // Lines outside the source (a damaged entry, or a name collision).
+        std::fs::write(&path, &whole).unwrap();
+        let cache = reopened(dir.path());
+        assert!(cache.get(&key, "/y", "export {};").is_none());
+        assert!(cache.get(&key, "/y", SOURCE).is_some());
+        // A pack removed after the refresh: a miss, then forgotten at the next refresh.
+        std::fs::remove_file(&path).unwrap();
+        assert!(cache.get(&key, "/y", SOURCE).is_none());
+        cache.refresh();
+        assert!(lock(&cache.index).entries.is_empty());
+    }
+
+    #[test]
+    fn small_packs_are_merged_and_keep_their_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParseCache::new(dir.path().to_path_buf());
+        let keys: Vec<Key> = (0..MERGE_FROM_PACKS + 3)
+            .map(|i| ParseCache::key("src/a.ts", &i.to_string()))
+            .collect();
+        for key in &keys {
+            put(&cache, *key);
+        }
+        assert!(pack_files(dir.path()).len() < MERGE_FROM_PACKS);
+        let other = reopened(dir.path());
+        for key in &keys {
+            assert!(other.get(key, "/y", SOURCE).is_some());
+            assert!(cache.get(key, "/y", SOURCE).is_some());
+        }
+    }
+
+    #[test]
+    fn the_oldest_packs_go_first_when_the_cache_is_over_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParseCache::new(dir.path().to_path_buf());
+        let mut packs = Vec::new();
+        for i in 0..4u64 {
+            put(&cache, ParseCache::key("src/a.ts", &i.to_string()));
+            let path = pack_files(dir.path())
+                .into_iter()
+                .find(|p| !packs.contains(p))
+                .unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i);
+            file.set_modified(at).unwrap();
+            packs.push(path);
+        }
+        let one = std::fs::metadata(&packs[0]).unwrap().len();
+        assert_eq!(remove_oldest(dir.path(), 5 * one, 0), 0, "under the bound");
+        assert_eq!(remove_oldest(dir.path(), 3 * one, 2 * one), 2);
+        let left: Vec<bool> = packs.iter().map(|p| p.exists()).collect();
+        assert_eq!(left, [false, false, true, true]);
+    }
+}
