@@ -48,8 +48,8 @@ pub enum SharedParses {
 /// version is part of it, so another layout starts beside this one.
 pub(crate) const REPOSITORY_DIR: [&str; 3] = ["codectx", "parsed", "v1"];
 
-/// Packs larger than this in all lose their oldest: about two full versions of a
-/// 17,500-file repository (babel).
+/// Packs larger than this in all lose those used longest ago: about two full versions of
+/// a 17,500-file repository (babel).
 const MAX_BYTES: u64 = 1 << 30;
 
 /// What one handle writes between two size checks.
@@ -89,6 +89,9 @@ pub(crate) struct ParseCache {
     index: Mutex<PackIndex>,
     /// Bytes this handle wrote since it last checked the cache's size.
     written: AtomicU64,
+    /// Packs this sync read an entry from: marked used at its end, so that the size bound
+    /// removes the packs used longest ago, not the oldest written.
+    used: Mutex<HashSet<Arc<PathBuf>>>,
 }
 
 #[derive(Default)]
@@ -132,6 +135,7 @@ impl ParseCache {
             dir,
             index: Mutex::default(),
             written: AtomicU64::new(0),
+            used: Mutex::default(),
         }
     }
 
@@ -219,10 +223,29 @@ impl ParseCache {
             }
             Some(parse)
         });
-        if parse.is_none() {
-            tracing::debug!("unreadable shared parse in {}", slot.pack.display());
+        match &parse {
+            Some(_) => {
+                lock(&self.used).insert(slot.pack);
+            }
+            None => tracing::debug!("unreadable shared parse in {}", slot.pack.display()),
         }
         parse
+    }
+
+    /// Marks the packs this sync read from as used now (their modification time, which the
+    /// size bound goes by). A pack gone meanwhile is skipped.
+    fn mark_used(&self) {
+        let used = std::mem::take(&mut *lock(&self.used));
+        let now = std::time::SystemTime::now();
+        for pack in used {
+            let marked = std::fs::File::options()
+                .write(true)
+                .open(&*pack)
+                .and_then(|file| file.set_modified(now));
+            if let Err(e) = marked {
+                tracing::debug!("shared parses {} not marked used: {e}", pack.display());
+            }
+        }
     }
 
     /// A writer of one sync's new entries.
@@ -337,9 +360,10 @@ impl PackWriter<'_> {
         }
     }
 
-    /// Puts the pack in place, then the cache's upkeep.
+    /// Puts the pack in place, marks the packs read from as used, then the cache's upkeep.
     pub(crate) fn finish(self) {
         let cache = self.cache;
+        cache.mark_used();
         match self.put_in_place() {
             Ok(Some(bytes)) => cache.upkeep(bytes),
             Ok(None) => {}
@@ -518,7 +542,7 @@ fn pack_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Removes the packs under `dir` written longest ago while they hold more than `over`
+/// Removes the packs under `dir` written or used longest ago while they hold more than `over`
 /// bytes, until they hold at most `down_to`. Returns how many went.
 fn remove_oldest(dir: &Path, over: u64, down_to: u64) -> usize {
     let mut packs: Vec<(std::time::SystemTime, u64, PathBuf)> = pack_files(dir)
@@ -671,6 +695,34 @@ mod tests {
             assert!(other.get(key, "/y", SOURCE).is_some());
             assert!(cache.get(key, "/y", SOURCE).is_some());
         }
+    }
+
+    #[test]
+    fn a_pack_read_from_counts_as_new_for_the_size_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys: Vec<Key> = (0..2)
+            .map(|i| ParseCache::key("src/a.ts", &i.to_string()))
+            .collect();
+        let writer = ParseCache::new(dir.path().to_path_buf());
+        let mut packs = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            put(&writer, *key);
+            let path = pack_files(dir.path())
+                .into_iter()
+                .find(|p| !packs.contains(p))
+                .unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i as u64);
+            file.set_modified(at).unwrap();
+            packs.push(path);
+        }
+        // A sync that reads the older pack's entry and writes nothing.
+        let cache = reopened(dir.path());
+        assert!(cache.get(&keys[0], "/y", SOURCE).is_some());
+        cache.writer().finish();
+        let one = std::fs::metadata(&packs[0]).unwrap().len();
+        assert_eq!(remove_oldest(dir.path(), one, one), 1);
+        assert!(packs[0].exists() && !packs[1].exists());
     }
 
     #[test]
