@@ -294,8 +294,10 @@ impl ParseCache {
                 }
             }
         }
-        if writer.put_in_place().is_ok() {
-            for path in &small {
+        if let Ok(Some((merged, _))) = writer.put_in_place() {
+            // The merged pack is named by its entries: when one small pack held them all,
+            // it is that pack, and stays.
+            for path in small.iter().filter(|p| **p != merged) {
                 let _ = std::fs::remove_file(path);
             }
             self.refresh();
@@ -365,7 +367,7 @@ impl PackWriter<'_> {
         let cache = self.cache;
         cache.mark_used();
         match self.put_in_place() {
-            Ok(Some(bytes)) => cache.upkeep(bytes),
+            Ok(Some((_, bytes))) => cache.upkeep(bytes),
             Ok(None) => {}
             Err(e) => tracing::debug!("shared parses not written: {e}"),
         }
@@ -373,8 +375,8 @@ impl PackWriter<'_> {
 
     /// Writes the records and the trailer, names the pack by its entries' names (two
     /// writers of the same entries write the same file) and renames it into place. Returns
-    /// its size; `None` when it holds nothing.
-    fn put_in_place(self) -> std::io::Result<Option<u64>> {
+    /// its path and size; `None` when it holds nothing.
+    fn put_in_place(self) -> std::io::Result<Option<(PathBuf, u64)>> {
         let cache = self.cache;
         let Some(mut open) = self.pack.into_inner().unwrap_or_else(|e| e.into_inner()) else {
             return Ok(None);
@@ -414,7 +416,7 @@ impl PackWriter<'_> {
             };
             index.entries.insert(key, slot);
         }
-        Ok(Some(size))
+        Ok(Some((pack.to_path_buf(), size)))
     }
 }
 
@@ -693,6 +695,33 @@ mod tests {
         let other = reopened(dir.path());
         for key in &keys {
             assert!(other.get(key, "/y", SOURCE).is_some());
+            assert!(cache.get(key, "/y", SOURCE).is_some());
+        }
+    }
+
+    /// Small packs whose entries one of them holds all of merge into that very pack: it is
+    /// not removed with the others.
+    #[test]
+    fn a_merge_into_a_pack_already_there_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys: Vec<Key> = (0..6)
+            .map(|i| ParseCache::key("src/a.ts", &i.to_string()))
+            .collect();
+        // The whole set first, then other subsets, each by a handle that has not seen the
+        // others' packs: distinct small packs, the last of which starts the merge.
+        for mask in (1u32..64).rev().take(MERGE_FROM_PACKS) {
+            let cache = ParseCache::new(dir.path().to_path_buf());
+            let writer = cache.writer();
+            for (i, key) in keys.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    writer.add(*key, false, b"facts", &mut chunks());
+                }
+            }
+            writer.finish();
+        }
+        assert_eq!(pack_files(dir.path()).len(), 1);
+        let cache = reopened(dir.path());
+        for key in &keys {
             assert!(cache.get(key, "/y", SOURCE).is_some());
         }
     }
