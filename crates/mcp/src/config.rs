@@ -11,7 +11,7 @@ use codectx_embed::{
     OpenAiEmbedder, Reranker, StaticEmbedder, VoyageEmbedder, VoyageReranker, locate_model,
 };
 use codectx_retrieval::{EngineOptions, SearchOptions};
-use codectx_retrieval::{SharedParses, SharedVectors, StoreOptions};
+use codectx_retrieval::{Shared, StoreOptions};
 use serde::Deserialize;
 
 /// The file name looked for at the project root.
@@ -98,10 +98,21 @@ pub enum SharedConfig {
     Dir(PathBuf),
 }
 
+impl SharedConfig {
+    /// What the store is told.
+    fn shared(&self) -> Shared {
+        match self {
+            SharedConfig::Keyword(SharedKeyword::Repository) => Shared::Repository,
+            SharedConfig::Keyword(SharedKeyword::Off) => Shared::Off,
+            SharedConfig::Dir(dir) => Shared::At(dir.clone()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SharedKeyword {
-    /// The repository's (see [`codectx_retrieval::SharedVectors::Repository`]).
+    /// The repository's (see [`codectx_retrieval::Shared::Repository`]).
     Repository,
     /// None: every vector is computed, every changed file parsed.
     Off,
@@ -273,17 +284,9 @@ impl Config {
             // The store hands history its own file selection when it opens.
             ..Default::default()
         };
-        store.shared_vectors = match &self.index.shared_vectors {
-            SharedConfig::Keyword(SharedKeyword::Repository) => SharedVectors::Repository,
-            SharedConfig::Keyword(SharedKeyword::Off) => SharedVectors::Off,
-            SharedConfig::Dir(dir) => SharedVectors::At(dir.clone()),
-        };
+        store.shared_vectors = self.index.shared_vectors.shared();
         store.shared_vectors_bytes = self.index.shared_vectors_mb << 20;
-        store.shared_parses = match &self.index.shared_parses {
-            SharedConfig::Keyword(SharedKeyword::Repository) => SharedParses::Repository,
-            SharedConfig::Keyword(SharedKeyword::Off) => SharedParses::Off,
-            SharedConfig::Dir(dir) => SharedParses::At(dir.clone()),
-        };
+        store.shared_parses = self.index.shared_parses.shared();
         store.files.max_file_bytes = self.index.max_file_bytes;
         store.files.skip_dirs = self.index.skip_dirs.clone();
         store
@@ -419,32 +422,23 @@ mod tests {
         assert_eq!(config.store_options().files.skip_dirs, vec!["vendor"]);
         assert_eq!(
             config.store_options().shared_vectors,
-            SharedVectors::At("/tmp/vectors".into())
+            Shared::At("/tmp/vectors".into())
         );
         assert_eq!(config.store_options().shared_vectors_bytes, 64 << 20);
         assert_eq!(
             config.store_options().shared_parses,
-            SharedParses::At("/tmp/parses".into())
+            Shared::At("/tmp/parses".into())
         );
         let off: Config = toml::from_str("[index]\nshared_parses = \"off\"").unwrap();
-        assert_eq!(off.store_options().shared_parses, SharedParses::Off);
-        for (value, expected) in [
-            ("off", SharedVectors::Off),
-            ("repository", SharedVectors::Repository),
-        ] {
+        assert_eq!(off.store_options().shared_parses, Shared::Off);
+        for (value, expected) in [("off", Shared::Off), ("repository", Shared::Repository)] {
             let config: Config =
                 toml::from_str(&format!("[index]\nshared_vectors = \"{value}\"")).unwrap();
             assert_eq!(config.store_options().shared_vectors, expected);
         }
         let default: Config = toml::from_str("").unwrap();
-        assert_eq!(
-            default.store_options().shared_vectors,
-            SharedVectors::Repository
-        );
-        assert_eq!(
-            default.store_options().shared_parses,
-            SharedParses::Repository
-        );
+        assert_eq!(default.store_options().shared_vectors, Shared::Repository);
+        assert_eq!(default.store_options().shared_parses, Shared::Repository);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
         std::fs::write(&path, "[embedding]\napi_key = \"sk-secret\"\n").unwrap();

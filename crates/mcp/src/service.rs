@@ -789,7 +789,7 @@ mod tests {
         });
         let options = EngineOptions {
             store: codectx_store::StoreOptions {
-                shared_vectors: codectx_store::SharedVectors::Off,
+                shared_vectors: codectx_store::Shared::Off,
                 ..Default::default()
             },
             embedder: Some(embedder.clone() as Arc<dyn Embedder>),

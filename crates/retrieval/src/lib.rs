@@ -51,8 +51,8 @@ pub use codectx_parser::SymbolKind;
 /// direct dependency on the store.
 pub use codectx_store::{
     ChunkFilter, CodeChunk, EmbedProgress, FileStatus, HistoryCatchUp, HistoryOptions,
-    HistoryStatus, SharedParses, SharedVectors, SkipReason, StoreError, StoreOptions, SyncEvent,
-    SyncObserver, SyncStats, SyncTimings, VectorCounts,
+    HistoryStatus, Shared, SkipReason, StoreError, StoreOptions, SyncEvent, SyncObserver,
+    SyncStats, SyncTimings, VectorCounts,
 };
 pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
 pub use engine::{Engine, EngineOptions, Indexer, SearchOutcome, VectorFiller};

@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use codectx_store::{HistoryAt, SharedParses, SharedVectors};
+use codectx_store::{HistoryAt, Shared};
 
 use crate::{Engine, EngineOptions, RetrievalError};
 
@@ -88,11 +88,11 @@ pub async fn open_at_revision(
     options.store.shared_vectors = options
         .store
         .shared_vectors_dir(&root)
-        .map_or(SharedVectors::Off, SharedVectors::At);
+        .map_or(Shared::Off, Shared::At);
     options.store.shared_parses = options
         .store
         .shared_parses_dir(&root)
-        .map_or(SharedParses::Off, SharedParses::At);
+        .map_or(Shared::Off, Shared::At);
     options.store.uri = Some(dir.join("index").to_string_lossy().into_owned());
     options.store.files.ignore_files = false;
     options.store.history.at = Some(HistoryAt {

@@ -61,12 +61,10 @@ pub use codectx_files::FileSelection;
 pub use codectx_history::{HistoryAt, HistoryOff, HistoryOptions};
 pub use error::StoreError;
 pub use history::{HistoryCatchUp, MAX_NOTES_PER_SYMBOL};
-pub use parse_cache::SharedParses;
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
-pub use store::{HistoryStatus, Store, StoreOptions, SyncChanges};
-pub use vector_cache::SharedVectors;
+pub use store::{HistoryStatus, Shared, Store, StoreOptions, SyncChanges};
 
 /// The index directory's default name under the project root.
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

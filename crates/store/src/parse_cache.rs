@@ -30,20 +30,6 @@ use tempfile::NamedTempFile;
 
 use crate::process::hex;
 
-/// Where the parses a store makes are shared ([`StoreOptions::shared_parses`](crate::StoreOptions)).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum SharedParses {
-    /// Inside a git repository, `<common git dir>/codectx/parsed`: one cache for all its
-    /// worktrees, branches and revisions. Outside git, none: a lone checkout meets an old
-    /// file version again too rarely to keep every version's chunks.
-    #[default]
-    Repository,
-    /// This directory (several repositories may share it: an entry names its content).
-    At(PathBuf),
-    /// Every changed file is parsed.
-    Off,
-}
-
 /// The cache's directory inside the repository's common git directory. The layout's
 /// version is part of it, so another layout starts beside this one.
 pub(crate) const REPOSITORY_DIR: [&str; 3] = ["codectx", "parsed", "v1"];

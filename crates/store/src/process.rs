@@ -36,8 +36,9 @@ pub(crate) fn off_the_runtime<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Reads, hashes and (when the content changed) parses the moved files on all cores, or
-/// takes their parse from the shared parses; new parses go to `shared`'s pack. `Ok` is a touched file (same content, new mtime); `Err`
-/// carries a changed one, with its decoded facts only when `keep_facts`.
+/// takes their parse from the shared parses; new parses go to `shared`'s pack. `Ok` is a
+/// touched file (same content, new mtime); `Err` carries a changed one, with its decoded
+/// facts only when `keep_facts`.
 pub(crate) fn process_files(
     files: &[SourceFile],
     known_hashes: &HashMap<String, String>,
@@ -142,11 +143,9 @@ pub(crate) fn process_file(
             return skipped(record, reason, detail.to_string());
         }
     };
-    let key = shared.map(|_| ParseCache::key(&file.path, &record.content_hash));
-    if let (Some(shared), Some(key)) = (shared, &key)
-        && let Some(parse) = shared
-            .cache()
-            .get(key, &file.abs.to_string_lossy(), &source)
+    let shared = shared.map(|pack| (pack, ParseCache::key(&file.path, &record.content_hash)));
+    if let Some((pack, key)) = &shared
+        && let Some(parse) = pack.cache().get(key, &file.abs.to_string_lossy(), &source)
     {
         // Facts that do not decode make the entry a miss: the files table never holds
         // facts a load would refuse.
@@ -181,9 +180,9 @@ pub(crate) fn process_file(
     }
     let mut chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
     let encoded = facts.encode();
-    if let (Some(shared), Some(key)) = (shared, key) {
+    if let Some((pack, key)) = shared {
         let recovered = record.status == FileStatus::Recovered;
-        shared.add(key, recovered, &encoded, &mut chunks);
+        pack.add(key, recovered, &encoded, &mut chunks);
     }
     record.facts = Some(encoded);
     record.chunk_count = chunks.len() as u32;

@@ -14,7 +14,7 @@ pub struct SyncStats {
     /// New or changed content: parsed and chunked.
     pub files_parsed: usize,
     /// New or changed content whose chunks and facts an index of the repository made
-    /// before ([`crate::SharedParses`]): not parsed.
+    /// before ([`crate::StoreOptions::shared_parses`]): not parsed.
     pub files_shared: usize,
     /// New or changed but not chunked (minified, too large, binary, not UTF-8).
     pub files_skipped: usize,

@@ -12,13 +12,13 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
 use crate::lock::{LOCK_FILE, WriteLock};
-use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR, SharedParses};
+use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR};
 use crate::schema::{
     self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
     batch_to_meta, chunk_schema, files_schema, meta_to_batch,
 };
 use crate::sql::{in_list, reader, sql_string, text_column};
-use crate::vector_cache::{REPOSITORY_DIR, SharedVectors, VectorCache};
+use crate::vector_cache::{REPOSITORY_DIR as VECTORS_REPOSITORY_DIR, VectorCache};
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 use codectx_history::HistoryOff;
 use codectx_history::HistoryOptions;
@@ -109,12 +109,48 @@ pub struct StoreOptions {
     pub hand_over_changes: bool,
     /// Where computed vectors are shared by content with the repository's other indexes
     /// (worktrees, revisions): a text embedded once is not embedded again.
-    pub shared_vectors: SharedVectors,
+    pub shared_vectors: Shared,
     /// About how many bytes of vectors the shared cache keeps (the oldest go first).
     pub shared_vectors_bytes: u64,
     /// Where the chunks and facts of each parsed file version are shared by content with
     /// the repository's other indexes: a version parsed once is not parsed again.
-    pub shared_parses: SharedParses,
+    pub shared_parses: Shared,
+}
+
+/// Where something a store computes by content (vectors, parses) is shared with the
+/// other indexes of its repository ([`StoreOptions::shared_vectors`],
+/// [`StoreOptions::shared_parses`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Shared {
+    /// Inside a git repository, a directory of its common git directory
+    /// (`codectx/vectors`, `codectx/parsed`): one cache for all its worktrees, branches and
+    /// revisions. Outside git, as each kind says.
+    #[default]
+    Repository,
+    /// This directory (several repositories may share it: entries name their content).
+    At(PathBuf),
+    /// Nothing shared: everything is computed.
+    Off,
+}
+
+impl Shared {
+    /// The directory: `repository_dir` under the common git directory of `root`, else
+    /// `outside_git`.
+    fn dir(
+        &self,
+        root: &Path,
+        repository_dir: &[&str],
+        outside_git: impl FnOnce() -> Option<PathBuf>,
+    ) -> Option<PathBuf> {
+        match self {
+            Shared::Off => None,
+            Shared::At(dir) => Some(dir.clone()),
+            Shared::Repository => match codectx_history::common_dir(root) {
+                Some(git) => Some(repository_dir.iter().fold(git, |dir, part| dir.join(part))),
+                None => outside_git(),
+            },
+        }
+    }
 }
 
 /// What one sync changed, as typed data ([`StoreOptions::hand_over_changes`]): the chunks
@@ -150,9 +186,9 @@ impl Default for StoreOptions {
             history: HistoryOptions::default(),
             defer_history: false,
             hand_over_changes: false,
-            shared_vectors: SharedVectors::default(),
+            shared_vectors: Shared::default(),
             shared_vectors_bytes: 512 << 20,
-            shared_parses: SharedParses::default(),
+            shared_parses: Shared::default(),
         }
     }
 }
@@ -212,26 +248,19 @@ impl StoreOptions {
         local_path(&self.index_uri(root)).map(|dir| dir.join(REVISIONS_DIR).join(commit))
     }
 
-    /// Where the vectors of `root`'s index are shared ([`SharedVectors`]), if anywhere.
+    /// Where the vectors of `root`'s index are shared, if anywhere: outside git, beside a
+    /// local index (`<index>/vectors`).
     pub fn shared_vectors_dir(&self, root: &Path) -> Option<PathBuf> {
-        match &self.shared_vectors {
-            SharedVectors::Off => None,
-            SharedVectors::At(dir) => Some(dir.clone()),
-            SharedVectors::Repository => match codectx_history::common_dir(root) {
-                Some(git) => Some(REPOSITORY_DIR.iter().fold(git, |dir, part| dir.join(part))),
-                None => local_path(&self.index_uri(root)).map(|dir| dir.join(VECTORS_DIR)),
-            },
-        }
+        let beside_index = || local_path(&self.index_uri(root)).map(|d| d.join(VECTORS_DIR));
+        self.shared_vectors
+            .dir(root, &VECTORS_REPOSITORY_DIR, beside_index)
     }
 
-    /// Where the parses of `root`'s index are shared ([`SharedParses`]), if anywhere.
+    /// Where the parses of `root`'s index are shared, if anywhere: outside git, nowhere (a
+    /// lone checkout meets an old file version again too rarely to keep every version's
+    /// chunks).
     pub fn shared_parses_dir(&self, root: &Path) -> Option<PathBuf> {
-        match &self.shared_parses {
-            SharedParses::Off => None,
-            SharedParses::At(dir) => Some(dir.clone()),
-            SharedParses::Repository => codectx_history::common_dir(root)
-                .map(|git| PARSES_DIR.iter().fold(git, |dir, part| dir.join(part))),
-        }
+        self.shared_parses.dir(root, &PARSES_DIR, || None)
     }
 
     /// The files a sync of `root` (canonical) walks: [`StoreOptions::files`], with the
@@ -775,7 +804,7 @@ pub(crate) fn lance_error(
 /// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
 /// The index directory's subdirectory of revisions ([`StoreOptions::revision_dir`]).
 const REVISIONS_DIR: &str = "refs";
-/// The shared vectors' directory in a local index outside git ([`SharedVectors`]).
+/// The shared vectors' directory in a local index outside git ([`StoreOptions::shared_vectors`]).
 const VECTORS_DIR: &str = "vectors";
 
 fn local_path(uri: &str) -> Option<PathBuf> {

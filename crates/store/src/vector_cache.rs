@@ -6,7 +6,7 @@
 //! without one, so a damaged or unwritable cache costs time, never an answer or a sync.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -25,21 +25,6 @@ use crate::sql::{
 use crate::store::lance_error;
 use crate::{EmbeddingSpec, StoreError};
 
-/// Where the vectors a store computes are shared by content ([`StoreOptions::shared_vectors`](crate::StoreOptions)).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum SharedVectors {
-    /// Inside a git repository, `<common git dir>/codectx/vectors`: one cache for all its
-    /// worktrees, branches and revisions. Elsewhere beside a local index
-    /// (`<index>/vectors`); none for an index on object storage.
-    #[default]
-    Repository,
-    /// This directory (several repositories may share it: a text's vector does not depend
-    /// on where the text is).
-    At(PathBuf),
-    /// Every vector is computed by the embedder.
-    Off,
-}
-
 /// The cache's directory name inside the repository's common git directory.
 pub(crate) const REPOSITORY_DIR: [&str; 2] = ["codectx", "vectors"];
 
@@ -50,7 +35,7 @@ const FRAGMENT_ROWS: usize = 16_384;
 /// Writes by one handle between two upkeeps (compaction, the key index, the size bound).
 const UPKEEP_EVERY: u64 = 16;
 
-/// One model's vectors by text ([`SharedVectors`]): a LanceDB table per model, dimension and
+/// One model's vectors by text ([`StoreOptions::shared_vectors`](crate::StoreOptions)): a LanceDB table per model, dimension and
 /// view, rows `key` (SHA-256 of the embedded text, 128 bits in hex), `vector`, `added`
 /// (nanoseconds since 1970).
 pub(crate) struct VectorCache {

@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use codectx_store::testing::TokenHashEmbedder;
-use codectx_store::{
-    Embedder, SharedParses, SharedVectors, Store, StoreError, StoreOptions, StoredChunk, SyncStats,
-};
+use codectx_store::{Embedder, Shared, Store, StoreError, StoreOptions, StoredChunk, SyncStats};
 
 const DIMENSION: usize = 16;
 
@@ -47,7 +45,7 @@ fn repository_with_task(dir: &Path) -> (codectx_corpus::GitRepo, PathBuf) {
 fn options(embedder: &TokenHashEmbedder) -> StoreOptions {
     StoreOptions {
         embedding: Some(embedder.spec()),
-        shared_vectors: SharedVectors::Off,
+        shared_vectors: Shared::Off,
         ..StoreOptions::default()
     }
 }
@@ -147,7 +145,7 @@ async fn clean_index(root: &Path) -> (tempfile::TempDir, Store) {
         root,
         StoreOptions {
             uri: Some(dir.path().to_string_lossy().into_owned()),
-            shared_parses: SharedParses::Off,
+            shared_parses: Shared::Off,
             ..options(&embedder)
         },
     )

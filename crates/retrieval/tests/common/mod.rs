@@ -36,7 +36,7 @@ pub async fn engine_at(
             },
             // For the same reason, its shared vectors stay in the test's directory, not in
             // our `.git`.
-            shared_vectors: codectx_store::SharedVectors::At(index.path().join("vectors")),
+            shared_vectors: codectx_store::Shared::At(index.path().join("vectors")),
             ..Default::default()
         },
         embedder: embedder.map(|e| e as Arc<dyn codectx_embed::Embedder>),
