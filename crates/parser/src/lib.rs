@@ -255,12 +255,16 @@ pub fn parse_with<R>(
     let mut f = Some(f);
     for _ in 0..MAX_RECOVERY_ATTEMPTS {
         let step = with_arena(|allocator| {
-            let ret = Parser::new(allocator, &text, source_type_for(path))
-                .with_options(ParseOptions {
-                    preserve_parens: false,
-                    ..ParseOptions::default()
-                })
-                .parse();
+            // oxc can panic on text it misreads (0.146 asserts on a pure annotation before
+            // a line comment): that is a file oxc could not parse, never a lost sync.
+            let ret = catch_panic(|| {
+                Parser::new(allocator, &text, source_type_for(path))
+                    .with_options(ParseOptions {
+                        preserve_parens: false,
+                        ..ParseOptions::default()
+                    })
+                    .parse()
+            })?;
             let diagnostics: Vec<Diagnostic> = ret
                 .diagnostics
                 .iter()
@@ -272,7 +276,7 @@ pub fn parse_with<R>(
             if ret.panicked || (ret.program.body.is_empty() && !diagnostics.is_empty()) {
                 return Err(diagnostics);
             }
-            let semantic = SemanticBuilder::new().build(&ret.program).semantic;
+            let semantic = catch_panic(|| SemanticBuilder::new().build(&ret.program).semantic)?;
             let (symbols, imports) =
                 extract::extract(&ret.program, semantic.scoping(), &text, &lines);
             let diagnostics = first_diagnostics.take().unwrap_or(diagnostics);
@@ -333,6 +337,17 @@ pub fn parse_with<R>(
     parsed.number_symbols();
     let f = f.take().expect("no attempt succeeded");
     f(parsed, None)
+}
+
+/// `f`'s result, or (when oxc panicked inside it) the diagnostic of a parse that failed with
+/// no line to blank: the file is then one unparsed item.
+fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, Vec<Diagnostic>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
+        vec![Diagnostic {
+            message: "the parser failed on this file (an internal error of oxc)".into(),
+            line: None,
+        }]
+    })
 }
 
 /// Where a function or class declares its name ([`ParsedSymbol::declared_at`]): at its
