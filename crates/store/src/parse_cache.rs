@@ -406,10 +406,20 @@ impl PackWriter<'_> {
     }
 }
 
+/// A new pack's file in `dir`, readable by everyone the umask allows, as the files git
+/// writes are: tempfile's own 0600 would keep another user of the repository from sharing
+/// its parses.
+fn pack_file_in(dir: &Path) -> std::io::Result<NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    builder.tempfile_in(dir)
+}
+
 impl OpenPack {
     fn create(dir: &Path) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let mut file = BufWriter::new(NamedTempFile::new_in(dir)?);
+        let mut file = BufWriter::new(pack_file_in(dir)?);
         file.write_all(MAGIC)?;
         Ok(OpenPack {
             file,
@@ -582,6 +592,27 @@ mod tests {
         let cache = ParseCache::new(dir.to_path_buf());
         cache.refresh();
         cache
+    }
+
+    /// A pack has the mode any file written here gets, less write for others: not
+    /// tempfile's 0600.
+    #[cfg(unix)]
+    #[test]
+    fn a_pack_is_readable_as_a_plain_file_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParseCache::new(dir.path().to_path_buf());
+        put(&cache, ParseCache::key("src/a.ts", "1"));
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"").unwrap();
+        let packs: Vec<u32> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == PACK_EXTENSION))
+            .map(|p| mode(&p))
+            .collect();
+        assert_eq!(packs, [mode(&plain) & 0o644]);
     }
 
     #[test]
