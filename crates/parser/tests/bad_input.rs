@@ -107,11 +107,14 @@ fn garbage_text_never_panics() {
 /// stay one best-effort tree and the caller's sync goes on.
 #[test]
 fn a_parser_panic_is_a_failed_parse_not_a_crash() {
-    let text = "export function make() {\n  return (\n    /*#__PURE__*/\n    // why\n    0\n  );\n}\n";
+    let text =
+        "export function make() {\n  return (\n    /*#__PURE__*/\n    // why\n    0\n  );\n}\n";
     let parsed = parse_source("pure.js", text);
     assert!(!parsed.symbols.is_empty(), "{parsed:?}");
     assert!(
-        parsed.walk().all(|s| s.range.start >= 1 && s.range.end <= 7),
+        parsed
+            .walk()
+            .all(|s| s.range.start >= 1 && s.range.end <= 7),
         "{parsed:?}"
     );
 }
