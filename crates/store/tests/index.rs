@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use codectx_store::testing::TokenHashEmbedder;
-use codectx_store::{Embedder, Shared, Store, StoreError, StoreOptions, StoredChunk, SyncStats};
+use codectx_store::{
+    Embedder, FileStatus, Shared, Store, StoreError, StoreOptions, StoredChunk, SyncStats,
+};
 
 const DIMENSION: usize = 16;
 
@@ -446,7 +448,7 @@ async fn a_file_the_parser_panics_on_does_not_stop_the_sync() {
     store.sync(None, &()).await.unwrap();
     let pure = store.files().find(|f| f.path == "src/pure.js").unwrap();
     assert!(
-        matches!(pure.status.as_str().as_str(), "indexed" | "recovered"),
+        matches!(pure.status, FileStatus::Indexed | FileStatus::Recovered),
         "{:?}",
         pure.status
     );
