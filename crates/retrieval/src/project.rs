@@ -5,7 +5,7 @@
 //! parsing anything. Either way a file's source and parse are only needed to draw a
 //! snapshot, so they are loaded the first time one is drawn.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -211,7 +211,7 @@ impl Project {
             Ok::<_, RetrievalError>((graph, facts_read, started.elapsed()))
         };
         let chunks = async {
-            let chunks = store.code_chunks(None).await?;
+            let chunks = store.code_chunks_by_file().await?;
             Ok::<_, RetrievalError>((chunks, started.elapsed()))
         };
         let ((graph, facts_read, linked), (chunks, chunks_read)) = tokio::try_join!(graph, chunks)?;
@@ -232,36 +232,30 @@ impl Project {
         debug_assert!(changes.complete, "a project from changes needs all of them");
         let root = canonical_root(store.root())?;
         let graph = link(&root, changes.facts);
-        Ok(Self::from_rows(store, root, graph, changes.chunks))
+        let mut by_file: BTreeMap<String, Vec<CodeChunk>> = BTreeMap::new();
+        for chunk in changes.chunks {
+            by_file
+                .entry(chunk.relative_path.clone())
+                .or_default()
+                .push(chunk);
+        }
+        for chunks in by_file.values_mut() {
+            chunks.sort_by_key(|c| (c.start_line, c.depth));
+        }
+        Ok(Self::from_rows(store, root, graph, by_file))
     }
 
+    /// The project of `chunks`, grouped by file with each file's chunks in (start line,
+    /// depth) order, as [`Store::code_chunks_by_file`] gives them.
     fn from_rows(
         store: &Store,
         root: PathBuf,
         graph: ProjectGraph,
-        chunks: Vec<CodeChunk>,
+        chunks: BTreeMap<String, Vec<CodeChunk>>,
     ) -> Self {
-        let mut by_file: std::collections::BTreeMap<String, Vec<CodeChunk>> = store
-            .files()
-            .filter(|f| f.chunk_count > 0)
-            .map(|f| (f.path.clone(), Vec::new()))
-            .collect();
-        for chunk in chunks {
-            // Every file with chunks is a key already: no path is copied per chunk.
-            match by_file.get_mut(chunk.relative_path.as_str()) {
-                Some(file) => file.push(chunk),
-                None => by_file
-                    .entry(chunk.relative_path.clone())
-                    .or_default()
-                    .push(chunk),
-            }
-        }
-        let files = by_file
+        let files = chunks
             .into_iter()
-            .map(|(relative_path, mut chunks)| {
-                chunks.sort_by_key(|c| (c.start_line, c.depth));
-                ProjectFile::new(&root, relative_path, chunks, None)
-            })
+            .map(|(relative_path, chunks)| ProjectFile::new(&root, relative_path, chunks, None))
             .collect();
         Self::new(root, files, graph, skipped_files(store))
     }

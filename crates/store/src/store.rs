@@ -1,6 +1,6 @@
 //! Opening an index: location, ownership and model checks, the three tables.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -612,6 +612,50 @@ impl Store {
             })
             .await?;
         Ok(out)
+    }
+
+    /// Every chunk, grouped by file: files in path order, each file's chunks in (start line,
+    /// depth) order. Each group is sized from its file's record as batches arrive, so the
+    /// chunks are held once, never in one list and again per file.
+    pub async fn code_chunks_by_file(
+        &self,
+    ) -> Result<BTreeMap<String, Vec<CodeChunk>>, StoreError> {
+        self.on_live_version(|| self.code_chunks_by_file_here())
+            .await
+    }
+
+    async fn code_chunks_by_file_here(
+        &self,
+    ) -> Result<BTreeMap<String, Vec<CodeChunk>>, StoreError> {
+        let mut by_file: BTreeMap<String, Vec<CodeChunk>> = self
+            .files()
+            .filter(|f| f.chunk_count > 0)
+            .map(|f| (f.path.clone(), Vec::with_capacity(f.chunk_count as usize)))
+            .collect();
+        self.chunks
+            .query()
+            .select(Select::columns(&crate::schema::CODE_CHUNK_COLUMNS))
+            .each_batch(self, "querying chunks", |batch| {
+                let chunks = crate::schema::batch_to_code_chunks(batch, &self.root)
+                    .map_err(|reason| self.corrupt(reason))?;
+                for chunk in chunks {
+                    // Every file with chunks is a key already: no path is copied per chunk.
+                    match by_file.get_mut(chunk.relative_path.as_str()) {
+                        Some(file) => file.push(chunk),
+                        None => by_file
+                            .entry(chunk.relative_path.clone())
+                            .or_default()
+                            .push(chunk),
+                    }
+                }
+                Ok(())
+            })
+            .await?;
+        by_file.retain(|_, chunks| !chunks.is_empty());
+        for chunks in by_file.values_mut() {
+            chunks.sort_by_key(|c| (c.start_line, c.depth));
+        }
+        Ok(by_file)
     }
 
     /// [`Store::code_chunks`] of the files `paths`.
