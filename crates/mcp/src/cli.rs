@@ -407,7 +407,18 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
             writeln!(out, "{message}")?;
         }
     }
+    out.flush()?;
+    leave(engine);
     Ok(())
+}
+
+/// Ends a one-shot command's use of its engine without freeing it. The process exits next,
+/// and the system takes its memory back at once, while freeing a large project's chunks
+/// and graph one by one costs more than the answer did (about 80 ms on babel). Nothing is
+/// lost: a search or lookup has finished its sync, the one write it makes, before it
+/// answers, and the index lock is released when the process ends.
+fn leave(engine: Engine) {
+    std::mem::forget(engine);
 }
 
 /// The first `limit` of the selected chunks of a query (a lookup's matches, or the gated,
@@ -474,5 +485,6 @@ pub async fn lookup(
             println!("{}\n", item.text);
         }
     }
+    leave(engine);
     Ok(())
 }
