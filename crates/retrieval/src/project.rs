@@ -102,8 +102,16 @@ impl ProjectFile {
     }
 
     pub(crate) fn names(&self) -> &crate::search::FileNames {
+        self.names_with(&mut crate::scoring::WordRoots::new())
+    }
+
+    /// [`ProjectFile::names`], made with `roots` when they are not made yet.
+    pub(crate) fn names_with(
+        &self,
+        roots: &mut crate::scoring::WordRoots,
+    ) -> &crate::search::FileNames {
         self.names
-            .get_or_init(|| crate::search::FileNames::of(self))
+            .get_or_init(|| crate::search::FileNames::of(self, roots))
     }
 
     fn content(&self) -> Option<&FileContent> {

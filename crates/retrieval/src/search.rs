@@ -28,9 +28,9 @@ use codectx_store::{ChunkFilter, LexicalHit, Store};
 use crate::query::TextQuery;
 use crate::ranker::{Features, KindGroup, reciprocal_rank};
 use crate::scoring::{
-    AskedKinds, COVERED_TERMS, QuestionShape, STOPWORDS, SearchOptions, blend, calibrated_vector,
-    code_words, coverage_of, holds_a_term, in_type, is_companion_file, is_test_file, matched_terms,
-    own_evidence, prefer_members, query_terms, root_stemmer, word_root,
+    AskedKinds, COVERED_TERMS, QuestionShape, STOPWORDS, SearchOptions, WordRoots, blend,
+    calibrated_vector, code_words, coverage_of, holds_a_term, in_type, is_companion_file,
+    is_test_file, matched_terms, own_evidence, prefer_members, query_terms,
 };
 use crate::{Project, RetrievalError};
 
@@ -785,8 +785,9 @@ pub(crate) struct NameIndex {
 impl NameIndex {
     pub(crate) fn of(files: &[crate::ProjectFile]) -> Self {
         let mut index = NameIndex::default();
+        let mut roots = WordRoots::new();
         for (f, file) in files.iter().enumerate() {
-            let names = file.names();
+            let names = file.names_with(&mut roots);
             if let Some(first) = names.file_words.first() {
                 index
                     .files_by_first_word
@@ -820,7 +821,7 @@ impl NameIndex {
 }
 
 impl FileNames {
-    pub(crate) fn of(file: &crate::ProjectFile) -> Self {
+    pub(crate) fn of(file: &crate::ProjectFile, roots: &mut WordRoots) -> Self {
         let mut segments = file.relative_path.rsplit('/');
         let file_name = segments
             .next()
@@ -831,14 +832,13 @@ impl FileNames {
         } else {
             file_name
         };
-        let stemmer = root_stemmer();
         let chunks = file
             .chunks
             .iter()
             .map(|chunk| {
                 let words: Vec<String> = code_words(&chunk.name)
                     .iter()
-                    .map(|w| word_root(&stemmer, w))
+                    .map(|w| roots.root(w))
                     .collect();
                 ChunkName {
                     lowercase: chunk.name.to_lowercase(),
@@ -853,7 +853,7 @@ impl FileNames {
         FileNames {
             file_words: code_words(file_name)
                 .iter()
-                .map(|w| word_root(&stemmer, w))
+                .map(|w| roots.root(w))
                 .collect(),
             chunks,
         }
