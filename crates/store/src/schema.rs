@@ -143,6 +143,21 @@ pub struct FileRecord {
     pub facts: Option<Vec<u8>>,
 }
 
+/// `field`, holding large values a project load reads in full (chunk text, graph facts),
+/// stored in LZ4-compressed mini-blocks. Lance's default for wide values compresses each
+/// value on its own, which decodes about thirty times slower: on babel, reading the two
+/// text columns of 75,000 chunks took 1.25 s that way and 0.04 s this way, in 12 MB on disk
+/// instead of 18.
+fn read_whole(field: Field) -> Field {
+    field.with_metadata(HashMap::from([
+        (
+            "lance-encoding:structural-encoding".to_string(),
+            "miniblock".to_string(),
+        ),
+        ("lance-encoding:compression".to_string(), "lz4".to_string()),
+    ]))
+}
+
 pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
     let list = || DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
     let mut fields = vec![
@@ -156,7 +171,7 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("childChunkIds", list(), false),
         Field::new("depth", DataType::UInt32, false),
         Field::new("signature", DataType::Utf8, false),
-        Field::new("fullSource", DataType::Utf8, false),
+        read_whole(Field::new("fullSource", DataType::Utf8, false)),
         Field::new("startLine", DataType::UInt32, false),
         Field::new("endLine", DataType::UInt32, false),
         Field::new("startByte", DataType::UInt32, false),
@@ -164,7 +179,7 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("symbolIndex", DataType::UInt32, false),
         Field::new("jsdoc", DataType::Utf8, true),
         Field::new("relevantImports", list(), false),
-        Field::new("embeddingText", DataType::Utf8, false),
+        read_whole(Field::new("embeddingText", DataType::Utf8, false)),
         Field::new("breadcrumb", DataType::Utf8, false),
         // Derived, for the lexical channel only: see [`search_names`].
         Field::new("searchNames", DataType::Utf8, false),
@@ -218,7 +233,7 @@ pub(crate) fn files_schema() -> SchemaRef {
         Field::new("contentHash", DataType::Utf8, false),
         Field::new("status", DataType::Utf8, false),
         Field::new("chunkCount", DataType::UInt32, false),
-        Field::new("facts", DataType::LargeBinary, true),
+        read_whole(Field::new("facts", DataType::LargeBinary, true)),
     ]))
 }
 

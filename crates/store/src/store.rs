@@ -34,7 +34,9 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// 8: the files table keeps facts as binary (`FileFacts::encode`), not JSON.
 /// 9: `symbolIndex` (chunks meet graph declarations by the parser's symbol number); no
 /// `filePath` column (the root gives it).
-pub(crate) const FORMAT: &str = "codectx-index/9";
+/// 10: chunk text and facts are stored in LZ4 mini-blocks (a project loads several times
+/// faster).
+pub(crate) const FORMAT: &str = "codectx-index/10";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
