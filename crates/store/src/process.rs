@@ -62,7 +62,12 @@ pub(crate) fn process_files(
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(file) = files.get(i) else { break };
                         let known = known_hashes.get(&file.path);
-                        let item = process_file(file, known, max_bytes, keep_facts, shared);
+                        // A bug of ours on one file's content must not stop every sync of
+                        // the repository: the file is skipped with the reason, the rest
+                        // indexed.
+                        let item = caught(file, || {
+                            process_file(file, known, max_bytes, keep_facts, shared)
+                        });
                         if item.is_err() {
                             observer.event(SyncEvent::Parsed {
                                 done: done.fetch_add(1, Ordering::Relaxed) + 1,
@@ -194,6 +199,91 @@ pub(crate) fn process_file(
     })
 }
 
+/// `process`'s result for `file`, or, when it panics, the file skipped with the reason.
+fn caught(
+    file: &SourceFile,
+    process: impl FnOnce() -> Result<FileRecord, Processed>,
+) -> Result<FileRecord, Processed> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(process))
+        .unwrap_or_else(|panic| Err(failed(file, panic.as_ref())))
+}
+
+/// The record of a file whose processing panicked: skipped, with the panic's message. Its
+/// hash is the content's, so the file is tried again once it changes, not at every sync.
+fn failed(file: &SourceFile, panic: &(dyn std::any::Any + Send)) -> Processed {
+    let message = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    tracing::warn!(
+        "{}: indexing this file failed ({message}); it is skipped",
+        file.path
+    );
+    let content_hash = std::fs::read(&file.abs).map_or_else(
+        |_| format!("size:{}", file.size),
+        |b| hex(&Sha256::digest(&b)),
+    );
+    Processed {
+        record: FileRecord {
+            path: file.path.clone(),
+            mtime_ns: file.mtime_ns,
+            size: file.size,
+            content_hash,
+            status: FileStatus::Skipped {
+                reason: SkipReason::InternalError,
+                detail: format!("an internal error of the indexer ({message})"),
+            },
+            chunk_count: 0,
+            facts: None,
+        },
+        chunks: Vec::new(),
+        facts: None,
+        shared: false,
+    }
+}
+
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_on_one_file_skips_that_file_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let abs = dir.path().join("a.ts");
+        std::fs::write(&abs, "export const a = 1;\n").unwrap();
+        let file = SourceFile {
+            abs,
+            path: "a.ts".into(),
+            size: 20,
+            mtime_ns: 7,
+        };
+        let Err(processed) = caught(&file, || panic!("chunk out of range")) else {
+            panic!("a failed file is a changed one");
+        };
+        let record = processed.record;
+        assert_eq!(
+            record.status,
+            FileStatus::Skipped {
+                reason: SkipReason::InternalError,
+                detail: "an internal error of the indexer (chunk out of range)".into(),
+            }
+        );
+        // The content's hash: tried again once the file changes, not at every sync.
+        assert_eq!(
+            record.content_hash,
+            hex(&Sha256::digest(b"export const a = 1;\n"))
+        );
+        assert_eq!((record.chunk_count, record.facts), (0, None));
+        assert!(processed.chunks.is_empty());
+        // Stored and read back as it was.
+        assert_eq!(
+            FileStatus::parse(&record.status.as_str()),
+            Ok(record.status.clone())
+        );
+    }
 }

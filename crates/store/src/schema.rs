@@ -74,15 +74,19 @@ pub enum SkipReason {
     NotUtf8,
     /// Could not be read (permissions, vanished mid-sync).
     Unreadable,
+    /// The indexer itself failed on it (a panic): left out until the file changes, while
+    /// every other file is indexed.
+    InternalError,
 }
 
 impl SkipReason {
-    const ALL: [SkipReason; 5] = [
+    const ALL: [SkipReason; 6] = [
         SkipReason::TooLarge,
         SkipReason::Minified,
         SkipReason::Binary,
         SkipReason::NotUtf8,
         SkipReason::Unreadable,
+        SkipReason::InternalError,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -92,6 +96,7 @@ impl SkipReason {
             SkipReason::Binary => "binary",
             SkipReason::NotUtf8 => "not-utf8",
             SkipReason::Unreadable => "unreadable",
+            SkipReason::InternalError => "internal-error",
         }
     }
 }
@@ -108,7 +113,7 @@ impl FileStatus {
         }
     }
 
-    fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         match text {
             "indexed" => Ok(FileStatus::Indexed),
             "recovered" => Ok(FileStatus::Recovered),
