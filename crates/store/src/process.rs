@@ -185,7 +185,12 @@ pub(crate) fn process_file(
     }
     let mut chunks = codectx_chunker::chunk_file(&parsed, &source, &file.abs.to_string_lossy());
     let encoded = facts.encode();
-    if let Some((pack, key)) = shared {
+    // A parse oxc gave up on (or panicked in, which a debug build's assertions do where a
+    // release build goes on) is not shared: it is cheap to redo, and another build may do
+    // better.
+    if let Some((pack, key)) = shared
+        && parsed.status != ParseStatus::Failed
+    {
         let recovered = record.status == FileStatus::Recovered;
         pack.add(key, recovered, &encoded, &mut chunks);
     }

@@ -444,8 +444,13 @@ async fn a_file_the_parser_panics_on_does_not_stop_the_sync() {
         "export function make() {\n  return (\n    /*#__PURE__*/\n    // why\n    0\n  );\n}\n",
     )
     .unwrap();
-    let mut store = Store::open(r, StoreOptions::default()).await.unwrap();
-    store.sync(None, &()).await.unwrap();
+    let parses = tempfile::tempdir().unwrap();
+    let sharing = || StoreOptions {
+        shared_parses: Shared::At(parses.path().to_path_buf()),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(r, sharing()).await.unwrap();
+    let first = store.sync(None, &()).await.unwrap();
     let pure = store.files().find(|f| f.path == "src/pure.js").unwrap();
     assert!(
         matches!(pure.status, FileStatus::Indexed | FileStatus::Recovered),
@@ -471,6 +476,17 @@ async fn a_file_the_parser_panics_on_does_not_stop_the_sync() {
         files
     };
     assert_eq!(others(&store), others(&clean));
+    // The failed parse is not shared: a second checkout parses that file again, and only it.
+    let copy = tempfile::tempdir().unwrap();
+    codectx_corpus::copy_tree(r, copy.path());
+    std::fs::remove_dir_all(copy.path().join(codectx_store::DEFAULT_INDEX_DIR)).unwrap();
+    let mut second = Store::open(copy.path(), sharing()).await.unwrap();
+    let stats = second.sync(None, &()).await.unwrap();
+    assert_eq!(
+        (stats.files_parsed, stats.files_shared),
+        (1, first.files_parsed - 1),
+        "{stats:?}"
+    );
 }
 
 /// The blueprint's schema, field for field, plus the model recorded on the vector column.
