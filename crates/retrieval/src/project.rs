@@ -218,16 +218,33 @@ impl Project {
                 .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
             Ok::<_, RetrievalError>((graph, facts_read, started.elapsed()))
         };
-        let chunks = async {
+        // The rows take less time than the facts and linking: the name index, most of a
+        // first question's ranking, is made beside the linking too.
+        let files = async {
             let chunks = store.code_chunks_by_file().await?;
-            Ok::<_, RetrievalError>((chunks, started.elapsed()))
+            let chunks_read = started.elapsed();
+            let root = root.clone();
+            let (files, names) = tokio::task::spawn_blocking(move || {
+                let files = project_files(&root, chunks);
+                let names = crate::search::NameIndex::of(&files);
+                (files, names)
+            })
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            Ok::<_, RetrievalError>((files, names, chunks_read, started.elapsed()))
         };
-        let ((graph, facts_read, linked), (chunks, chunks_read)) = tokio::try_join!(graph, chunks)?;
-        let project = Self::from_rows(store, root, graph, chunks);
+        let ((graph, facts_read, linked), (files, names, chunks_read, named)) =
+            tokio::try_join!(graph, files)?;
+        // The index names files by position: they are in path order already, as `new`
+        // keeps them.
+        debug_assert!(files.is_sorted_by(|a, b| a.relative_path <= b.relative_path));
+        let mut project = Self::new(root, files, graph, skipped_files(store));
+        project.name_index = OnceLock::from(names);
         tracing::debug!(
             ?facts_read,
             ?linked,
             ?chunks_read,
+            ?named,
             total = ?started.elapsed(),
             "project loaded from the index"
         );
@@ -261,10 +278,7 @@ impl Project {
         graph: ProjectGraph,
         chunks: BTreeMap<String, Vec<CodeChunk>>,
     ) -> Self {
-        let files = chunks
-            .into_iter()
-            .map(|(relative_path, chunks)| ProjectFile::new(&root, relative_path, chunks, None))
-            .collect();
+        let files = project_files(&root, chunks);
         Self::new(root, files, graph, skipped_files(store))
     }
 
@@ -426,6 +440,15 @@ fn link(root: &Path, facts: Vec<(String, codectx_graph::FileFacts)>) -> ProjectG
             .into_iter()
             .map(|(path, facts)| (root.join(path), facts)),
     )
+}
+
+/// The files of `chunks` (grouped by file, each file's in (start line, depth) order), in
+/// path order, with nothing loaded yet.
+fn project_files(root: &Path, chunks: BTreeMap<String, Vec<CodeChunk>>) -> Vec<ProjectFile> {
+    chunks
+        .into_iter()
+        .map(|(relative_path, chunks)| ProjectFile::new(root, relative_path, chunks, None))
+        .collect()
 }
 
 /// `chunks` grouped by file, with an empty list for each of `paths` that has none.
