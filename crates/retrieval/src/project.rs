@@ -142,8 +142,8 @@ pub struct Project {
     graph: ProjectGraph,
     /// Files left out, with the reason (binary, not UTF-8, unreadable).
     skipped: Vec<String>,
-    /// Every declaration's name, by the words a question can name it with: made at the
-    /// first question, again after a patch.
+    /// Every declaration's name, by the words a question can name it with: made while a
+    /// project loads from an index, else at the first question; again after a patch.
     name_index: OnceLock<crate::search::NameIndex>,
 }
 
