@@ -25,7 +25,8 @@ pub struct ProjectFile {
     pub relative_path: String,
     pub chunks: Vec<CodeChunk>,
     content: OnceLock<Option<FileContent>>,
-    /// Its names as the name channel meets them: the same for every question, so made once.
+    /// Its names as the name channel meets them: the same for every question, so made the
+    /// first time a question finds the file, and kept.
     names: OnceLock<crate::search::FileNames>,
     /// Its chunks' positions in `chunks` with the first bytes of their ids, sorted by id: a
     /// ranking looks chunks up by id hundreds of times per question, and comparing the
@@ -102,16 +103,9 @@ impl ProjectFile {
     }
 
     pub(crate) fn names(&self) -> &crate::search::FileNames {
-        self.names_with(&mut crate::scoring::WordRoots::new())
-    }
-
-    /// [`ProjectFile::names`], made with `roots` when they are not made yet.
-    pub(crate) fn names_with(
-        &self,
-        roots: &mut crate::scoring::WordRoots,
-    ) -> &crate::search::FileNames {
-        self.names
-            .get_or_init(|| crate::search::FileNames::of(self, roots))
+        self.names.get_or_init(|| {
+            crate::search::FileNames::of(self, &mut crate::scoring::WordRoots::new())
+        })
     }
 
     fn content(&self) -> Option<&FileContent> {

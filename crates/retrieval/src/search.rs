@@ -787,7 +787,9 @@ impl NameIndex {
         let mut index = NameIndex::default();
         let mut roots = WordRoots::new();
         for (f, file) in files.iter().enumerate() {
-            let names = file.names_with(&mut roots);
+            // Made for the index and dropped: a question reads the names of the few files
+            // it finds (`ProjectFile::names`, kept), not of all.
+            let names = FileNames::of(file, &mut roots);
             if let Some(first) = names.file_words.first() {
                 index
                     .files_by_first_word
