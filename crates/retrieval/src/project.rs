@@ -15,7 +15,7 @@ use codectx_files::FileSelection;
 use codectx_graph::{ProjectGraph, SymbolRef};
 use codectx_parser::ParsedFile;
 use codectx_snapshot::SnapshotFile;
-use codectx_store::{Store, SyncChanges};
+use codectx_store::{ChunksByFile, Store, SyncChanges};
 
 use crate::RetrievalError;
 
@@ -251,17 +251,9 @@ impl Project {
         debug_assert!(changes.complete, "a project from changes needs all of them");
         let root = canonical_root(store.root())?;
         let graph = link(&root, changes.facts);
-        let mut by_file: BTreeMap<String, Vec<CodeChunk>> = BTreeMap::new();
-        for chunk in changes.chunks {
-            by_file
-                .entry(chunk.relative_path.clone())
-                .or_default()
-                .push(chunk);
-        }
-        for chunks in by_file.values_mut() {
-            chunks.sort_by_key(|c| (c.start_line, c.depth));
-        }
-        Ok(Self::from_rows(store, root, graph, by_file))
+        let mut grouped = ChunksByFile::sized_for(store);
+        changes.chunks.into_iter().for_each(|c| grouped.push(c));
+        Ok(Self::from_rows(store, root, graph, grouped.into_sorted()))
     }
 
     /// The project of `chunks`, grouped by file with each file's chunks in (start line,

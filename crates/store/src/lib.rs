@@ -64,7 +64,7 @@ pub use history::{HistoryCatchUp, MAX_NOTES_PER_SYMBOL};
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
-pub use store::{HistoryStatus, Shared, Store, StoreOptions, SyncChanges};
+pub use store::{ChunksByFile, HistoryStatus, Shared, Store, StoreOptions, SyncChanges};
 
 /// The index directory's default name under the project root.
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

@@ -596,6 +596,33 @@ impl Store {
     }
 
     async fn code_chunks_here(&self, filter: Option<&str>) -> Result<Vec<CodeChunk>, StoreError> {
+        let mut out = Vec::new();
+        self.each_code_chunk(filter, |chunk| out.push(chunk))
+            .await?;
+        Ok(out)
+    }
+
+    /// Every chunk, grouped by file ([`ChunksByFile`]): files in path order, each file's
+    /// chunks in (start line, depth) order.
+    pub async fn code_chunks_by_file(
+        &self,
+    ) -> Result<BTreeMap<String, Vec<CodeChunk>>, StoreError> {
+        self.on_live_version(|| async {
+            let mut grouped = ChunksByFile::sized_for(self);
+            self.each_code_chunk(None, |chunk| grouped.push(chunk))
+                .await?;
+            Ok(grouped.into_sorted())
+        })
+        .await
+    }
+
+    /// Hands `f` each chunk matching `filter`, reading [`crate::schema::CODE_CHUNK_COLUMNS`]
+    /// batch by batch, so the decoded columns of one batch are freed before the next.
+    async fn each_code_chunk(
+        &self,
+        filter: Option<&str>,
+        mut f: impl FnMut(CodeChunk),
+    ) -> Result<(), StoreError> {
         let mut query = self
             .chunks
             .query()
@@ -603,61 +630,15 @@ impl Store {
         if let Some(filter) = filter {
             query = query.only_if(filter);
         }
-        let mut out = Vec::new();
         query
             .each_batch(self, "querying chunks", |batch| {
-                out.extend(
-                    crate::schema::batch_to_code_chunks(batch, &self.root)
-                        .map_err(|reason| self.corrupt(reason))?,
-                );
+                crate::schema::batch_to_code_chunks(batch, &self.root)
+                    .map_err(|reason| self.corrupt(reason))?
+                    .into_iter()
+                    .for_each(&mut f);
                 Ok(())
             })
-            .await?;
-        Ok(out)
-    }
-
-    /// Every chunk, grouped by file: files in path order, each file's chunks in (start line,
-    /// depth) order. Each group is sized from its file's record as batches arrive, so the
-    /// chunks are held once, never in one list and again per file.
-    pub async fn code_chunks_by_file(
-        &self,
-    ) -> Result<BTreeMap<String, Vec<CodeChunk>>, StoreError> {
-        self.on_live_version(|| self.code_chunks_by_file_here())
             .await
-    }
-
-    async fn code_chunks_by_file_here(
-        &self,
-    ) -> Result<BTreeMap<String, Vec<CodeChunk>>, StoreError> {
-        let mut by_file: BTreeMap<String, Vec<CodeChunk>> = self
-            .files()
-            .filter(|f| f.chunk_count > 0)
-            .map(|f| (f.path.clone(), Vec::with_capacity(f.chunk_count as usize)))
-            .collect();
-        self.chunks
-            .query()
-            .select(Select::columns(&crate::schema::CODE_CHUNK_COLUMNS))
-            .each_batch(self, "querying chunks", |batch| {
-                let chunks = crate::schema::batch_to_code_chunks(batch, &self.root)
-                    .map_err(|reason| self.corrupt(reason))?;
-                for chunk in chunks {
-                    // Every file with chunks is a key already: no path is copied per chunk.
-                    match by_file.get_mut(chunk.relative_path.as_str()) {
-                        Some(file) => file.push(chunk),
-                        None => by_file
-                            .entry(chunk.relative_path.clone())
-                            .or_default()
-                            .push(chunk),
-                    }
-                }
-                Ok(())
-            })
-            .await?;
-        by_file.retain(|_, chunks| !chunks.is_empty());
-        for chunks in by_file.values_mut() {
-            chunks.sort_by_key(|c| (c.start_line, c.depth));
-        }
-        Ok(by_file)
     }
 
     /// [`Store::code_chunks`] of the files `paths`.
@@ -825,6 +806,45 @@ pub(crate) trait CollectBatches: ExecutableQuery {
 }
 
 impl<Q: ExecutableQuery> CollectBatches for Q {}
+
+/// Chunks gathered file by file, each file's list sized from its record: chunks arriving
+/// batch by batch are held once, never in one list and again per file. Files come out in
+/// path order, each file's chunks in (start line, depth) order, files without chunks left
+/// out.
+pub struct ChunksByFile(BTreeMap<String, Vec<CodeChunk>>);
+
+impl ChunksByFile {
+    /// Empty lists for the files `store` recorded chunks for.
+    pub fn sized_for(store: &Store) -> Self {
+        ChunksByFile(
+            store
+                .files()
+                .filter(|f| f.chunk_count > 0)
+                .map(|f| (f.path.clone(), Vec::with_capacity(f.chunk_count as usize)))
+                .collect(),
+        )
+    }
+
+    pub fn push(&mut self, chunk: CodeChunk) {
+        // A recorded file is a key already: no path is copied per chunk.
+        match self.0.get_mut(chunk.relative_path.as_str()) {
+            Some(file) => file.push(chunk),
+            None => self
+                .0
+                .entry(chunk.relative_path.clone())
+                .or_default()
+                .push(chunk),
+        }
+    }
+
+    pub fn into_sorted(mut self) -> BTreeMap<String, Vec<CodeChunk>> {
+        self.0.retain(|_, chunks| !chunks.is_empty());
+        for chunks in self.0.values_mut() {
+            chunks.sort_by_key(|c| (c.start_line, c.depth));
+        }
+        self.0
+    }
+}
 
 pub(crate) fn lance_error(
     uri: &str,
