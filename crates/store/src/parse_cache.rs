@@ -317,7 +317,8 @@ impl PackWriter<'_> {
     /// Appends an entry, streamed into the pack by `write` under the pack's lock: no copy
     /// of it is held (a buffer per worker cost babel's cold index 38 MiB of peak memory).
     /// A failed write abandons the pack: a miss for each of its entries later, never an
-    /// error.
+    /// error. So does a panic inside `write` (the sync skips that file and goes on): the
+    /// bytes it wrote would otherwise shift every later entry from its recorded offset.
     fn append(&self, key: Key, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
         let mut pack = lock(&self.pack);
         if pack.is_none() {
@@ -334,7 +335,17 @@ impl PackWriter<'_> {
             inner: &mut open.file,
             bytes: 0,
         };
-        match write(&mut out) {
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(&mut out)));
+        let written = match written {
+            Ok(written) => written,
+            Err(panic) => {
+                // Never put in place: the temporary file goes with it.
+                *pack = None;
+                drop(pack);
+                std::panic::resume_unwind(panic)
+            }
+        };
+        match written {
             Ok(()) => {
                 let len = out.bytes;
                 open.records.push((key, open.offset, len));
@@ -649,6 +660,45 @@ mod tests {
             })
             .collect();
         assert_eq!(placed, made);
+    }
+
+    #[test]
+    fn a_panic_while_an_entry_is_written_costs_only_the_entries_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParseCache::new(dir.path().to_path_buf());
+        let [before, broken, after] =
+            ["src/a.ts", "src/b.ts", "src/c.ts"].map(|path| ParseCache::key(path, "abc"));
+        let writer = cache.writer();
+        writer.add(before, false, b"facts", &mut chunks());
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            writer.append(broken, |out| {
+                out.write_all(b"half an entry")?;
+                panic!("an encoder's bug")
+            })
+        }));
+        assert!(panicked.is_err());
+        writer.add(after, false, b"facts", &mut chunks());
+        writer.finish();
+        let read = reopened(dir.path());
+        assert!(
+            read.get(&before, "/y", SOURCE).is_none(),
+            "its pack was abandoned"
+        );
+        assert!(read.get(&broken, "/y", SOURCE).is_none());
+        let entry = read.get(&after, "/y", SOURCE).expect("a new pack holds it");
+        assert_eq!(entry.facts, b"facts");
+        assert_eq!(pack_files(dir.path()).len(), 1);
+        let temporary = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".tmp")
+            })
+            .count();
+        assert_eq!(temporary, 0, "the abandoned pack's file is gone");
     }
 
     #[test]
