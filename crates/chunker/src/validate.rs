@@ -7,9 +7,6 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use codectx_parser::{LineIndex, ParseStatus, ParsedFile, SymbolKind, parse_source};
-use oxc_allocator::Allocator;
-use oxc_parser::Parser;
-use oxc_span::GetSpan;
 
 use crate::{CodeChunk, chunk_file_with_symbols, estimate_tokens, kept_children, stub_end};
 
@@ -434,29 +431,12 @@ fn root_isolation(
     lines: &LineIndex,
     v: &mut Vec<Violation>,
 ) {
-    let language =
-        codectx_parser::Language::from_path(path).unwrap_or(codectx_parser::Language::TypeScript);
-    let spans: Vec<(u32, u32)> = match codectx_parser::top_level_statements(source, language) {
-        Some(spans) => spans.iter().map(|s| (s.start, s.end)).collect(),
-        None => {
-            let allocator = Allocator::default();
-            let ret =
-                Parser::new(&allocator, source, codectx_parser::source_type_for(path)).parse();
-            if ret.panicked {
-                return;
-            }
-            ret.program
-                .directives
-                .iter()
-                .map(|d| d.span)
-                .chain(ret.program.body.iter().map(|s| s.span()))
-                .map(|s| (s.start, s.end))
-                .collect()
-        }
+    let Some(spans) = codectx_parser::top_level_statements(path, source) else {
+        return;
     };
     let mut statements: Vec<(u32, u32)> = spans
         .into_iter()
-        .map(|(start, end)| (lines.line_of(start), lines.end_line_of(start, end)))
+        .map(|s| (lines.line_of(s.start), lines.end_line_of(s.start, s.end)))
         .collect();
     statements.sort_unstable();
     let roots: Vec<&CodeChunk> = chunks.iter().filter(|c| c.depth == 0).collect();

@@ -42,7 +42,6 @@ use serde::{Deserialize, Serialize};
 
 pub use comments::clean_jsdoc;
 pub use extract::one_line;
-pub use grammars::top_level_statements;
 pub use lines::LineIndex;
 pub use symbol::{
     ByteSpan, CallHead, CallSyntax, Diagnostic, ImportInfo, LineRange, Modifier, Naming,
@@ -394,6 +393,32 @@ pub fn blank_line(text: &str, lines: &LineIndex, line: u32) -> String {
     let mut bytes = text.as_bytes().to_vec();
     bytes[from..to].fill(b' ');
     String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
+}
+
+/// The top-level statements of the file `path` as a fresh parse of `source` finds them
+/// (directives included, comments left out; a tree-sitter language's attributes with the
+/// item they precede): what the chunker's validation checks root items against. `None`
+/// when the parser gave up on the file (oxc reported a panic, or panicked).
+pub fn top_level_statements(path: &str, source: &str) -> Option<Vec<ByteSpan>> {
+    let language = Language::from_path(path).unwrap_or(Language::TypeScript);
+    if let Some(spans) = grammars::top_level_statements(source, language) {
+        return Some(spans);
+    }
+    catch_panic(|| {
+        use oxc_span::GetSpan;
+        let allocator = Allocator::default();
+        let parsed = Parser::new(&allocator, source, source_type_for(path)).parse();
+        (!parsed.panicked).then(|| {
+            let directives = parsed.program.directives.iter().map(|d| d.span);
+            let statements = parsed.program.body.iter().map(|s| s.span());
+            directives
+                .chain(statements)
+                .map(|s| ByteSpan::new(s.start, s.end))
+                .collect()
+        })
+    })
+    .ok()
+    .flatten()
 }
 
 /// The oxc source type for a path; JSX is accepted in `.js` as bundlers do.

@@ -118,3 +118,16 @@ fn a_parser_panic_is_a_failed_parse_not_a_crash() {
         "{parsed:?}"
     );
 }
+
+/// The validator's fresh parse of the same text returns too: no statements where oxc
+/// failed, else the one function.
+#[test]
+fn the_validators_fresh_parse_survives_a_parser_panic() {
+    let text =
+        "export function make() {\n  return (\n    /*#__PURE__*/\n    // why\n    0\n  );\n}\n";
+    let spans = codectx_parser::top_level_statements("pure.js", text);
+    assert!(spans.as_ref().is_none_or(|s| s.len() == 1), "{spans:?}");
+    let spans = codectx_parser::top_level_statements("a.js", "'use strict';\n// c\nf();\ng();\n");
+    let spans: Vec<(u32, u32)> = spans.unwrap().iter().map(|s| (s.start, s.end)).collect();
+    assert_eq!(spans, [(0, 13), (19, 23), (24, 28)]);
+}
