@@ -179,6 +179,9 @@ pub async fn rank(
         }
     }
     let query = words.as_str();
+    // Where a ranking's time goes, for `RUST_LOG=codectx_retrieval=debug`: each stage's
+    // end, from the start.
+    let started = std::time::Instant::now();
     // Stage 1: the channels. The vector channel (the model embeds the query on a blocking
     // thread) and BM25 run concurrently.
     let vector_channel = async {
@@ -212,6 +215,7 @@ pub async fn rank(
         &options.filter,
     );
     let (vector, lexical) = futures::join!(vector_channel, lexical_channel);
+    let searched = started.elapsed();
     let calibration = options.calibration(embedder.map(|e| e.calibration()).unwrap_or_default());
     let (query_vector, vector_hits) = vector?;
     let lexical_pool = lexical?;
@@ -232,6 +236,7 @@ pub async fn rank(
         &options.filter,
         options.max_lexical_candidates,
     );
+    let channels = started.elapsed();
 
     let mode = if vector_hits.is_empty() {
         SearchMode::Lexical
@@ -390,12 +395,21 @@ pub async fn rank(
     // without a model, as most agents first run it): with vectors, the vector channel adds
     // candidates, and its rank and similarity are features a model trained on embedded
     // runs would read.
+    let described = started.elapsed();
     let model = crate::ranker::shipped_model();
     for c in candidates.iter_mut() {
         c.final_score = model.score(&c.features);
     }
     prefer_members(&chunks, &mut candidates);
     sort(project, &mut candidates);
+    tracing::debug!(
+        ?searched,
+        ?channels,
+        ?described,
+        scored = ?started.elapsed(),
+        candidates = candidates.len(),
+        "ranking stages"
+    );
 
     if let Some(reranker) = reranker {
         rerank(project, reranker, query, &mut candidates, options).await?;
