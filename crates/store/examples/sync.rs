@@ -6,8 +6,8 @@
 //!
 //! `--embed DIM` embeds with the deterministic `TokenHashEmbedder` (no model needed).
 //! `--crash-at` aborts the process at a sync event (`marked-dirty`, `chunks-written`,
-//! `files-written`, `embedded`) — how the fault tests kill a sync at known points. Warnings go
-//! to stderr.
+//! `files-written`, `embedded`) — how the fault tests kill a sync at known points. Our
+//! warnings, and other crates' errors, go to stderr.
 
 use std::path::PathBuf;
 
@@ -16,11 +16,22 @@ use codectx_store::{Embedder, Store, StoreOptions, SyncEvent};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    // Warnings (a shared-vectors cache that failed and was done without) go to stderr.
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
+    // Our warnings (a shared-vectors cache that failed and was done without) go to stderr,
+    // where the fault tests expect none; LanceDB's only when they are errors (it may warn
+    // while it retries a commit another process's write conflicted with).
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
+        )
+        .with(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("codectx", tracing::Level::WARN)
+                .with_default(tracing::Level::ERROR),
+        )
         .init();
     let mut args = std::env::args().skip(1);
     let mut root = None;
