@@ -1087,20 +1087,18 @@ impl Store {
     where
         F: std::future::Future<Output = Result<T, StoreError>>,
     {
-        match read().await {
-            Err(StoreError::Superseded { .. }) => {
-                tracing::debug!("the index moved on under this reader: reading its latest version");
-                self.refresh_chunks().await?;
-                for (table, action) in [
-                    (&self.files, "refreshing the files table"),
-                    (&self.meta, "refreshing the meta table"),
-                ] {
-                    table.checkout_latest().await.map_err(self.lance(action))?;
-                }
-                read().await
+        let refresh = || async {
+            tracing::debug!("the index moved on under this reader: reading its latest version");
+            self.refresh_chunks().await?;
+            for (table, action) in [
+                (&self.files, "refreshing the files table"),
+                (&self.meta, "refreshing the meta table"),
+            ] {
+                table.checkout_latest().await.map_err(self.lance(action))?;
             }
-            result => result,
-        }
+            Ok(())
+        };
+        crate::error::read_past_upkeep(1, refresh, read).await
     }
 
     /// `what`, as recorded for the chunk table's current version, or counted (and, by a

@@ -106,17 +106,14 @@ impl VectorCache {
         }
         // Another process may have written since this handle looked; its upkeep may even
         // remove the version checked out here before the read, which then reads the next.
-        let mut retries = 2;
-        loop {
+        let refresh = || async {
             self.table
                 .checkout_latest()
                 .await
-                .map_err(lance_error(&self.uri, "refreshing the shared vectors"))?;
-            match self.read(keys).await {
-                Err(StoreError::Superseded { .. }) if retries > 0 => retries -= 1,
-                read => return read,
-            }
-        }
+                .map_err(lance_error(&self.uri, "refreshing the shared vectors"))
+        };
+        refresh().await?;
+        crate::error::read_past_upkeep(2, refresh, || self.read(keys)).await
     }
 
     /// [`VectorCache::get`] on the version this handle is on.
