@@ -25,6 +25,15 @@ pub(crate) struct Processed {
     pub shared: bool,
 }
 
+/// What reading a file whose mtime or size moved found.
+pub(crate) enum Moved {
+    /// The same content as indexed (a git checkout, `touch`): every row still holds; only
+    /// the record's mtime moves.
+    Touched(FileRecord),
+    /// New content: what it was cut into, or why it was skipped.
+    Changed(Processed),
+}
+
 /// Runs CPU-bound `f` (parsing every changed file) without stalling the async runtime: on a
 /// multi-threaded runtime the worker first hands its other tasks to the rest of the pool
 /// (`block_in_place`); on a single-threaded one there is no other worker to hand them to.
@@ -36,9 +45,8 @@ pub(crate) fn off_the_runtime<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Reads, hashes and (when the content changed) parses the moved files on all cores, or
-/// takes their parse from the shared parses; new parses go to `shared`'s pack. `Ok` is a
-/// touched file (same content, new mtime); `Err` carries a changed one, with its decoded
-/// facts only when `keep_facts`.
+/// takes their parse from the shared parses; new parses go to `shared`'s pack. A changed
+/// file carries its decoded facts only when `keep_facts`.
 pub(crate) fn process_files(
     files: &[SourceFile],
     known_hashes: &HashMap<String, String>,
@@ -46,7 +54,7 @@ pub(crate) fn process_files(
     keep_facts: bool,
     shared: Option<&PackWriter<'_>>,
     observer: &dyn SyncObserver,
-) -> Vec<Result<FileRecord, Processed>> {
+) -> Vec<Moved> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
@@ -68,7 +76,7 @@ pub(crate) fn process_files(
                         let item = caught(file, || {
                             process_file(file, known, max_bytes, keep_facts, shared)
                         });
-                        if item.is_err() {
+                        if matches!(item, Moved::Changed(_)) {
                             observer.event(SyncEvent::Parsed {
                                 done: done.fetch_add(1, Ordering::Relaxed) + 1,
                                 total: files.len(),
@@ -89,13 +97,15 @@ pub(crate) fn process_files(
     })
 }
 
+/// Reads `file`; parses it (or takes its parse from `shared`) when its content is not the
+/// `known_hash` one.
 pub(crate) fn process_file(
     file: &SourceFile,
     known_hash: Option<&String>,
     max_bytes: u64,
     keep_facts: bool,
     shared: Option<&PackWriter<'_>>,
-) -> Result<FileRecord, Processed> {
+) -> Moved {
     let mut record = FileRecord {
         path: file.path.clone(),
         mtime_ns: file.mtime_ns,
@@ -107,7 +117,7 @@ pub(crate) fn process_file(
     };
     let skipped = |mut record: FileRecord, reason: SkipReason, detail: String| {
         record.status = FileStatus::Skipped { reason, detail };
-        Err(Processed {
+        Moved::Changed(Processed {
             record,
             chunks: Vec::new(),
             facts: None,
@@ -128,8 +138,7 @@ pub(crate) fn process_file(
     };
     record.content_hash = hex(&Sha256::digest(&bytes));
     if known_hash == Some(&record.content_hash) {
-        // Touched, not changed (git checkout, `touch`): keep every row.
-        return Ok(record);
+        return Moved::Touched(record);
     }
     let source = match codectx_parser::decode_source(bytes, &file.path) {
         Ok(source) => source,
@@ -160,7 +169,7 @@ pub(crate) fn process_file(
             }
             record.chunk_count = parse.chunks.len() as u32;
             record.facts = Some(parse.facts);
-            return Err(Processed {
+            return Moved::Changed(Processed {
                 record,
                 chunks: parse.chunks,
                 facts: keep_facts.then_some(facts),
@@ -196,7 +205,7 @@ pub(crate) fn process_file(
     }
     record.facts = Some(encoded);
     record.chunk_count = chunks.len() as u32;
-    Err(Processed {
+    Moved::Changed(Processed {
         record,
         chunks,
         facts: keep_facts.then_some(facts),
@@ -205,12 +214,9 @@ pub(crate) fn process_file(
 }
 
 /// `process`'s result for `file`, or, when it panics, the file skipped with the reason.
-fn caught(
-    file: &SourceFile,
-    process: impl FnOnce() -> Result<FileRecord, Processed>,
-) -> Result<FileRecord, Processed> {
+fn caught(file: &SourceFile, process: impl FnOnce() -> Moved) -> Moved {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(process))
-        .unwrap_or_else(|panic| Err(failed(file, panic.as_ref())))
+        .unwrap_or_else(|panic| Moved::Changed(failed(file, panic.as_ref())))
 }
 
 /// The record of a file whose processing panicked: skipped, with the panic's message. Its
@@ -267,7 +273,7 @@ mod tests {
             size: 20,
             mtime_ns: 7,
         };
-        let Err(processed) = caught(&file, || panic!("chunk out of range")) else {
+        let Moved::Changed(processed) = caught(&file, || panic!("chunk out of range")) else {
             panic!("a failed file is a changed one");
         };
         let record = processed.record;

@@ -11,7 +11,7 @@ use codectx_files::SourceFile;
 use crate::Embedder;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
 use crate::parse_cache::ParseCache;
-use crate::process::{off_the_runtime, process_files};
+use crate::process::{Moved, off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::FileStatus;
 use crate::sql::{in_list, text_column};
@@ -187,7 +187,7 @@ impl Store {
         let mut changed = Vec::new();
         for item in processed {
             match item {
-                Ok(mut record) => {
+                Moved::Touched(mut record) => {
                     // Same content: what the last parse found still holds.
                     if let Some(known) = self.known.get(&record.path) {
                         record.status = known.status.clone();
@@ -195,7 +195,7 @@ impl Store {
                     }
                     touched.push(record)
                 }
-                Err(p) => changed.push(p),
+                Moved::Changed(p) => changed.push(p),
             }
         }
         stats.files_touched = touched.len();
