@@ -253,19 +253,8 @@ impl Project {
         let graph = link(&root, changes.facts);
         let mut grouped = ChunksByFile::sized_for(store);
         changes.chunks.into_iter().for_each(|c| grouped.push(c));
-        Ok(Self::from_rows(store, root, graph, grouped.into_sorted()))
-    }
-
-    /// The project of `chunks`, grouped by file with each file's chunks in (start line,
-    /// depth) order, as [`Store::code_chunks_by_file`] gives them.
-    fn from_rows(
-        store: &Store,
-        root: PathBuf,
-        graph: ProjectGraph,
-        chunks: BTreeMap<String, Vec<CodeChunk>>,
-    ) -> Self {
-        let files = project_files(&root, chunks);
-        Self::new(root, files, graph, skipped_files(store))
+        let files = project_files(&root, grouped.into_sorted());
+        Ok(Self::new(root, files, graph, skipped_files(store)))
     }
 
     /// Patches the project with what one sync of `store` changed, as the sync handed it over

@@ -25,6 +25,32 @@ pub(crate) struct Processed {
     pub shared: bool,
 }
 
+impl Processed {
+    /// `file`, not cut, for `reason`: its record says why, and no rows are written.
+    fn skipped(mut record: FileRecord, reason: SkipReason, detail: String) -> Self {
+        record.status = FileStatus::Skipped { reason, detail };
+        Processed {
+            record,
+            chunks: Vec::new(),
+            facts: None,
+            shared: false,
+        }
+    }
+}
+
+/// The record of `file` as the walk saw it, before its content is known.
+fn record_of(file: &SourceFile) -> FileRecord {
+    FileRecord {
+        path: file.path.clone(),
+        mtime_ns: file.mtime_ns,
+        size: file.size,
+        content_hash: String::new(),
+        status: FileStatus::Indexed,
+        chunk_count: 0,
+        facts: None,
+    }
+}
+
 /// What reading a file whose mtime or size moved found.
 pub(crate) enum Moved {
     /// The same content as indexed (a git checkout, `touch`): every row still holds; only
@@ -106,24 +132,9 @@ pub(crate) fn process_file(
     keep_facts: bool,
     shared: Option<&PackWriter<'_>>,
 ) -> Moved {
-    let mut record = FileRecord {
-        path: file.path.clone(),
-        mtime_ns: file.mtime_ns,
-        size: file.size,
-        content_hash: String::new(),
-        status: FileStatus::Indexed,
-        chunk_count: 0,
-        facts: None,
-    };
-    let skipped = |mut record: FileRecord, reason: SkipReason, detail: String| {
-        record.status = FileStatus::Skipped { reason, detail };
-        Moved::Changed(Processed {
-            record,
-            chunks: Vec::new(),
-            facts: None,
-            shared: false,
-        })
-    };
+    let mut record = record_of(file);
+    let skipped =
+        |record, reason, detail| Moved::Changed(Processed::skipped(record, reason, detail));
     if file.size > max_bytes {
         record.content_hash = format!("size:{}", file.size);
         return skipped(
@@ -231,27 +242,16 @@ fn failed(file: &SourceFile, panic: &(dyn std::any::Any + Send)) -> Processed {
         "{}: indexing this file failed ({message}); it is skipped",
         file.path
     );
-    let content_hash = std::fs::read(&file.abs).map_or_else(
+    let mut record = record_of(file);
+    record.content_hash = std::fs::read(&file.abs).map_or_else(
         |_| format!("size:{}", file.size),
         |b| hex(&Sha256::digest(&b)),
     );
-    Processed {
-        record: FileRecord {
-            path: file.path.clone(),
-            mtime_ns: file.mtime_ns,
-            size: file.size,
-            content_hash,
-            status: FileStatus::Skipped {
-                reason: SkipReason::InternalError,
-                detail: format!("an internal error of the indexer ({message})"),
-            },
-            chunk_count: 0,
-            facts: None,
-        },
-        chunks: Vec::new(),
-        facts: None,
-        shared: false,
-    }
+    Processed::skipped(
+        record,
+        SkipReason::InternalError,
+        format!("an internal error of the indexer ({message})"),
+    )
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
