@@ -72,6 +72,8 @@ pub struct CorpusEval<'a> {
     pub embedder: Option<Arc<dyn Embedder>>,
     /// Read the repository's history where there is one (the CommitLoc root).
     pub history: bool,
+    /// Where the lexical channel's BM25F runs (the server's copy in memory, or the index).
+    pub text_search: codectx_store::TextSearch,
 }
 
 /// Sets one numeric [`SearchOptions`] field by name, to judge a ranking constant on the
@@ -258,6 +260,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             &options,
             config.embedder.clone(),
             config.history,
+            config.text_search,
         ))?;
         let leaky = share(&package.questions, |q| q.leaky);
         print_row(
@@ -315,6 +318,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                     &options,
                     config.embedder.clone(),
                     config.history,
+                    config.text_search,
                 ))?;
                 let leaky = share(questions, |q| q.leaky);
                 print_row(
@@ -357,6 +361,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             &options,
             config.embedder.clone(),
             config.history,
+            config.text_search,
         ))?;
         let name = root
             .file_name()
@@ -491,6 +496,7 @@ async fn score(
     options: &SearchOptions,
     embedder: Option<Arc<dyn Embedder>>,
     history: bool,
+    text_search: codectx_store::TextSearch,
 ) -> anyhow::Result<Row> {
     let index: PathBuf =
         std::path::absolute(work.join(crate::eval::index_name(embedder.as_deref(), history)))?;
@@ -501,6 +507,7 @@ async fn score(
             store: codectx_store::StoreOptions {
                 uri: Some(index.to_string_lossy().into_owned()),
                 history: crate::eval::history_options(history),
+                text_search,
                 ..Default::default()
             },
             ..Default::default()

@@ -141,6 +141,10 @@ enum Command {
         /// Index without the repository's history (to measure what it adds).
         #[arg(long)]
         no_history: bool,
+        /// Corpus: the lexical channel's BM25F over fields kept in memory, as a server runs
+        /// it (default: LanceDB's full-text index, as the CLI runs it).
+        #[arg(long)]
+        text_in_memory: bool,
         /// Also the change corpus (`--changes` alone: xtask/changes-corpus.toml): change and
         /// long questions from the repositories' git history.
         #[arg(long, num_args = 0..=1, default_missing_value = "xtask/changes-corpus.toml")]
@@ -421,6 +425,7 @@ fn main() -> anyhow::Result<()> {
             embedder,
             model_dir,
             no_history,
+            text_in_memory,
             changes,
             mirrors,
             kind,
@@ -435,6 +440,11 @@ fn main() -> anyhow::Result<()> {
             mirrors,
             kinds: kind,
             history: !no_history,
+            text_search: if text_in_memory {
+                codectx_store::TextSearch::Memory
+            } else {
+                codectx_store::TextSearch::Index
+            },
             embedder: eval::load_embedder(
                 embedder.unwrap_or(eval::EmbedderArg::None),
                 model_dir.as_deref(),

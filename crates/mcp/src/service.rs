@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use codectx_embed::Embedder;
+use codectx_embed::{Embedder, Reranker};
 use codectx_retrieval::{
-    Engine, HistoryCatchUp, RetrievalError, RevisionRef, SyncEvent, SyncStats, VectorFiller,
+    Engine, EngineOptions, HistoryCatchUp, RetrievalError, RevisionRef, SyncEvent, SyncStats,
+    TextSearch, VectorFiller,
 };
 use serde::Serialize;
 use tokio::sync::Notify;
@@ -146,6 +147,20 @@ struct RevisionEngine {
 const MAX_REVISION_ENGINES: usize = 4;
 
 impl Service {
+    /// The configuration's engine options as a long-running server wants them: the first
+    /// answer does not wait for a new index's history, and the lexical channel's fields are
+    /// read into memory in the background (warm answers skip LanceDB's query plan).
+    fn engine_options(
+        &self,
+        embedder: Option<Arc<dyn Embedder>>,
+        reranker: Option<Arc<dyn Reranker>>,
+    ) -> EngineOptions {
+        let mut options = self.config.engine_options(embedder, reranker);
+        options.store.defer_history = true;
+        options.store.text_search = TextSearch::MemoryInBackground;
+        options
+    }
+
     /// Starts opening the index of `root` in the background and returns at once.
     pub fn start(root: PathBuf, config: Config) -> Arc<Self> {
         let service = Arc::new(Self {
@@ -220,9 +235,7 @@ impl Service {
             }
         };
         self.embedder.send_replace(Some(embedder.clone()));
-        let mut options = self.config.engine_options(embedder, reranker);
-        // The first answer does not wait for a new index's history.
-        options.store.defer_history = true;
+        let options = self.engine_options(embedder, reranker);
         match Engine::open_with(&self.root, options, &observer).await {
             Ok(mut engine) => {
                 self.record(&mut engine).await;
@@ -326,8 +339,7 @@ impl Service {
                     .await
                     .ok()
                     .and_then(|loaded| loaded.clone().flatten());
-                let mut options = self.config.engine_options(embedder, None);
-                options.store.defer_history = true;
+                let options = self.engine_options(embedder, None);
                 let engine =
                     codectx_retrieval::open_at_revision(&self.root, &revision, options).await?;
                 tracing::info!(
@@ -565,8 +577,7 @@ impl Service {
         self.embedder
             .send_replace(Some(Some(Arc::clone(&embedder))));
         // The index was opened without vectors: reopen it with the model's spec.
-        let mut options = self.config.engine_options(Some(embedder), reranker);
-        options.store.defer_history = true;
+        let options = self.engine_options(Some(embedder), reranker);
         let mut guard = self.engine.lock().await;
         match Engine::open(&self.root, options).await {
             Ok(mut engine) => {

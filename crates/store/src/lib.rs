@@ -52,6 +52,7 @@ mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod text_index;
+mod text_table;
 mod vector_cache;
 mod write;
 
@@ -65,6 +66,7 @@ pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings,
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
 pub use store::{ChunksByFile, HistoryStatus, Shared, Store, StoreOptions, SyncChanges};
+pub use text_table::TextSearch;
 
 /// The index directory's default name under the project root.
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

@@ -3,6 +3,7 @@
 
 use lancedb::DistanceType;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use lancedb::arrow::arrow_array::{Array, RecordBatch};
 use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
@@ -12,6 +13,7 @@ use crate::schema::batch_to_chunks;
 use crate::sql::{float_column, in_list, sql_string, text_column, vector_at, vector_column};
 use crate::store::CollectBatches;
 use crate::text_index::LEXICAL_COLUMNS;
+use crate::text_table::{TextSearch, TextTable};
 use crate::{Store, StoreError, StoredChunk};
 
 /// One full-text hit without its row ([`Store::search_lexical_hits`]).
@@ -292,6 +294,12 @@ impl Store {
         limit: usize,
         filter: &ChunkFilter,
     ) -> Result<Vec<LexicalHit>, StoreError> {
+        if let Some(table) = self.text_table().await? {
+            if query.trim().is_empty() {
+                return Ok(Vec::new());
+            }
+            return Ok(table.search(query, limit, filter));
+        }
         let Some(q) = self.lexical_query(query, limit, filter)? else {
             return Ok(Vec::new());
         };
@@ -334,6 +342,39 @@ impl Store {
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         Ok(hits)
+    }
+
+    /// The lexical channel's fields in memory for the table's current version, when
+    /// [`StoreOptions::text_search`](crate::StoreOptions) keeps them: read now
+    /// ([`TextSearch::Memory`]), or started in the background and `None` until they land.
+    async fn text_table(&self) -> Result<Option<Arc<TextTable>>, StoreError> {
+        if self.options.text_search == TextSearch::Index {
+            return Ok(None);
+        }
+        let version = self
+            .chunks
+            .version()
+            .await
+            .map_err(self.lance("reading the version"))?;
+        let with_history = self.history_searched;
+        if let Some(table) = self.text.current(version, with_history) {
+            return Ok(Some(table));
+        }
+        match self.options.text_search {
+            TextSearch::Index => Ok(None),
+            TextSearch::Memory => {
+                let table = self
+                    .text
+                    .read(&self.chunks, &self.uri, version, with_history)
+                    .await?;
+                Ok(Some(table))
+            }
+            TextSearch::MemoryInBackground => {
+                self.text
+                    .read_in_background(&self.chunks, &self.uri, version, with_history);
+                Ok(None)
+            }
+        }
     }
 
     /// An index of no chunk (nothing under the root is a file it reads) has no full-text

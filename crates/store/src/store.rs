@@ -19,6 +19,7 @@ use crate::schema::{
 };
 use crate::sql::{in_list, reader, sql_string, text_column};
 use crate::vector_cache::{REPOSITORY_DIR as VECTORS_REPOSITORY_DIR, VectorCache};
+use crate::text_table::TextSearch;
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 use codectx_history::HistoryOff;
 use codectx_history::HistoryOptions;
@@ -99,6 +100,9 @@ pub struct StoreOptions {
     /// Rows outside the full-text indexes (rewritten by an edit or by the embedder) from
     /// which a sync or embedding step updates the indexes; below, they are searched flat.
     pub fts_catch_up_rows: usize,
+    /// Where the lexical channel's BM25F runs: LanceDB's full-text index, or a copy of its
+    /// fields kept in memory (the same scores, without a query plan per question).
+    pub text_search: TextSearch,
     /// How much of the repository's history becomes evidence (`max_commits = 0`: none).
     pub history: HistoryOptions,
     /// Leave the first history read (every commit up to `history.max_commits`, seconds on a
@@ -185,6 +189,7 @@ impl Default for StoreOptions {
             compact_every: 16,
             vector_index_min_rows: 50_000,
             fts_catch_up_rows: 512,
+            text_search: TextSearch::Index,
             history: HistoryOptions::default(),
             defer_history: false,
             hand_over_changes: false,
@@ -227,6 +232,8 @@ pub struct Store {
     /// Every stored vector, as of one version of the chunk table (see
     /// [`Store::search_vector`]).
     pub(crate) vectors: std::sync::Mutex<Option<std::sync::Arc<crate::search::VectorTable>>>,
+    /// The lexical channel's fields in memory ([`StoreOptions::text_search`]).
+    pub(crate) text: std::sync::Arc<crate::text_table::TextSlot>,
     /// The shared vectors ([`StoreOptions::shared_vectors`]), opened at the first embedding;
     /// `None` inside when there are none or they could not be opened.
     pub(crate) shared_vectors: tokio::sync::OnceCell<Option<VectorCache>>,
@@ -453,6 +460,7 @@ impl Store {
             changes: None,
             repository: None,
             vectors: std::sync::Mutex::new(None),
+            text: std::sync::Arc::default(),
             shared_vectors: tokio::sync::OnceCell::new(),
             shared_parses: std::sync::OnceLock::new(),
         };

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use codectx_corpus::GitRepo;
 use codectx_store::{
     ChunkFilter, HistoryOff, HistoryOptions, HistoryStatus, Store, StoreOptions, SyncStats,
+    TextSearch,
 };
 
 struct Repo {
@@ -144,6 +145,42 @@ async fn commit_notes_become_a_searchable_field_and_follow_new_commits() {
         (stats.history_commits, stats.history_rows, stats.commits),
         (0, 0, 0)
     );
+}
+
+/// With commit notes searched, the full-text fields kept in memory score the `history`
+/// field as LanceDB's index does, and hand over each hit's notes.
+#[tokio::test]
+async fn commit_notes_in_memory_score_as_the_full_text_index() {
+    let repo = cache_with_a_fix();
+    let index = tempfile::tempdir().unwrap();
+    let options = |text_search| StoreOptions {
+        uri: Some(index.path().to_string_lossy().into_owned()),
+        // Every rewritten row rebuilds the full-text index: a clean build's statistics,
+        // which the copy in memory always has.
+        fts_catch_up_rows: 1,
+        text_search,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(repo.root(), options(TextSearch::Index)).await.unwrap();
+    sync(&mut store).await;
+    let memory = Store::open(repo.root(), options(TextSearch::Memory)).await.unwrap();
+    let exact = |hits: Vec<codectx_store::LexicalHit>| -> Vec<(String, u32, String)> {
+        hits.into_iter()
+            .map(|h| (h.id, h.score.to_bits(), h.history))
+            .collect()
+    };
+    for query in ["purging stale sessions", "add the cache", "map delete key"] {
+        let all = ChunkFilter::default();
+        let kept = memory.search_lexical_hits(query, 10, &all).await.unwrap();
+        assert!(!kept.is_empty(), "{query}");
+        let index = store.search_lexical_hits(query, 10, &all).await.unwrap();
+        assert_eq!(exact(index), exact(kept), "{query}");
+    }
+    let purging = memory
+        .search_lexical_hits("purging stale sessions", 1, &ChunkFilter::default())
+        .await
+        .unwrap();
+    assert!(purging[0].history.contains("purging stale sessions"));
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use codectx_store::testing::TokenHashEmbedder;
 use codectx_store::{
     Embedder, FileStatus, Shared, Store, StoreError, StoreOptions, StoredChunk, SyncStats,
+    TextSearch,
 };
 
 const DIMENSION: usize = 16;
@@ -1018,6 +1019,64 @@ mod search {
                 .collect();
             assert_eq!(rows, hits, "{query}");
         }
+    }
+
+    /// Hits as comparable values: scores by their bits, so "equal" means to the last bit.
+    fn exact(hits: Vec<codectx_store::LexicalHit>) -> Vec<(String, String, u32, String)> {
+        hits.into_iter()
+            .map(|h| (h.id, h.relative_path, h.score.to_bits(), h.history))
+            .collect()
+    }
+
+    /// The full-text fields kept in memory rank exactly as LanceDB's index when that index
+    /// is a clean build (no rewritten rows, whose old postings LanceDB keeps counting): the
+    /// same rows, files and scores to the bit, in the same order, with and without
+    /// filters; and after a sync the copy follows the new version.
+    #[tokio::test]
+    async fn lexical_hits_in_memory_are_the_full_text_indexes() {
+        let root = workspace();
+        // No vectors: a background embedder would rewrite every row after the sync.
+        let options = |text_search| StoreOptions {
+            text_search,
+            shared_vectors: Shared::Off,
+            ..StoreOptions::default()
+        };
+        let mut memory = Store::open(root.path(), options(TextSearch::Memory)).await.unwrap();
+        memory.sync(None, &()).await.unwrap();
+        let queries = [
+            ("token session", ChunkFilter::default()),
+            ("sign a token for the user's session", ChunkFilter::default()),
+            ("verify expired tokens", filter(&["src/auth"], &[])),
+            ("token", filter(&["src/*/t*.ts"], &[])),
+            ("format route", filter(&[], &["typescript"])),
+            ("qpsozzz", ChunkFilter::default()),
+            ("", ChunkFilter::default()),
+        ];
+        let same_as_the_index = async |memory: &Store| {
+            let index = Store::open(root.path(), options(TextSearch::Index)).await.unwrap();
+            for (query, filter) in &queries {
+                let expected = index.search_lexical_hits(query, 20, filter).await.unwrap();
+                let kept = memory.search_lexical_hits(query, 20, filter).await.unwrap();
+                assert_eq!(exact(expected), exact(kept), "{query:?}");
+            }
+        };
+        same_as_the_index(&memory).await;
+        let all = ChunkFilter::default();
+        let some = memory.search_lexical_hits("token session", 20, &all).await.unwrap();
+        assert!(some.len() > 3, "the queries find something: {some:?}");
+        let top = memory.search_lexical_hits("token session", 2, &all).await.unwrap();
+        assert_eq!(exact(top), exact(some[..2].to_vec()), "a limit keeps the best");
+
+        // A new function in a new file: the copy is read again at the sync's version.
+        std::fs::write(
+            root.path().join("src/util/quota.ts"),
+            "export function remainingQuota(used: number, limit: number) {\n  return limit - used;\n}\n",
+        )
+        .unwrap();
+        memory.sync(None, &()).await.unwrap();
+        let quota = memory.search_lexical_hits("remaining quota", 5, &all).await.unwrap();
+        assert_eq!(quota.first().map(|h| h.relative_path.as_str()), Some("src/util/quota.ts"));
+        same_as_the_index(&memory).await;
     }
 
     /// Identifiers are split (`signToken` is found by "sign token"), several words are
