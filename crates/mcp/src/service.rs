@@ -251,6 +251,7 @@ impl Service {
                     Ok(None) => {}
                     Err(e) => tracing::warn!("the history cannot be read: {e}"),
                 }
+                read_text_in_background(&engine).await;
                 let filler = engine.vector_filler().await;
                 *self.engine.lock().await = Some(engine);
                 self.update(|s| s.indexing_status = IndexingStatus::Ready);
@@ -361,6 +362,7 @@ impl Service {
                     Ok(None) => {}
                     Err(e) => tracing::warn!("{name}: answers go without its history: {e}"),
                 }
+                read_text_in_background(&engine).await;
                 match engine.vector_filler().await {
                     Ok(Some(filler)) => {
                         tokio::spawn(fill_revision(
@@ -582,6 +584,7 @@ impl Service {
         match Engine::open(&self.root, options).await {
             Ok(mut engine) => {
                 self.record(&mut engine).await;
+                read_text_in_background(&engine).await;
                 let filler = engine.vector_filler().await;
                 *guard = Some(engine);
                 drop(guard);
@@ -699,6 +702,14 @@ pub enum Freshness {
     Fresh,
     /// The sync failed (the reason); the answer is from the last good index.
     Stale(String),
+}
+
+/// Starts reading the lexical channel's fields into memory (see [`Service::engine_options`]),
+/// so that the first questions after an open already find them there.
+async fn read_text_in_background(engine: &Engine) {
+    if let Err(e) = engine.store().prepare_text_search().await {
+        tracing::warn!("answers search the full-text index on disk: {e}");
+    }
 }
 
 /// The waits before each new attempt of a failed background history read. The usual cause

@@ -344,6 +344,14 @@ impl Store {
         Ok(hits)
     }
 
+    /// Starts what the first search would start: with [`TextSearch::MemoryInBackground`],
+    /// reading the lexical channel's fields into memory (a server calls this when it opens
+    /// an index, so that its first questions already find them); with
+    /// [`TextSearch::Memory`], reading them now.
+    pub async fn prepare_text_search(&self) -> Result<(), StoreError> {
+        self.text_table().await.map(drop)
+    }
+
     /// The lexical channel's fields in memory for the table's current version, when
     /// [`StoreOptions::text_search`](crate::StoreOptions) keeps them: read now
     /// ([`TextSearch::Memory`]), or started in the background and `None` until they land.

@@ -142,6 +142,24 @@ impl TextTable {
         version: u64,
         with_history: bool,
     ) -> Result<Self, StoreError> {
+        let started = std::time::Instant::now();
+        let table = Self::read_fields(chunks, uri, version, with_history).await?;
+        tracing::debug!(
+            rows = table.ids.len(),
+            terms = table.postings.len(),
+            elapsed = ?started.elapsed(),
+            "full-text fields read into memory"
+        );
+        Ok(table)
+    }
+
+    /// [`TextTable::read`] without the log.
+    async fn read_fields(
+        chunks: &Table,
+        uri: &str,
+        version: u64,
+        with_history: bool,
+    ) -> Result<Self, StoreError> {
         let fields: Vec<(&str, f32)> = LEXICAL_COLUMNS[..if with_history { 3 } else { 2 }].to_vec();
         let mut columns = vec!["id", "relativePath"];
         columns.extend(fields.iter().map(|(c, _)| *c));

@@ -1,11 +1,13 @@
 """Latency of `codebase_search` as an MCP client sees it (JSON-RPC over stdio, sync before
 each call, full answer with connection graph and snapshots).
 
-Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [--no-watch] [--ref REF] [-- SERVER_ARGS...]
+Usage: latency.py SERVER_BINARY PROJECT_ROOT QUERIES.jsonl [--runs N] [--no-watch] [--ref REF] [--settle S] [-- SERVER_ARGS...]
 
 `--no-watch` runs `serve --no-watch`: every answer syncs first (a walk of the tree). By
 default the server watches the files (Linux) and an answer syncs only after a change.
 `--ref REF` asks every question at git ref REF (the first call opens the revision).
+`--settle S` waits S seconds after the first answer before timing: a server that has been up
+a while, whose background reads (the full-text fields in memory) have landed.
 
 QUERIES.jsonl holds one {"query": ...} per line (a CommitLoc set works). Prints the time to
 the first answer (from the call, and from starting the server: on a never-indexed checkout
@@ -40,6 +42,11 @@ async def main():
         i = args.index("--ref")
         tool_args["ref"] = args[i + 1]
         del args[i:i + 2]
+    settle = 0.0
+    if "--settle" in args:
+        i = args.index("--settle")
+        settle = float(args[i + 1])
+        del args[i:i + 2]
     serve = ["serve"]
     if "--no-watch" in args:
         args.remove("--no-watch")
@@ -59,6 +66,7 @@ async def main():
             # What a user waits: from starting the server to the first answer.
             spawn_to_first_ms = (time.perf_counter() - spawned) * 1e3
             first_mode = first.structured_content.get("mode")
+            await asyncio.sleep(settle)
             meta = first.structured_content["metadata"]
             times = []
             modes = {}
@@ -76,6 +84,7 @@ async def main():
     p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
     print(json.dumps({
         "calls": len(times),
+        "settle_s": settle,
         "first_call_ms": round(first_ms, 1),
         "spawn_to_first_answer_ms": round(spawn_to_first_ms, 1),
         "first_mode": first_mode,
