@@ -147,6 +147,8 @@ impl TextTable {
         tracing::debug!(
             rows = table.ids.len(),
             terms = table.postings.len(),
+            postings = table.postings.iter().map(|p| p.rows.len()).sum::<usize>(),
+            history_bytes = table.history.iter().map(String::len).sum::<usize>(),
             elapsed = ?started.elapsed(),
             "full-text fields read into memory"
         );
@@ -164,46 +166,28 @@ impl TextTable {
         let mut columns = vec!["id", "relativePath"];
         columns.extend(fields.iter().map(|(c, _)| *c));
         let action = "reading the full-text fields";
-        let batches: Vec<RecordBatch> = chunks
+        let mut stream = chunks
             .query()
             .select(Select::columns(&columns))
             .execute()
             .await
-            .map_err(lance_error(uri, action))?
-            .try_collect()
-            .await
             .map_err(lance_error(uri, action))?;
-        let uri = uri.to_string();
-        // Tokenizing is the bulk of the read: off the async workers.
-        tokio::task::spawn_blocking(move || {
-            let corrupt = |reason: String| StoreError::Corrupt {
-                uri: uri.clone(),
-                reason,
-            };
-            let mut builder = Builder::new(fields, version, with_history, &uri)?;
-            for batch in &batches {
-                let id = text_column(batch, "id").map_err(corrupt)?;
-                let path = text_column(batch, "relativePath").map_err(corrupt)?;
-                let texts: Vec<&StringArray> = builder
-                    .fields
-                    .iter()
-                    .map(|(c, _)| text_column(batch, c).map_err(corrupt))
-                    .collect::<Result<_, _>>()?;
-                for i in 0..batch.num_rows() {
-                    let row_texts: Vec<Option<&str>> = texts
-                        .iter()
-                        .map(|column| column.is_valid(i).then(|| column.value(i)))
-                        .collect();
-                    builder.add(id.value(i), path.value(i), &row_texts);
-                }
-            }
-            Ok(builder.finish())
-        })
-        .await
-        .map_err(|e| StoreError::Corrupt {
-            uri: String::new(),
-            reason: format!("tokenizing the full-text fields panicked: {e}"),
-        })?
+        let mut builder = Builder::new(fields, version, with_history, uri)?;
+        // One batch at a time (the whole source of a large repository is hundreds of MB),
+        // each tokenized off the async workers.
+        while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
+            let owned_uri = uri.to_string();
+            builder = tokio::task::spawn_blocking(move || {
+                builder.add_batch(&batch, &owned_uri)?;
+                Ok::<_, StoreError>(builder)
+            })
+            .await
+            .map_err(|e| StoreError::Corrupt {
+                uri: uri.to_string(),
+                reason: format!("tokenizing the full-text fields panicked: {e}"),
+            })??;
+        }
+        Ok(builder.finish())
     }
 
     /// The `limit` best rows for `query` among those `filter` admits, best first, ties by
@@ -318,6 +302,29 @@ impl Builder {
             row: Vec::new(),
             row_at: HashMap::new(),
         })
+    }
+
+    /// Every row of `batch` (the id, the path and the fields' columns).
+    fn add_batch(&mut self, batch: &RecordBatch, uri: &str) -> Result<(), StoreError> {
+        let corrupt = |reason: String| StoreError::Corrupt {
+            uri: uri.to_string(),
+            reason,
+        };
+        let id = text_column(batch, "id").map_err(corrupt)?;
+        let path = text_column(batch, "relativePath").map_err(corrupt)?;
+        let texts: Vec<&StringArray> = self
+            .fields
+            .iter()
+            .map(|(c, _)| text_column(batch, c).map_err(corrupt))
+            .collect::<Result<_, _>>()?;
+        for i in 0..batch.num_rows() {
+            let row_texts: Vec<Option<&str>> = texts
+                .iter()
+                .map(|column| column.is_valid(i).then(|| column.value(i)))
+                .collect();
+            self.add(id.value(i), path.value(i), &row_texts);
+        }
+        Ok(())
     }
 
     /// One row: its id, path and each field's text (`None` for null), in field order.
