@@ -258,9 +258,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                 .out
                 .join(format!("run-{}.jsonl", package.pin.name.replace('/', "+"))),
             &options,
-            config.embedder.clone(),
-            config.history,
-            config.text_search,
+            &config,
         ))?;
         let leaky = share(&package.questions, |q| q.leaky);
         print_row(
@@ -316,9 +314,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                         .out
                         .join(format!("run-{}-{flat}.jsonl", kind.as_str())),
                     &options,
-                    config.embedder.clone(),
-                    config.history,
-                    config.text_search,
+                    &config,
                 ))?;
                 let leaky = share(questions, |q| q.leaky);
                 print_row(
@@ -359,9 +355,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
             &questions,
             &config.out.join("run-commitloc.jsonl"),
             &options,
-            config.embedder.clone(),
-            config.history,
-            config.text_search,
+            &config,
         ))?;
         let name = root
             .file_name()
@@ -487,17 +481,17 @@ fn share(questions: &[Question], f: impl Fn(&Question) -> bool) -> f64 {
     questions.iter().filter(|q| f(q)).count() as f64 / questions.len().max(1) as f64
 }
 
-/// Indexes `source` (in `work/index-<model>`, vectors embedded) and scores `questions` on it.
+/// Indexes `source` (in `work/index-<model>`, vectors embedded, the store as `config` says)
+/// and scores `questions` on it.
 async fn score(
     source: &Path,
     work: &Path,
     questions: &[Question],
     run_file: &Path,
     options: &SearchOptions,
-    embedder: Option<Arc<dyn Embedder>>,
-    history: bool,
-    text_search: codectx_store::TextSearch,
+    config: &CorpusEval<'_>,
 ) -> anyhow::Result<Row> {
+    let (embedder, history) = (config.embedder.clone(), config.history);
     let index: PathBuf =
         std::path::absolute(work.join(crate::eval::index_name(embedder.as_deref(), history)))?;
     let mut engine = Engine::open(
@@ -507,7 +501,7 @@ async fn score(
             store: codectx_store::StoreOptions {
                 uri: Some(index.to_string_lossy().into_owned()),
                 history: crate::eval::history_options(history),
-                text_search,
+                text_search: config.text_search,
                 ..Default::default()
             },
             ..Default::default()
