@@ -295,6 +295,8 @@ impl Store {
         filter: &ChunkFilter,
     ) -> Result<Vec<LexicalHit>, StoreError> {
         if let Some(table) = self.text_table().await? {
+            // The same errors as the index's query: a language this build does not know.
+            filter.to_sql()?;
             if query.trim().is_empty() {
                 return Ok(Vec::new());
             }

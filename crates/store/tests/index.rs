@@ -1066,6 +1066,11 @@ mod search {
         assert!(some.len() > 3, "the queries find something: {some:?}");
         let top = memory.search_lexical_hits("token session", 2, &all).await.unwrap();
         assert_eq!(exact(top), exact(some[..2].to_vec()), "a limit keeps the best");
+        let unknown = memory.search_lexical_hits("token", 5, &filter(&[], &["cobol"])).await;
+        assert!(
+            matches!(unknown, Err(StoreError::Filter(ref e)) if e.contains("cobol")),
+            "an unknown language is an error, as in the index's query: {unknown:?}"
+        );
 
         // A new function in a new file: the copy is read again at the sync's version.
         std::fs::write(
