@@ -328,6 +328,13 @@ impl Service {
     ) -> Result<(T, RevisionRef), RetrievalError> {
         let revision = codectx_retrieval::resolve_revision(&self.root, name)?;
         let mut engines = self.revisions.lock().await;
+        // Another process's open prunes revisions unused for long: this one is in use. One
+        // pruned under this server anyway is opened anew; its engine would answer from what
+        // it holds in memory until something reads the removed index. (An open marks its
+        // revision used itself.)
+        engines.retain(|open| {
+            open.commit != revision.commit || codectx_retrieval::mark_used(&open.engine, &revision)
+        });
         let at = match engines.iter().position(|r| r.commit == revision.commit) {
             Some(at) => at,
             None => {
@@ -397,8 +404,6 @@ impl Service {
         {
             tracing::warn!("{name}: taking in new vectors or notes failed: {e}");
         }
-        // Another process's open prunes revisions unused for long: this one is in use.
-        codectx_retrieval::mark_used(engine, &revision);
         let answered = f(engine).await;
         // The revision's index failed under its engine (another process may have pruned it):
         // the next call at this revision opens it anew.

@@ -210,7 +210,8 @@ fn a_revision_removed_under_the_server_is_opened_anew() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    // The call that meets the removed index may fail; the one after it answers.
+    // The next call finds the revision gone and opens it anew (its engine holds the
+    // full-text fields in memory, so it could otherwise answer without noticing).
     let _ = session.call("codebase_search", ask.clone());
     let again = session.call("codebase_search", ask);
     assert!(again["error"].is_null(), "{again}");

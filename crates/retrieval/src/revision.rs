@@ -121,14 +121,22 @@ const USED_MARKER: &str = "used";
 /// [`open_at_revision`] gave for it calls this on every answer. An engine that is not that
 /// revision's (its root is not `<commit>/tree`) is left alone. Best effort: a revision that
 /// cannot be marked is only pruned sooner.
-pub fn mark_used(engine: &Engine, revision: &RevisionRef) {
+///
+/// `false` when the revision's directory is gone (another process pruned it): its engine
+/// may still answer from what it holds in memory, but should be opened anew.
+pub fn mark_used(engine: &Engine, revision: &RevisionRef) -> bool {
     let root = engine.project().root();
     let dir = root.parent().filter(|dir| {
         root.file_name().is_some_and(|n| n == "tree")
             && dir.file_name().is_some_and(|n| *n == *revision.commit)
     });
-    if let Some(dir) = dir {
-        touch_marker(dir);
+    match dir {
+        Some(dir) if !dir.is_dir() => false,
+        Some(dir) => {
+            touch_marker(dir);
+            true
+        }
+        None => true,
     }
 }
 
