@@ -55,7 +55,10 @@ async fn main() {
             }
         }
     }
-    let (index, memory) = (open(TextSearch::Index).await, open(TextSearch::Memory).await);
+    let (index, memory) = (
+        open(TextSearch::Index).await,
+        open(TextSearch::Memory).await,
+    );
     let all = ChunkFilter::default();
     for query in queries {
         let (a, b) = match (
@@ -77,7 +80,11 @@ async fn main() {
             "{query:?}: {} / {} hits, the first {agree} in the same order, scores {}; best {:?} / {:?}",
             a.len(),
             b.len(),
-            if same_scores { "equal to the bit" } else { "differ" },
+            if same_scores {
+                "equal to the bit"
+            } else {
+                "differ"
+            },
             a.first().map(|h| h.score),
             b.first().map(|h| h.score),
         );

@@ -18,8 +18,8 @@ use crate::schema::{
     batch_to_meta, chunk_schema, files_schema, meta_to_batch,
 };
 use crate::sql::{in_list, reader, sql_string, text_column};
-use crate::vector_cache::{REPOSITORY_DIR as VECTORS_REPOSITORY_DIR, VectorCache};
 use crate::text_table::TextSearch;
+use crate::vector_cache::{REPOSITORY_DIR as VECTORS_REPOSITORY_DIR, VectorCache};
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 use codectx_history::HistoryOff;
 use codectx_history::HistoryOptions;

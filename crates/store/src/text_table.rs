@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use futures::TryStreamExt;
 use lance_index::scalar::inverted::CombinedFieldsBM25Scorer;
 use lance_index::scalar::inverted::query::collect_query_tokens;
 use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
@@ -21,13 +22,12 @@ use lance_tokenizer::TokenStream;
 use lancedb::Table;
 use lancedb::arrow::arrow_array::{Array, RecordBatch, StringArray};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
-use futures::TryStreamExt;
 
+use crate::StoreError;
 use crate::search::{ChunkFilter, LexicalHit};
 use crate::sql::text_column;
 use crate::store::lance_error;
 use crate::text_index::{LEXICAL_COLUMNS, lexical_tokens};
-use crate::StoreError;
 
 /// Where the lexical channel's BM25F runs ([`StoreOptions::text_search`](crate::StoreOptions)).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub enum TextSearch {
     #[default]
     Index,
     /// In memory: the searched fields are read and tokenized once per version of the chunk
-    /// table (about 0.3 s on vite's 15,000 chunks), by the first search that needs them.
+    /// table (about 0.4 s on vite's 14,000 chunks), by the first search that needs them.
     Memory,
     /// In memory, read in the background: until a version's copy lands, searches use the
     /// index. A long-running server's choice: no answer waits for the read.
@@ -192,7 +192,12 @@ impl TextTable {
 
     /// The `limit` best rows for `query` among those `filter` admits, best first, ties by
     /// id: LanceDB's `combined_fields` search with its words OR-ed.
-    pub(crate) fn search(&self, query: &str, limit: usize, filter: &ChunkFilter) -> Vec<LexicalHit> {
+    pub(crate) fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &ChunkFilter,
+    ) -> Vec<LexicalHit> {
         if limit == 0 || self.ids.is_empty() {
             return Vec::new();
         }
@@ -333,7 +338,11 @@ impl Builder {
         self.row.clear();
         self.row_at.clear();
         let mut lengths = Vec::with_capacity(texts.len());
-        let tokenizer = self.table.tokenizer.get_mut().unwrap_or_else(|e| e.into_inner());
+        let tokenizer = self
+            .table
+            .tokenizer
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
         for (field, text) in texts.iter().enumerate() {
             let weight = self.fields[field].1;
             self.counts.clear();
@@ -372,7 +381,9 @@ impl Builder {
             }
         }
         for &(term, tf) in &self.row {
-            self.table.postings[term as usize].rows.push((row_number, tf));
+            self.table.postings[term as usize]
+                .rows
+                .push((row_number, tf));
         }
         self.table.lengths.push(lengths.into_iter().sum());
         self.table.ids.push(id.to_string());

@@ -161,9 +161,13 @@ async fn commit_notes_in_memory_score_as_the_full_text_index() {
         text_search,
         ..StoreOptions::default()
     };
-    let mut store = Store::open(repo.root(), options(TextSearch::Index)).await.unwrap();
+    let mut store = Store::open(repo.root(), options(TextSearch::Index))
+        .await
+        .unwrap();
     sync(&mut store).await;
-    let memory = Store::open(repo.root(), options(TextSearch::Memory)).await.unwrap();
+    let memory = Store::open(repo.root(), options(TextSearch::Memory))
+        .await
+        .unwrap();
     let exact = |hits: Vec<codectx_store::LexicalHit>| -> Vec<(String, u32, String)> {
         hits.into_iter()
             .map(|h| (h.id, h.score.to_bits(), h.history))

@@ -1041,11 +1041,16 @@ mod search {
             shared_vectors: Shared::Off,
             ..StoreOptions::default()
         };
-        let mut memory = Store::open(root.path(), options(TextSearch::Memory)).await.unwrap();
+        let mut memory = Store::open(root.path(), options(TextSearch::Memory))
+            .await
+            .unwrap();
         memory.sync(None, &()).await.unwrap();
         let queries = [
             ("token session", ChunkFilter::default()),
-            ("sign a token for the user's session", ChunkFilter::default()),
+            (
+                "sign a token for the user's session",
+                ChunkFilter::default(),
+            ),
             ("verify expired tokens", filter(&["src/auth"], &[])),
             ("token", filter(&["src/*/t*.ts"], &[])),
             ("format route", filter(&[], &["typescript"])),
@@ -1053,7 +1058,9 @@ mod search {
             ("", ChunkFilter::default()),
         ];
         let same_as_the_index = async |memory: &Store| {
-            let index = Store::open(root.path(), options(TextSearch::Index)).await.unwrap();
+            let index = Store::open(root.path(), options(TextSearch::Index))
+                .await
+                .unwrap();
             for (query, filter) in &queries {
                 let expected = index.search_lexical_hits(query, 20, filter).await.unwrap();
                 let kept = memory.search_lexical_hits(query, 20, filter).await.unwrap();
@@ -1062,11 +1069,23 @@ mod search {
         };
         same_as_the_index(&memory).await;
         let all = ChunkFilter::default();
-        let some = memory.search_lexical_hits("token session", 20, &all).await.unwrap();
+        let some = memory
+            .search_lexical_hits("token session", 20, &all)
+            .await
+            .unwrap();
         assert!(some.len() > 3, "the queries find something: {some:?}");
-        let top = memory.search_lexical_hits("token session", 2, &all).await.unwrap();
-        assert_eq!(exact(top), exact(some[..2].to_vec()), "a limit keeps the best");
-        let unknown = memory.search_lexical_hits("token", 5, &filter(&[], &["cobol"])).await;
+        let top = memory
+            .search_lexical_hits("token session", 2, &all)
+            .await
+            .unwrap();
+        assert_eq!(
+            exact(top),
+            exact(some[..2].to_vec()),
+            "a limit keeps the best"
+        );
+        let unknown = memory
+            .search_lexical_hits("token", 5, &filter(&[], &["cobol"]))
+            .await;
         assert!(
             matches!(unknown, Err(StoreError::Filter(ref e)) if e.contains("cobol")),
             "an unknown language is an error, as in the index's query: {unknown:?}"
@@ -1079,8 +1098,14 @@ mod search {
         )
         .unwrap();
         memory.sync(None, &()).await.unwrap();
-        let quota = memory.search_lexical_hits("remaining quota", 5, &all).await.unwrap();
-        assert_eq!(quota.first().map(|h| h.relative_path.as_str()), Some("src/util/quota.ts"));
+        let quota = memory
+            .search_lexical_hits("remaining quota", 5, &all)
+            .await
+            .unwrap();
+        assert_eq!(
+            quota.first().map(|h| h.relative_path.as_str()),
+            Some("src/util/quota.ts")
+        );
         same_as_the_index(&memory).await;
     }
 
