@@ -72,7 +72,8 @@ pub struct CorpusEval<'a> {
     pub embedder: Option<Arc<dyn Embedder>>,
     /// Read the repository's history where there is one (the CommitLoc root).
     pub history: bool,
-    /// Where the lexical channel's BM25F runs (the server's copy in memory, or the index).
+    /// Where the lexical channel's BM25F runs: in memory, as the server answers agents, or
+    /// on LanceDB's index, as the CLI does (its statistics drift as rows are rewritten).
     pub text_search: codectx_store::TextSearch,
 }
 

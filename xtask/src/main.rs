@@ -141,10 +141,10 @@ enum Command {
         /// Index without the repository's history (to measure what it adds).
         #[arg(long)]
         no_history: bool,
-        /// Corpus: the lexical channel's BM25F over fields kept in memory, as a server runs
-        /// it (default: LanceDB's full-text index, as the CLI runs it).
+        /// Corpus: the lexical channel's BM25F on LanceDB's full-text index, as the CLI runs
+        /// it (default: over the fields kept in memory, as the MCP server answers agents).
         #[arg(long)]
-        text_in_memory: bool,
+        text_in_index: bool,
         /// Also the change corpus (`--changes` alone: xtask/changes-corpus.toml): change and
         /// long questions from the repositories' git history.
         #[arg(long, num_args = 0..=1, default_missing_value = "xtask/changes-corpus.toml")]
@@ -425,7 +425,7 @@ fn main() -> anyhow::Result<()> {
             embedder,
             model_dir,
             no_history,
-            text_in_memory,
+            text_in_index,
             changes,
             mirrors,
             kind,
@@ -440,10 +440,10 @@ fn main() -> anyhow::Result<()> {
             mirrors,
             kinds: kind,
             history: !no_history,
-            text_search: if text_in_memory {
-                codectx_store::TextSearch::Memory
-            } else {
+            text_search: if text_in_index {
                 codectx_store::TextSearch::Index
+            } else {
+                codectx_store::TextSearch::Memory
             },
             embedder: eval::load_embedder(
                 embedder.unwrap_or(eval::EmbedderArg::None),
