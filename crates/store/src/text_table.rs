@@ -53,9 +53,12 @@ struct Postings {
 
 /// The searched fields of one version of the chunk table, tokenized.
 pub(crate) struct TextTable {
-    version: u64,
     /// Whether the `history` field is one of the fields (as the store searched it then).
     with_history: bool,
+    /// What the rows' texts are a function of, summed over the rows ([`row_fingerprint`]):
+    /// a later version of the table with the same sum has the same texts (only vectors
+    /// were written), and this copy serves it too.
+    fingerprint: u64,
     ids: Vec<String>,
     paths: Vec<String>,
     /// Each row's commit notes, returned with its hits (empty without history).
@@ -71,28 +74,53 @@ pub(crate) struct TextTable {
     tokenizer: Mutex<Box<dyn LanceTokenizer>>,
 }
 
-/// The kept copy and whether a background read of a newer one is under way.
+/// The kept copy (and the table version it serves) and whether a background read of a
+/// newer one is under way.
 #[derive(Default)]
 pub(crate) struct TextSlot {
-    table: Mutex<Option<Arc<TextTable>>>,
+    kept: Mutex<Option<(u64, Arc<TextTable>)>>,
     reading: AtomicBool,
 }
 
 impl TextSlot {
-    /// The kept copy, when it is of `version` with the same fields.
+    /// The kept copy, when it serves `version` with the same fields.
     pub(crate) fn current(&self, version: u64, with_history: bool) -> Option<Arc<TextTable>> {
-        self.table
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .filter(|t| t.version == version && t.with_history == with_history)
+        self.kept()
+            .filter(|(v, t)| *v == version && t.with_history == with_history)
+            .map(|(_, t)| t)
     }
 
-    fn keep(&self, table: Arc<TextTable>) {
-        *self.table.lock().unwrap_or_else(|e| e.into_inner()) = Some(table);
+    fn kept(&self) -> Option<(u64, Arc<TextTable>)> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Reads `version` of `chunks` now and keeps it.
+    fn keep(&self, version: u64, table: Arc<TextTable>) {
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = Some((version, table));
+    }
+
+    /// The copy for `version` of `chunks`: the kept one when the rows' texts are those it
+    /// was read from (the versions between wrote only vectors: the background embedder
+    /// commits one every few seconds), else read anew.
+    async fn for_version(
+        &self,
+        chunks: &Table,
+        uri: &str,
+        with_history: bool,
+    ) -> Result<Arc<TextTable>, StoreError> {
+        let started = std::time::Instant::now();
+        if let Some((_, table)) = self.kept().filter(|(_, t)| t.with_history == with_history)
+            && fingerprint(chunks, uri, with_history).await? == table.fingerprint
+        {
+            tracing::debug!(
+                elapsed = ?started.elapsed(),
+                "full-text fields in memory kept: the rows' texts did not change"
+            );
+            return Ok(table);
+        }
+        Ok(Arc::new(TextTable::read(chunks, uri, with_history).await?))
+    }
+
+    /// The copy for `version` of `chunks` (the handle's), now, kept.
     pub(crate) async fn read(
         &self,
         chunks: &Table,
@@ -100,14 +128,14 @@ impl TextSlot {
         version: u64,
         with_history: bool,
     ) -> Result<Arc<TextTable>, StoreError> {
-        let table = Arc::new(TextTable::read(chunks, uri, version, with_history).await?);
-        self.keep(table.clone());
+        let table = self.for_version(chunks, uri, with_history).await?;
+        self.keep(version, table.clone());
         Ok(table)
     }
 
-    /// Starts reading `version` of `chunks` in the background, unless a read is under way.
-    /// A copy read while another version was committed is dropped: the next search after
-    /// that starts again.
+    /// Starts bringing the copy to `version` of `chunks` in the background, unless that is
+    /// under way. A copy made while another version was committed is dropped: the next
+    /// search after that starts again.
     pub(crate) fn read_in_background(
         self: &Arc<Self>,
         chunks: &Table,
@@ -120,11 +148,10 @@ impl TextSlot {
         }
         let (slot, chunks, uri) = (Arc::clone(self), chunks.clone(), uri.to_string());
         tokio::spawn(async move {
-            match TextTable::read(&chunks, &uri, version, with_history).await {
+            match slot.for_version(&chunks, &uri, with_history).await {
                 Ok(table) => {
-                    let still = chunks.version().await.is_ok_and(|v| v == version);
-                    if still {
-                        slot.keep(Arc::new(table));
+                    if chunks.version().await.is_ok_and(|v| v == version) {
+                        slot.keep(version, table);
                     }
                 }
                 Err(e) => tracing::warn!("reading the full-text fields into memory: {e}"),
@@ -134,16 +161,55 @@ impl TextSlot {
     }
 }
 
+/// What a row's searched texts are a function of: its id (path and name), its file's
+/// content hash and, when searched, its commit notes.
+fn row_fingerprint(id: &str, content_hash: &str, history: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (id, content_hash, history).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The sum of [`row_fingerprint`] over the rows of `chunks`: three narrow columns, a small
+/// fraction of a full read.
+async fn fingerprint(chunks: &Table, uri: &str, with_history: bool) -> Result<u64, StoreError> {
+    let action = "reading the chunks' fingerprints";
+    let mut columns = vec!["id", "contentHash"];
+    if with_history {
+        columns.push("history");
+    }
+    let mut stream = chunks
+        .query()
+        .select(Select::columns(&columns))
+        .execute()
+        .await
+        .map_err(lance_error(uri, action))?;
+    let corrupt = |reason: String| StoreError::Corrupt {
+        uri: uri.to_string(),
+        reason,
+    };
+    let mut sum = 0u64;
+    while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
+        let id = text_column(&batch, "id").map_err(corrupt)?;
+        let hash = text_column(&batch, "contentHash").map_err(corrupt)?;
+        let history = if with_history {
+            Some(text_column(&batch, "history").map_err(corrupt)?)
+        } else {
+            None
+        };
+        for i in 0..batch.num_rows() {
+            let notes = history.map(|h| if h.is_valid(i) { h.value(i) } else { "" });
+            sum = sum.wrapping_add(row_fingerprint(id.value(i), hash.value(i), notes));
+        }
+    }
+    Ok(sum)
+}
+
 impl TextTable {
-    /// Reads and tokenizes the searched fields of `chunks` (at `version`, the handle's).
-    async fn read(
-        chunks: &Table,
-        uri: &str,
-        version: u64,
-        with_history: bool,
-    ) -> Result<Self, StoreError> {
+    /// Reads and tokenizes the searched fields of `chunks` (at the handle's version).
+    async fn read(chunks: &Table, uri: &str, with_history: bool) -> Result<Self, StoreError> {
         let started = std::time::Instant::now();
-        let table = Self::read_fields(chunks, uri, version, with_history).await?;
+        let table = Self::read_fields(chunks, uri, with_history).await?;
         tracing::debug!(
             rows = table.ids.len(),
             terms = table.postings.len(),
@@ -159,11 +225,10 @@ impl TextTable {
     async fn read_fields(
         chunks: &Table,
         uri: &str,
-        version: u64,
         with_history: bool,
     ) -> Result<Self, StoreError> {
         let fields: Vec<(&str, f32)> = LEXICAL_COLUMNS[..if with_history { 3 } else { 2 }].to_vec();
-        let mut columns = vec!["id", "relativePath"];
+        let mut columns = vec!["id", "relativePath", "contentHash"];
         columns.extend(fields.iter().map(|(c, _)| *c));
         let action = "reading the full-text fields";
         let mut stream = chunks
@@ -172,7 +237,7 @@ impl TextTable {
             .execute()
             .await
             .map_err(lance_error(uri, action))?;
-        let mut builder = Builder::new(fields, version, with_history, uri)?;
+        let mut builder = Builder::new(fields, with_history, uri)?;
         // One batch at a time (the whole source of a large repository is hundreds of MB),
         // each tokenized off the async workers.
         while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
@@ -276,7 +341,6 @@ struct Builder {
 impl Builder {
     fn new(
         fields: Vec<(&'static str, f32)>,
-        version: u64,
         with_history: bool,
         uri: &str,
     ) -> Result<Self, StoreError> {
@@ -288,8 +352,8 @@ impl Builder {
         Ok(Self {
             fields,
             table: TextTable {
-                version,
                 with_history,
+                fingerprint: 0,
                 ids: Vec::new(),
                 paths: Vec::new(),
                 history: Vec::new(),
@@ -309,7 +373,8 @@ impl Builder {
         })
     }
 
-    /// Every row of `batch` (the id, the path and the fields' columns).
+    /// Every row of `batch` (the id, the path, the file's content hash and the fields'
+    /// columns).
     fn add_batch(&mut self, batch: &RecordBatch, uri: &str) -> Result<(), StoreError> {
         let corrupt = |reason: String| StoreError::Corrupt {
             uri: uri.to_string(),
@@ -317,6 +382,7 @@ impl Builder {
         };
         let id = text_column(batch, "id").map_err(corrupt)?;
         let path = text_column(batch, "relativePath").map_err(corrupt)?;
+        let hash = text_column(batch, "contentHash").map_err(corrupt)?;
         let texts: Vec<&StringArray> = self
             .fields
             .iter()
@@ -327,6 +393,15 @@ impl Builder {
                 .iter()
                 .map(|column| column.is_valid(i).then(|| column.value(i)))
                 .collect();
+            let notes = self
+                .table
+                .with_history
+                .then(|| row_texts.get(2).copied().flatten().unwrap_or_default());
+            self.table.fingerprint = self.table.fingerprint.wrapping_add(row_fingerprint(
+                id.value(i),
+                hash.value(i),
+                notes,
+            ));
             self.add(id.value(i), path.value(i), &row_texts);
         }
         Ok(())
@@ -414,5 +489,73 @@ impl Builder {
             0.0
         };
         self.table
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TokenHashEmbedder;
+    use crate::{Embedder, Shared, Store, StoreOptions};
+
+    /// Versions that write only vectors (the background embedder commits one every few
+    /// seconds) keep the copy; a version that changes a row's text reads it anew.
+    #[tokio::test]
+    async fn the_copy_outlives_versions_that_write_only_vectors() {
+        let root = tempfile::tempdir().unwrap();
+        codectx_corpus::copy_tree(&codectx_corpus::fixture("index/workspace"), root.path());
+        let embedder = TokenHashEmbedder::new(16);
+        let options = StoreOptions {
+            embedding: Some(embedder.spec()),
+            shared_vectors: Shared::Off,
+            text_search: TextSearch::Memory,
+            ..StoreOptions::default()
+        };
+        let mut store = Store::open(root.path(), options).await.unwrap();
+        store.sync(None, &()).await.unwrap();
+        let all = ChunkFilter::default();
+        let search = async |store: &Store| {
+            store
+                .search_lexical_hits("session token", 10, &all)
+                .await
+                .unwrap()
+        };
+        let version = async |store: &Store| store.chunks.version().await.unwrap();
+
+        let before = search(&store).await;
+        let (read_at, read) = store.text.kept().expect("a copy");
+        assert_eq!(read_at, version(&store).await);
+
+        let embedded = store
+            .embed_pending(&embedder as &dyn Embedder, &())
+            .await
+            .unwrap();
+        assert!(embedded.chunks_embedded > 0, "{embedded:?}");
+        assert!(
+            version(&store).await > read_at,
+            "the vectors are a new version"
+        );
+        assert_eq!(search(&store).await, before);
+        let (kept_at, kept) = store.text.kept().unwrap();
+        assert_eq!(
+            kept_at,
+            version(&store).await,
+            "the copy serves the new version"
+        );
+        assert!(
+            Arc::ptr_eq(&read, &kept),
+            "and is the same copy, not read again"
+        );
+
+        std::fs::write(
+            root.path().join("src/util/quota.ts"),
+            "export function sessionQuota(token: string) {\n  return token.length;\n}\n",
+        )
+        .unwrap();
+        store.sync(None, &()).await.unwrap();
+        let after = search(&store).await;
+        let (_, fresh) = store.text.kept().unwrap();
+        assert!(!Arc::ptr_eq(&read, &fresh), "a new row's text: read anew");
+        assert!(after.iter().any(|h| h.relative_path == "src/util/quota.ts"));
     }
 }
