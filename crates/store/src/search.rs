@@ -91,7 +91,7 @@ impl VectorTable {
         if query.len() != self.dimension || query_norm == 0.0 {
             return Vec::new();
         }
-        let mut scored: Vec<(f32, usize)> = (0..self.ids.len())
+        let scored: Vec<(f32, usize)> = (0..self.ids.len())
             .filter(|&row| self.norms[row] > 0.0 && filter.admits(&self.paths[row]))
             .map(|row| {
                 let vector = &self.values[row * self.dimension..(row + 1) * self.dimension];
@@ -103,12 +103,7 @@ impl VectorTable {
             a.0.total_cmp(&b.0)
                 .then_with(|| self.ids[a.1].cmp(&self.ids[b.1]))
         };
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, order);
-            scored.truncate(limit);
-        }
-        scored.sort_by(order);
-        scored
+        best_by(scored, limit, order)
             .into_iter()
             .map(|(distance, row)| VectorHit {
                 id: self.ids[row].clone(),
@@ -117,6 +112,21 @@ impl VectorTable {
             })
             .collect()
     }
+}
+
+/// The first `limit` of `items` in `order`, sorted: a partial selection, then a sort of
+/// what is kept.
+pub(crate) fn best_by<T>(
+    mut items: Vec<T>,
+    limit: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    if items.len() > limit {
+        items.select_nth_unstable_by(limit, &order);
+        items.truncate(limit);
+    }
+    items.sort_by(order);
+    items
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {

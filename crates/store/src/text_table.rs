@@ -24,7 +24,7 @@ use lancedb::arrow::arrow_array::{Array, RecordBatch, StringArray};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use crate::StoreError;
-use crate::search::{ChunkFilter, LexicalHit};
+use crate::search::{ChunkFilter, LexicalHit, best_by};
 use crate::sql::text_column;
 use crate::store::lance_error;
 use crate::text_index::{LEXICAL_COLUMNS, lexical_tokens};
@@ -161,6 +161,21 @@ impl TextSlot {
     }
 }
 
+/// Every row of `chunks` (at the handle's version), `columns` only, batch by batch.
+async fn scan(
+    chunks: &Table,
+    uri: &str,
+    columns: &[&str],
+    action: &'static str,
+) -> Result<lancedb::arrow::SendableRecordBatchStream, StoreError> {
+    chunks
+        .query()
+        .select(Select::columns(columns))
+        .execute()
+        .await
+        .map_err(lance_error(uri, action))
+}
+
 /// What a row's searched texts are a function of: its id (path and name), its file's
 /// content hash and, when searched, its commit notes.
 fn row_fingerprint(id: &str, content_hash: &str, history: Option<&str>) -> u64 {
@@ -178,12 +193,7 @@ async fn fingerprint(chunks: &Table, uri: &str, with_history: bool) -> Result<u6
     if with_history {
         columns.push("history");
     }
-    let mut stream = chunks
-        .query()
-        .select(Select::columns(&columns))
-        .execute()
-        .await
-        .map_err(lance_error(uri, action))?;
+    let mut stream = scan(chunks, uri, &columns, action).await?;
     let corrupt = |reason: String| StoreError::Corrupt {
         uri: uri.to_string(),
         reason,
@@ -231,12 +241,7 @@ impl TextTable {
         let mut columns = vec!["id", "relativePath", "contentHash"];
         columns.extend(fields.iter().map(|(c, _)| *c));
         let action = "reading the full-text fields";
-        let mut stream = chunks
-            .query()
-            .select(Select::columns(&columns))
-            .execute()
-            .await
-            .map_err(lance_error(uri, action))?;
+        let mut stream = scan(chunks, uri, &columns, action).await?;
         let mut builder = Builder::new(fields, with_history, uri)?;
         // One batch at a time (the whole source of a large repository is hundreds of MB),
         // each tokenized off the async workers.
@@ -297,7 +302,7 @@ impl TextTable {
                     idf * scorer.doc_weight(tf, self.lengths[row as usize]);
             }
         }
-        let mut ranked: Vec<(f32, u32)> = scores
+        let ranked: Vec<(f32, u32)> = scores
             .into_iter()
             .filter(|&(row, _)| filter.admits(&self.paths[row as usize]))
             .map(|(row, score)| (score, row))
@@ -306,12 +311,7 @@ impl TextTable {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.ids[a.1 as usize].cmp(&self.ids[b.1 as usize]))
         };
-        if ranked.len() > limit {
-            ranked.select_nth_unstable_by(limit, order);
-            ranked.truncate(limit);
-        }
-        ranked.sort_by(order);
-        ranked
+        best_by(ranked, limit, order)
             .into_iter()
             .map(|(score, row)| LexicalHit {
                 id: self.ids[row as usize].clone(),
