@@ -249,7 +249,9 @@ impl Store {
     /// BM25F over a chunk's names and source (see [`LEXICAL_COLUMNS`]) with code-aware,
     /// stemmed tokens: `getUserName` matches `user`, `names` and itself. Several words are
     /// OR-ed, so a query is never empty just because one word is missing. Best first, with
-    /// the score.
+    /// the score. Whole rows come from LanceDB's index whatever
+    /// [`StoreOptions::text_search`](crate::StoreOptions) says; the engine's channel is
+    /// [`Store::search_lexical_hits`].
     pub async fn search_lexical(
         &self,
         query: &str,
@@ -267,9 +269,11 @@ impl Store {
         limit: usize,
         filter: &ChunkFilter,
     ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
-        let Some(q) = self.lexical_query(query, limit, filter)? else {
+        let sql = filter.to_sql()?;
+        if query.trim().is_empty() || limit == 0 {
             return Ok(Vec::new());
-        };
+        }
+        let q = self.lexical_query(query, limit, sql)?;
         let batches: Vec<RecordBatch> = match q.batches(self, "full-text search").await {
             Ok(batches) => batches,
             Err(_) if self.holds_no_chunks().await? => return Ok(Vec::new()),
@@ -304,17 +308,15 @@ impl Store {
         limit: usize,
         filter: &ChunkFilter,
     ) -> Result<Vec<LexicalHit>, StoreError> {
+        // A language this build does not know is an error on either search.
+        let sql = filter.to_sql()?;
+        if query.trim().is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
         if let Some(table) = self.text_table().await? {
-            // The same errors as the index's query: a language this build does not know.
-            filter.to_sql()?;
-            if query.trim().is_empty() {
-                return Ok(Vec::new());
-            }
             return Ok(table.search(query, limit, filter));
         }
-        let Some(q) = self.lexical_query(query, limit, filter)? else {
-            return Ok(Vec::new());
-        };
+        let q = self.lexical_query(query, limit, sql)?;
         let columns: &[&str] = if self.history_searched {
             &["id", "relativePath", "history"]
         } else {
@@ -408,16 +410,13 @@ impl Store {
         Ok(rows == 0)
     }
 
-    /// The BM25F query of `query`'s words, filtered; `None` when there is nothing to search.
+    /// The BM25F query of `query`'s words, filtered by `sql` ([`ChunkFilter::to_sql`]).
     fn lexical_query(
         &self,
         query: &str,
         limit: usize,
-        filter: &ChunkFilter,
-    ) -> Result<Option<lancedb::query::Query>, StoreError> {
-        if query.trim().is_empty() || limit == 0 {
-            return Ok(None);
-        }
+        sql: Option<String>,
+    ) -> Result<lancedb::query::Query, StoreError> {
         // Without history the field stays out of the query: an index without it scores
         // exactly as before history existed.
         let fields = &LEXICAL_COLUMNS[..if self.history_searched { 3 } else { 2 }];
@@ -429,10 +428,10 @@ impl Store {
         .map_err(|e| StoreError::Filter(format!("full-text query: {e}")))?;
         let fts = FullTextSearchQuery::new_query(FtsQuery::CombinedFields(combined));
         let mut q = self.chunks.query().full_text_search(fts).limit(limit);
-        if let Some(sql) = filter.to_sql()? {
+        if let Some(sql) = sql {
             q = q.only_if(sql);
         }
-        Ok(Some(q))
+        Ok(q)
     }
 
     /// Nearest chunks to `vector` by cosine distance among embedded rows, best first, ties

@@ -775,10 +775,7 @@ impl Store {
     }
 
     pub(crate) fn corrupt(&self, reason: String) -> StoreError {
-        StoreError::Corrupt {
-            uri: self.uri.clone(),
-            reason,
-        }
+        corrupt_error(&self.uri)(reason)
     }
 }
 
@@ -851,6 +848,15 @@ impl ChunksByFile {
             chunks.sort_by_key(|c| (c.start_line, c.depth));
         }
         self.0
+    }
+}
+
+/// A store error for what the index at `uri` holds that cannot be read as ours.
+pub(crate) fn corrupt_error(uri: &str) -> impl Fn(String) -> StoreError {
+    let uri = uri.to_string();
+    move |reason| StoreError::Corrupt {
+        uri: uri.clone(),
+        reason,
     }
 }
 

@@ -26,7 +26,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use crate::StoreError;
 use crate::search::{ChunkFilter, LexicalHit, best_by};
 use crate::sql::text_column;
-use crate::store::lance_error;
+use crate::store::{corrupt_error, lance_error};
 use crate::text_index::{LEXICAL_COLUMNS, lexical_tokens};
 
 /// Where the lexical channel's BM25F runs ([`StoreOptions::text_search`](crate::StoreOptions)).
@@ -194,16 +194,13 @@ async fn fingerprint(chunks: &Table, uri: &str, with_history: bool) -> Result<u6
         columns.push("history");
     }
     let mut stream = scan(chunks, uri, &columns, action).await?;
-    let corrupt = |reason: String| StoreError::Corrupt {
-        uri: uri.to_string(),
-        reason,
-    };
+    let corrupt = corrupt_error(uri);
     let mut sum = 0u64;
     while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
-        let id = text_column(&batch, "id").map_err(corrupt)?;
-        let hash = text_column(&batch, "contentHash").map_err(corrupt)?;
+        let id = text_column(&batch, "id").map_err(&corrupt)?;
+        let hash = text_column(&batch, "contentHash").map_err(&corrupt)?;
         let history = if with_history {
-            Some(text_column(&batch, "history").map_err(corrupt)?)
+            Some(text_column(&batch, "history").map_err(&corrupt)?)
         } else {
             None
         };
@@ -252,9 +249,8 @@ impl TextTable {
                 Ok::<_, StoreError>(builder)
             })
             .await
-            .map_err(|e| StoreError::Corrupt {
-                uri: uri.to_string(),
-                reason: format!("tokenizing the full-text fields panicked: {e}"),
+            .map_err(|e| {
+                corrupt_error(uri)(format!("tokenizing the full-text fields panicked: {e}"))
             })??;
         }
         Ok(builder.finish())
@@ -344,10 +340,9 @@ impl Builder {
         with_history: bool,
         uri: &str,
     ) -> Result<Self, StoreError> {
-        let tokenizer = lexical_tokens().build().map_err(|e| StoreError::Corrupt {
-            uri: uri.to_string(),
-            reason: format!("the full-text tokenizer: {e}"),
-        })?;
+        let tokenizer = lexical_tokens()
+            .build()
+            .map_err(|e| corrupt_error(uri)(format!("the full-text tokenizer: {e}")))?;
         let n = fields.len();
         Ok(Self {
             fields,
@@ -376,17 +371,14 @@ impl Builder {
     /// Every row of `batch` (the id, the path, the file's content hash and the fields'
     /// columns).
     fn add_batch(&mut self, batch: &RecordBatch, uri: &str) -> Result<(), StoreError> {
-        let corrupt = |reason: String| StoreError::Corrupt {
-            uri: uri.to_string(),
-            reason,
-        };
-        let id = text_column(batch, "id").map_err(corrupt)?;
-        let path = text_column(batch, "relativePath").map_err(corrupt)?;
-        let hash = text_column(batch, "contentHash").map_err(corrupt)?;
+        let corrupt = corrupt_error(uri);
+        let id = text_column(batch, "id").map_err(&corrupt)?;
+        let path = text_column(batch, "relativePath").map_err(&corrupt)?;
+        let hash = text_column(batch, "contentHash").map_err(&corrupt)?;
         let texts: Vec<&StringArray> = self
             .fields
             .iter()
-            .map(|(c, _)| text_column(batch, c).map_err(corrupt))
+            .map(|(c, _)| text_column(batch, c).map_err(&corrupt))
             .collect::<Result<_, _>>()?;
         for i in 0..batch.num_rows() {
             let row_texts: Vec<Option<&str>> = texts

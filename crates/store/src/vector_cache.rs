@@ -22,7 +22,7 @@ use crate::process::hex;
 use crate::sql::{
     in_list, reader, text_column, vector_array, vector_at, vector_column, vector_type,
 };
-use crate::store::lance_error;
+use crate::store::{corrupt_error, lance_error};
 use crate::{EmbeddingSpec, StoreError};
 
 /// The cache's directory name inside the repository's common git directory.
@@ -182,10 +182,7 @@ impl VectorCache {
     }
 
     fn corrupt(&self, reason: String) -> StoreError {
-        StoreError::Corrupt {
-            uri: self.uri.clone(),
-            reason,
-        }
+        corrupt_error(&self.uri)(reason)
     }
 
     /// The size bound (the oldest quarter goes once it is passed), an index on the keys,
