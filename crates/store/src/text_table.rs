@@ -9,6 +9,11 @@
 //! `avgdl' = Σ w·(field's tokens) / docCount'`, where `docCount'` is the largest field's
 //! count of rows with a token. The additions run in LanceDB's order, so the sums round
 //! alike. The scorer itself is LanceDB's ([`CombinedFieldsBM25Scorer`]).
+//!
+//! A later version of the table is matched against the copy row by row ([`row_fingerprint`]):
+//! the rows whose texts changed are taken out of its statistics and the new ones read and
+//! tokenized, so a sync that touches a few files costs a few files' reading, and the copy
+//! still equals a fresh read of the new version.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +30,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use crate::StoreError;
 use crate::search::{ChunkFilter, LexicalHit, best_by};
-use crate::sql::text_column;
+use crate::sql::{in_list, text_column};
 use crate::store::{corrupt_error, lance_error};
 use crate::text_index::{LEXICAL_COLUMNS, lexical_tokens};
 
@@ -43,30 +48,40 @@ pub enum TextSearch {
     MemoryInBackground,
 }
 
+/// The most fields the lexical channel searches ([`LEXICAL_COLUMNS`]).
+const MAX_FIELDS: usize = LEXICAL_COLUMNS.len();
+
 /// One term's postings: each row holding it, with its blended frequency `tf'`.
 #[derive(Debug, Default)]
 struct Postings {
     /// `docFreq'`: the largest of the fields' counts of rows holding the term.
     doc_freq: usize,
     rows: Vec<(u32, f32)>,
+    /// Beside each row, a bit per field holding the term: what a patch takes out of the
+    /// fields' document frequencies when the row goes.
+    fields: Vec<u8>,
 }
 
 /// The searched fields of one version of the chunk table, tokenized.
 pub(crate) struct TextTable {
     /// Whether the `history` field is one of the fields (as the store searched it then).
     with_history: bool,
-    /// What the rows' texts are a function of, summed over the rows ([`row_fingerprint`]):
-    /// a later version of the table with the same sum has the same texts (only vectors
-    /// were written), and this copy serves it too.
-    fingerprint: u64,
+    /// What each row's texts are a function of ([`row_fingerprint`]): a later version's rows
+    /// with the same fingerprints have the same texts (versions that write only vectors),
+    /// and the others are what a patch reads.
+    fingerprints: Vec<u64>,
     ids: Vec<String>,
     paths: Vec<String>,
     /// Each row's commit notes, returned with its hits (empty without history).
     history: Vec<String>,
     /// Each row's blended length `dl'`.
     lengths: Vec<f32>,
+    /// Each row's tokens in each field (what `lengths` blends; 0 for an absent field).
+    field_lengths: Vec<[u32; MAX_FIELDS]>,
     terms: HashMap<String, u32>,
     postings: Vec<Postings>,
+    /// Per term, each field's count of rows holding it (`MAX_FIELDS` a term).
+    field_doc_freqs: Vec<u32>,
     /// `docCount'` and `avgdl'`.
     doc_count: usize,
     avg_doc_length: f32,
@@ -100,7 +115,8 @@ impl TextSlot {
 
     /// The copy for `version` of `chunks`: the kept one when the rows' texts are those it
     /// was read from (the versions between wrote only vectors: the background embedder
-    /// commits one every few seconds), else read anew.
+    /// commits one every few seconds), the kept one patched when some changed, else read
+    /// anew.
     async fn for_version(
         &self,
         chunks: &Table,
@@ -108,14 +124,28 @@ impl TextSlot {
         with_history: bool,
     ) -> Result<Arc<TextTable>, StoreError> {
         let started = std::time::Instant::now();
-        if let Some((_, table)) = self.kept().filter(|(_, t)| t.with_history == with_history)
-            && fingerprint(chunks, uri, with_history).await? == table.fingerprint
-        {
+        let Some((_, kept)) = self.kept().filter(|(_, t)| t.with_history == with_history) else {
+            return Ok(Arc::new(TextTable::read(chunks, uri, with_history).await?));
+        };
+        let changes = kept.changes(chunks, uri).await?;
+        if changes.is_empty() {
             tracing::debug!(
                 elapsed = ?started.elapsed(),
                 "full-text fields in memory kept: the rows' texts did not change"
             );
-            return Ok(table);
+            return Ok(kept);
+        }
+        // Past half the rows, reading them all costs less than looking each file up.
+        if changes.added.len() <= changes.kept.len().max(1) / 2
+            && let Some(patched) = kept.patched(chunks, uri, &changes).await?
+        {
+            tracing::debug!(
+                removed = changes.kept.iter().filter(|k| !**k).count(),
+                added = changes.added.len(),
+                elapsed = ?started.elapsed(),
+                "full-text fields in memory patched"
+            );
+            return Ok(Arc::new(patched));
         }
         Ok(Arc::new(TextTable::read(chunks, uri, with_history).await?))
     }
@@ -185,32 +215,21 @@ fn row_fingerprint(id: &str, content_hash: &str, history: Option<&str>) -> u64 {
     hasher.finish()
 }
 
-/// The sum of [`row_fingerprint`] over the rows of `chunks`: three narrow columns, a small
-/// fraction of a full read.
-async fn fingerprint(chunks: &Table, uri: &str, with_history: bool) -> Result<u64, StoreError> {
-    let action = "reading the chunks' fingerprints";
-    let mut columns = vec!["id", "contentHash"];
-    if with_history {
-        columns.push("history");
-    }
-    let mut stream = scan(chunks, uri, &columns, action).await?;
-    let corrupt = corrupt_error(uri);
-    let mut sum = 0u64;
-    while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
-        let id = text_column(&batch, "id").map_err(&corrupt)?;
-        let hash = text_column(&batch, "contentHash").map_err(&corrupt)?;
-        let history = if with_history {
-            Some(text_column(&batch, "history").map_err(&corrupt)?)
-        } else {
-            None
-        };
-        for i in 0..batch.num_rows() {
-            let notes = history.map(|h| if h.is_valid(i) { h.value(i) } else { "" });
-            sum = sum.wrapping_add(row_fingerprint(id.value(i), hash.value(i), notes));
-        }
-    }
-    Ok(sum)
+/// How a later version of the chunk table differs from a copy: which of the copy's rows it
+/// still has, and the fingerprints and paths of the rows it has anew.
+struct Changes {
+    kept: Vec<bool>,
+    added: Vec<(u64, String)>,
 }
+
+impl Changes {
+    fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.kept.iter().all(|k| *k)
+    }
+}
+
+/// How many files one lookup of a patch names.
+const PATHS_A_QUERY: usize = 200;
 
 impl TextTable {
     /// Reads and tokenizes the searched fields of `chunks` (at the handle's version).
@@ -234,26 +253,95 @@ impl TextTable {
         uri: &str,
         with_history: bool,
     ) -> Result<Self, StoreError> {
-        let fields: Vec<(&str, f32)> = LEXICAL_COLUMNS[..if with_history { 3 } else { 2 }].to_vec();
-        let mut columns = vec!["id", "relativePath", "contentHash"];
-        columns.extend(fields.iter().map(|(c, _)| *c));
+        let mut builder = Builder::new(with_history, uri)?;
         let action = "reading the full-text fields";
-        let mut stream = scan(chunks, uri, &columns, action).await?;
-        let mut builder = Builder::new(fields, with_history, uri)?;
-        // One batch at a time (the whole source of a large repository is hundreds of MB),
-        // each tokenized off the async workers.
+        let mut stream = scan(chunks, uri, &builder.columns(), action).await?;
+        // One batch at a time (the whole source of a large repository is hundreds of MB).
         while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
-            let owned_uri = uri.to_string();
-            builder = tokio::task::spawn_blocking(move || {
-                builder.add_batch(&batch, &owned_uri)?;
-                Ok::<_, StoreError>(builder)
-            })
-            .await
-            .map_err(|e| {
-                corrupt_error(uri)(format!("tokenizing the full-text fields panicked: {e}"))
-            })??;
+            builder = builder.add_batch_off_async(batch, uri).await?;
         }
         Ok(builder.finish())
+    }
+
+    /// How `chunks` (at the handle's version) differs from this copy, from three narrow
+    /// columns (a small fraction of a full read).
+    async fn changes(&self, chunks: &Table, uri: &str) -> Result<Changes, StoreError> {
+        let action = "reading the chunks' fingerprints";
+        let mut columns = vec!["id", "relativePath", "contentHash"];
+        if self.with_history {
+            columns.push("history");
+        }
+        let mut stream = scan(chunks, uri, &columns, action).await?;
+        let corrupt = corrupt_error(uri);
+        // This copy's rows by fingerprint: each row of the new version takes the first
+        // untaken one with its fingerprint.
+        let mut by_fingerprint: Vec<(u64, u32)> = (0..self.fingerprints.len() as u32)
+            .map(|row| (self.fingerprints[row as usize], row))
+            .collect();
+        by_fingerprint.sort_unstable();
+        let mut changes = Changes {
+            kept: vec![false; self.fingerprints.len()],
+            added: Vec::new(),
+        };
+        while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
+            let id = text_column(&batch, "id").map_err(&corrupt)?;
+            let path = text_column(&batch, "relativePath").map_err(&corrupt)?;
+            let hash = text_column(&batch, "contentHash").map_err(&corrupt)?;
+            let history = if self.with_history {
+                Some(text_column(&batch, "history").map_err(&corrupt)?)
+            } else {
+                None
+            };
+            for i in 0..batch.num_rows() {
+                let notes = history.map(|h| if h.is_valid(i) { h.value(i) } else { "" });
+                let fingerprint = row_fingerprint(id.value(i), hash.value(i), notes);
+                let from = by_fingerprint.partition_point(|(f, _)| *f < fingerprint);
+                let untaken = by_fingerprint[from..]
+                    .iter()
+                    .take_while(|(f, _)| *f == fingerprint)
+                    .find(|(_, row)| !changes.kept[*row as usize]);
+                match untaken {
+                    Some(&(_, row)) => changes.kept[row as usize] = true,
+                    None => changes.added.push((fingerprint, path.value(i).to_string())),
+                }
+            }
+        }
+        Ok(changes)
+    }
+
+    /// This copy without the rows `changes` drops, with the rows it adds read from
+    /// `chunks` (their files' rows, by the path index). `None` when the table no longer
+    /// holds what `changes` says (another writer committed since): read it anew.
+    async fn patched(
+        &self,
+        chunks: &Table,
+        uri: &str,
+        changes: &Changes,
+    ) -> Result<Option<TextTable>, StoreError> {
+        let mut builder = Builder::keeping(self, &changes.kept, uri)?;
+        builder.wanted = Some(Wanted::new(changes.added.iter().map(|(f, _)| *f)));
+        let mut paths: Vec<String> = changes.added.iter().map(|(_, p)| p.clone()).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let action = "reading the changed rows' full-text fields";
+        let columns = builder.columns();
+        for group in paths.chunks(PATHS_A_QUERY) {
+            let mut stream = chunks
+                .query()
+                .only_if(in_list("relativePath", group))
+                .select(Select::columns(&columns))
+                .execute()
+                .await
+                .map_err(lance_error(uri, action))?;
+            while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
+                builder = builder.add_batch_off_async(batch, uri).await?;
+            }
+        }
+        Ok(builder
+            .wanted
+            .as_ref()
+            .is_some_and(Wanted::all_taken)
+            .then(|| builder.finish()))
     }
 
     /// The `limit` best rows for `query` among those `filter` admits, best first, ties by
@@ -280,6 +368,8 @@ impl TextTable {
         let postings: Vec<(&str, &Postings)> = terms
             .iter()
             .filter_map(|t| Some((t.as_str(), &self.postings[*self.terms.get(t)? as usize])))
+            // A term a patch took every row from is no term of the table.
+            .filter(|(_, p)| !p.rows.is_empty())
             .collect();
         let scorer = CombinedFieldsBM25Scorer::new(
             self.doc_count,
@@ -319,57 +409,157 @@ impl TextTable {
     }
 }
 
+/// The fingerprints of the rows a patch reads: of the rows its lookups return (every row of
+/// a changed file), only these are added, each once.
+struct Wanted {
+    fingerprints: Vec<u64>,
+    taken: Vec<bool>,
+}
+
+impl Wanted {
+    fn new(fingerprints: impl Iterator<Item = u64>) -> Self {
+        let mut fingerprints: Vec<u64> = fingerprints.collect();
+        fingerprints.sort_unstable();
+        let taken = vec![false; fingerprints.len()];
+        Self {
+            fingerprints,
+            taken,
+        }
+    }
+
+    /// Takes one untaken `fingerprint`, if there is one.
+    fn take(&mut self, fingerprint: u64) -> bool {
+        let from = self.fingerprints.partition_point(|f| *f < fingerprint);
+        let untaken = (from..self.fingerprints.len())
+            .take_while(|&i| self.fingerprints[i] == fingerprint)
+            .find(|&i| !self.taken[i]);
+        if let Some(i) = untaken {
+            self.taken[i] = true;
+        }
+        untaken.is_some()
+    }
+
+    fn all_taken(&self) -> bool {
+        self.taken.iter().all(|t| *t)
+    }
+}
+
 /// A [`TextTable`] being filled row by row.
 struct Builder {
     fields: Vec<(&'static str, f32)>,
     table: TextTable,
-    /// Per term, each field's count of rows holding it.
-    field_doc_freqs: Vec<Vec<usize>>,
-    /// Per field, its rows with a token and its tokens.
-    field_docs: Vec<usize>,
-    field_tokens: Vec<u64>,
-    /// Scratch: one field's term counts, one row's blended frequencies (in first-seen order).
+    /// In a patch, the rows to add; `None`: every row read.
+    wanted: Option<Wanted>,
+    /// Scratch: one field's term counts, one row's blended frequencies and fields (in
+    /// first-seen order).
     counts: HashMap<u32, u32>,
-    row: Vec<(u32, f32)>,
+    row: Vec<(u32, f32, u8)>,
     row_at: HashMap<u32, usize>,
 }
 
 impl Builder {
-    fn new(
-        fields: Vec<(&'static str, f32)>,
-        with_history: bool,
-        uri: &str,
-    ) -> Result<Self, StoreError> {
+    fn new(with_history: bool, uri: &str) -> Result<Self, StoreError> {
+        let fields: Vec<(&str, f32)> = LEXICAL_COLUMNS[..if with_history { 3 } else { 2 }].to_vec();
         let tokenizer = lexical_tokens()
             .build()
             .map_err(|e| corrupt_error(uri)(format!("the full-text tokenizer: {e}")))?;
-        let n = fields.len();
         Ok(Self {
             fields,
             table: TextTable {
                 with_history,
-                fingerprint: 0,
+                fingerprints: Vec::new(),
                 ids: Vec::new(),
                 paths: Vec::new(),
                 history: Vec::new(),
                 lengths: Vec::new(),
+                field_lengths: Vec::new(),
                 terms: HashMap::new(),
                 postings: Vec::new(),
+                field_doc_freqs: Vec::new(),
                 doc_count: 0,
                 avg_doc_length: 0.0,
                 tokenizer: Mutex::new(tokenizer),
             },
-            field_doc_freqs: Vec::new(),
-            field_docs: vec![0; n],
-            field_tokens: vec![0; n],
+            wanted: None,
             counts: HashMap::new(),
             row: Vec::new(),
             row_at: HashMap::new(),
         })
     }
 
-    /// Every row of `batch` (the id, the path, the file's content hash and the fields'
-    /// columns).
+    /// A builder holding the rows of `old` that `kept` marks, in their order (the first
+    /// rows of a patch).
+    fn keeping(old: &TextTable, kept: &[bool], uri: &str) -> Result<Self, StoreError> {
+        let mut builder = Self::new(old.with_history, uri)?;
+        let table = &mut builder.table;
+        let rows = kept.iter().filter(|k| **k).count();
+        table.fingerprints.reserve_exact(rows);
+        table.ids.reserve_exact(rows);
+        table.paths.reserve_exact(rows);
+        table.history.reserve_exact(rows);
+        table.lengths.reserve_exact(rows);
+        table.field_lengths.reserve_exact(rows);
+        let mut renumbered = vec![u32::MAX; old.ids.len()];
+        for (row, _) in kept.iter().enumerate().filter(|(_, k)| **k) {
+            renumbered[row] = table.ids.len() as u32;
+            table.fingerprints.push(old.fingerprints[row]);
+            table.ids.push(old.ids[row].clone());
+            table.paths.push(old.paths[row].clone());
+            table.history.push(old.history[row].clone());
+            table.lengths.push(old.lengths[row]);
+            table.field_lengths.push(old.field_lengths[row]);
+        }
+        table.terms = old.terms.clone();
+        table.field_doc_freqs = vec![0; old.field_doc_freqs.len()];
+        table.postings = old
+            .postings
+            .iter()
+            .enumerate()
+            .map(|(term, postings)| {
+                let mut left = Postings {
+                    doc_freq: 0,
+                    rows: Vec::with_capacity(postings.rows.len()),
+                    fields: Vec::with_capacity(postings.fields.len()),
+                };
+                for (&(row, tf), &fields) in postings.rows.iter().zip(&postings.fields) {
+                    let row = renumbered[row as usize];
+                    if row == u32::MAX {
+                        continue;
+                    }
+                    left.rows.push((row, tf));
+                    left.fields.push(fields);
+                    for field in 0..MAX_FIELDS {
+                        if fields & (1 << field) != 0 {
+                            table.field_doc_freqs[term * MAX_FIELDS + field] += 1;
+                        }
+                    }
+                }
+                left
+            })
+            .collect();
+        Ok(builder)
+    }
+
+    /// The columns [`Builder::add_batch`] reads.
+    fn columns(&self) -> Vec<&'static str> {
+        let mut columns = vec!["id", "relativePath", "contentHash"];
+        columns.extend(self.fields.iter().map(|(c, _)| *c));
+        columns
+    }
+
+    /// [`Builder::add_batch`] on a blocking thread: tokenizing is CPU work.
+    async fn add_batch_off_async(self, batch: RecordBatch, uri: &str) -> Result<Self, StoreError> {
+        let owned_uri = uri.to_string();
+        tokio::task::spawn_blocking(move || {
+            let mut builder = self;
+            builder.add_batch(&batch, &owned_uri)?;
+            Ok::<_, StoreError>(builder)
+        })
+        .await
+        .map_err(|e| corrupt_error(uri)(format!("tokenizing the full-text fields panicked: {e}")))?
+    }
+
+    /// Every row of `batch` ([`Builder::columns`]), or in a patch those it wants.
     fn add_batch(&mut self, batch: &RecordBatch, uri: &str) -> Result<(), StoreError> {
         let corrupt = corrupt_error(uri);
         let id = text_column(batch, "id").map_err(&corrupt)?;
@@ -389,11 +579,11 @@ impl Builder {
                 .table
                 .with_history
                 .then(|| row_texts.get(2).copied().flatten().unwrap_or_default());
-            self.table.fingerprint = self.table.fingerprint.wrapping_add(row_fingerprint(
-                id.value(i),
-                hash.value(i),
-                notes,
-            ));
+            let fingerprint = row_fingerprint(id.value(i), hash.value(i), notes);
+            if self.wanted.as_mut().is_some_and(|w| !w.take(fingerprint)) {
+                continue;
+            }
+            self.table.fingerprints.push(fingerprint);
             self.add(id.value(i), path.value(i), &row_texts);
         }
         Ok(())
@@ -404,7 +594,7 @@ impl Builder {
         let row_number = self.table.ids.len() as u32;
         self.row.clear();
         self.row_at.clear();
-        let mut lengths = Vec::with_capacity(texts.len());
+        let mut lengths = [0u32; MAX_FIELDS];
         let tokenizer = self
             .table
             .tokenizer
@@ -413,7 +603,6 @@ impl Builder {
         for (field, text) in texts.iter().enumerate() {
             let weight = self.fields[field].1;
             self.counts.clear();
-            let mut length: u32 = 0;
             if let Some(text) = text {
                 let mut stream = tokenizer.token_stream_for_doc(text);
                 while stream.advance() {
@@ -424,35 +613,40 @@ impl Builder {
                             let term = self.table.postings.len() as u32;
                             self.table.terms.insert(word.clone(), term);
                             self.table.postings.push(Postings::default());
-                            self.field_doc_freqs.push(vec![0; self.fields.len()]);
+                            self.table
+                                .field_doc_freqs
+                                .extend_from_slice(&[0; MAX_FIELDS]);
                             term
                         }
                     };
                     *self.counts.entry(term).or_insert(0) += 1;
-                    length += 1;
+                    lengths[field] += 1;
                 }
             }
-            // A row without a token is no document of the field's index (LanceDB's rule).
-            if length > 0 {
-                self.field_docs[field] += 1;
-                self.field_tokens[field] += u64::from(length);
-            }
-            lengths.push(weight * length as f32);
             for (&term, &count) in &self.counts {
-                self.field_doc_freqs[term as usize][field] += 1;
+                self.table.field_doc_freqs[term as usize * MAX_FIELDS + field] += 1;
                 let at = *self.row_at.entry(term).or_insert_with(|| {
-                    self.row.push((term, 0.0));
+                    self.row.push((term, 0.0, 0));
                     self.row.len() - 1
                 });
                 self.row[at].1 += weight * count as f32;
+                self.row[at].2 |= 1 << field;
             }
         }
-        for &(term, tf) in &self.row {
-            self.table.postings[term as usize]
-                .rows
-                .push((row_number, tf));
+        for &(term, tf, fields) in &self.row {
+            let postings = &mut self.table.postings[term as usize];
+            postings.rows.push((row_number, tf));
+            postings.fields.push(fields);
         }
-        self.table.lengths.push(lengths.into_iter().sum());
+        // `dl'`, added field by field as LanceDB does.
+        let length: f32 = self
+            .fields
+            .iter()
+            .zip(lengths)
+            .map(|((_, weight), length)| weight * length as f32)
+            .sum();
+        self.table.lengths.push(length);
+        self.table.field_lengths.push(lengths);
         self.table.ids.push(id.to_string());
         self.table.paths.push(path.to_string());
         let history = if self.table.with_history {
@@ -464,18 +658,32 @@ impl Builder {
     }
 
     fn finish(mut self) -> TextTable {
-        for (postings, field_counts) in self.table.postings.iter_mut().zip(&self.field_doc_freqs) {
-            postings.doc_freq = field_counts.iter().copied().max().unwrap_or(0);
+        let table = &mut self.table;
+        for (postings, field_counts) in table
+            .postings
+            .iter_mut()
+            .zip(table.field_doc_freqs.chunks_exact(MAX_FIELDS))
+        {
+            postings.doc_freq = field_counts.iter().copied().max().unwrap_or(0) as usize;
         }
-        let doc_count = self.field_docs.iter().copied().max().unwrap_or(0);
+        // A row without a token is no document of the field's index (LanceDB's rule).
+        let mut field_docs = [0usize; MAX_FIELDS];
+        let mut field_tokens = [0u64; MAX_FIELDS];
+        for lengths in &table.field_lengths {
+            for (field, &length) in lengths.iter().enumerate() {
+                field_docs[field] += usize::from(length > 0);
+                field_tokens[field] += u64::from(length);
+            }
+        }
+        let doc_count = field_docs.iter().copied().max().unwrap_or(0);
         let weighted_tokens: f64 = self
             .fields
             .iter()
-            .zip(&self.field_tokens)
-            .map(|((_, weight), &tokens)| *weight as f64 * tokens as f64)
+            .zip(field_tokens)
+            .map(|((_, weight), tokens)| *weight as f64 * tokens as f64)
             .fold(0.0, |sum, t| sum + t);
-        self.table.doc_count = doc_count;
-        self.table.avg_doc_length = if doc_count > 0 {
+        table.doc_count = doc_count;
+        table.avg_doc_length = if doc_count > 0 {
             (weighted_tokens / doc_count as f64) as f32
         } else {
             0.0
@@ -549,5 +757,171 @@ mod tests {
         let (_, fresh) = store.text.kept().unwrap();
         assert!(!Arc::ptr_eq(&read, &fresh), "a new row's text: read anew");
         assert!(after.iter().any(|h| h.relative_path == "src/util/quota.ts"));
+    }
+
+    /// Every statistic of a copy, by row id and term (rows and terms in any order).
+    fn statistics(table: &TextTable) -> impl PartialEq + std::fmt::Debug {
+        use std::collections::{BTreeMap, BTreeSet};
+        let rows: BTreeMap<&str, _> = (0..table.ids.len())
+            .map(|r| {
+                let at = (
+                    &table.paths[r],
+                    &table.history[r],
+                    table.lengths[r].to_bits(),
+                    table.field_lengths[r],
+                    table.fingerprints[r],
+                );
+                (table.ids[r].as_str(), at)
+            })
+            .collect();
+        let terms: BTreeMap<&str, _> = table
+            .terms
+            .iter()
+            .map(|(word, &term)| (word.as_str(), &table.postings[term as usize]))
+            .filter(|(_, postings)| !postings.rows.is_empty())
+            .map(|(word, postings)| {
+                let rows: BTreeSet<_> = postings
+                    .rows
+                    .iter()
+                    .zip(&postings.fields)
+                    .map(|(&(row, tf), &fields)| {
+                        (table.ids[row as usize].as_str(), tf.to_bits(), fields)
+                    })
+                    .collect();
+                (word, (postings.doc_freq, rows))
+            })
+            .collect();
+        (table.doc_count, table.avg_doc_length.to_bits(), rows, terms)
+    }
+
+    /// A sync that edits, adds and removes files patches the copy: only the changed files'
+    /// rows are read, and the patched copy holds what a fresh read of the new version does,
+    /// to the bit, so it ranks alike.
+    #[tokio::test]
+    async fn a_sync_patches_the_copy_to_what_a_fresh_read_gives() {
+        let root = tempfile::tempdir().unwrap();
+        codectx_corpus::copy_tree(&codectx_corpus::fixture("index/workspace"), root.path());
+        patch_equals_fresh_read(root.path(), false, |_| {}).await;
+    }
+
+    /// The same with the repository's history on: a third field, the commit notes, which
+    /// the history step rewrites for the rows a commit touched.
+    #[tokio::test]
+    async fn a_sync_patches_the_copy_with_commit_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut git = codectx_corpus::GitRepo::init(dir.path());
+        codectx_corpus::copy_tree(&codectx_corpus::fixture("index/workspace"), git.root());
+        git.commit("feat: sessions, tokens and routes");
+        let root = git.root().to_path_buf();
+        let git = std::cell::RefCell::new(git);
+        patch_equals_fresh_read(&root, true, |message| {
+            git.borrow_mut().commit(message);
+        })
+        .await;
+    }
+
+    /// Syncs `root`, edits, adds and removes a file (`commit` records the edit), syncs
+    /// again, and compares the patched copy with a fresh read.
+    async fn patch_equals_fresh_read(
+        root: &std::path::Path,
+        with_history: bool,
+        commit: impl Fn(&str),
+    ) {
+        let options = StoreOptions {
+            text_search: TextSearch::Memory,
+            ..StoreOptions::default()
+        };
+        let mut store = Store::open(root, options).await.unwrap();
+        store.sync(None, &()).await.unwrap();
+        let all = ChunkFilter::default();
+        let questions = [
+            "session token",
+            "format the route",
+            "verify a contract",
+            "quota",
+            "expiry of sessions",
+        ];
+        store
+            .search_lexical_hits(questions[0], 10, &all)
+            .await
+            .unwrap();
+        let (_, old) = store.text.kept().expect("a copy");
+        assert_eq!(old.with_history, with_history);
+
+        std::fs::write(
+            root.join("src/auth/token.ts"),
+            "export function issueToken(session: string): string {\n  return `t-${session}`;\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("src/util/quota.ts"),
+            "/** The session's remaining quota. */\nexport function sessionQuota(token: string) {\n  return token.length;\n}\n",
+        )
+        .unwrap();
+        std::fs::remove_file(root.join("src/util/format.ts")).unwrap();
+        commit("fix: expiry of sessions, and a quota per token");
+        store.sync(None, &()).await.unwrap();
+
+        let changes = old.changes(&store.chunks, &store.uri).await.unwrap();
+        let changed = [
+            "src/auth/token.ts",
+            "src/util/quota.ts",
+            "src/util/format.ts",
+        ];
+        let removed: Vec<&str> = (0..old.ids.len())
+            .filter(|&r| !changes.kept[r])
+            .map(|r| old.paths[r].as_str())
+            .collect();
+        assert!(
+            !removed.is_empty() && removed.iter().all(|p| changed.contains(p)),
+            "{removed:?}"
+        );
+        assert!(
+            !changes.added.is_empty()
+                && changes
+                    .added
+                    .iter()
+                    .all(|(_, p)| changed.contains(&p.as_str())),
+            "{:?}",
+            changes.added
+        );
+        let patched = old
+            .patched(&store.chunks, &store.uri, &changes)
+            .await
+            .unwrap()
+            .expect("the table holds what the changes say");
+        let fresh = TextTable::read(&store.chunks, &store.uri, with_history)
+            .await
+            .unwrap();
+        assert_eq!(statistics(&patched), statistics(&fresh));
+        if with_history {
+            assert!(
+                fresh
+                    .history
+                    .iter()
+                    .any(|h| h.contains("expiry of sessions"))
+            );
+        }
+
+        // The store's own copy, brought to the new version by its next search.
+        for question in questions {
+            let hits = store.search_lexical_hits(question, 20, &all).await.unwrap();
+            let scores: Vec<(String, u32)> = hits
+                .iter()
+                .map(|h| (h.id.clone(), h.score.to_bits()))
+                .collect();
+            let expected: Vec<(String, u32)> = fresh
+                .search(question, 20, &all)
+                .iter()
+                .map(|h| (h.id.clone(), h.score.to_bits()))
+                .collect();
+            assert_eq!(scores, expected, "{question}");
+        }
+        let (_, kept) = store.text.kept().unwrap();
+        assert_eq!(statistics(&kept), statistics(&fresh));
+        assert!(
+            kept.paths.iter().any(|p| p == "src/util/quota.ts")
+                && !kept.paths.iter().any(|p| p == "src/util/format.ts")
+        );
     }
 }
