@@ -493,6 +493,12 @@ impl Service {
                     );
                     self.embed_wake.notify_one();
                 }
+                // The copies in memory follow a new version now (new rows, or vectors an
+                // embedding step committed), not at the next answer; a no-op otherwise.
+                read_text_in_background(engine).await;
+                if let Err(e) = engine.store().prepare_vectors().await {
+                    tracing::warn!("the next answer reads the vectors itself: {e}");
+                }
                 // The counts an answer reports change only with the files.
                 if !stats.changed_paths.is_empty() || stats.files_removed > 0 || stats.repaired {
                     self.record(engine).await;
@@ -626,8 +632,12 @@ impl Service {
             match filler.step(step).await {
                 Ok(progress) if progress.embedded > 0 => {
                     // The engine's own handle sees the committed vectors after a sync: with a
-                    // watcher, the next answer syncs only when told.
+                    // watcher, the next answer syncs only when told. With one, the sync runs
+                    // now, and the next answer finds the vectors read.
                     self.mark_changed();
+                    if self.watched.load(Ordering::Acquire) {
+                        self.refresh().await;
+                    }
                     self.update(|s| {
                         s.embedding = EmbeddingState::Running;
                         s.embedded_chunks = s.chunks.saturating_sub(progress.pending);

@@ -231,7 +231,7 @@ pub struct Store {
     pub(crate) repository: Option<codectx_history::Repository>,
     /// Every stored vector, as of one version of the chunk table (see
     /// [`Store::search_vector`]).
-    pub(crate) vectors: std::sync::Mutex<Option<std::sync::Arc<crate::search::VectorTable>>>,
+    pub(crate) vectors: crate::search::VectorSlot,
     /// The lexical channel's fields in memory ([`StoreOptions::text_search`]).
     pub(crate) text: std::sync::Arc<crate::text_table::TextSlot>,
     /// The shared vectors ([`StoreOptions::shared_vectors`]), opened at the first embedding;
@@ -459,7 +459,7 @@ impl Store {
             history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),
             changes: None,
             repository: None,
-            vectors: std::sync::Mutex::new(None),
+            vectors: crate::search::VectorSlot::default(),
             text: std::sync::Arc::default(),
             shared_vectors: tokio::sync::OnceCell::new(),
             shared_parses: std::sync::OnceLock::new(),
