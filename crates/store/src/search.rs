@@ -54,26 +54,44 @@ pub(crate) struct VectorTable {
     by_id: Vec<u32>,
 }
 
-/// The vectors a store keeps: the latest version read.
+/// One version's vectors, read once: every caller after the first waits for its read.
+type VectorCell = Arc<tokio::sync::OnceCell<Arc<VectorTable>>>;
+
+/// The vectors a store keeps: those of the latest version asked for, read or being read.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct VectorSlot(Arc<std::sync::Mutex<Option<Arc<VectorTable>>>>);
+pub(crate) struct VectorSlot(Arc<std::sync::Mutex<Option<(u64, VectorCell)>>>);
 
 impl VectorSlot {
-    /// The kept vectors, when they are those of `version`.
+    /// The kept vectors, when they are those of `version` and have been read.
     fn current(&self, version: u64) -> Option<Arc<VectorTable>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .filter(|t| t.version == version)
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.as_ref()
+            .filter(|(v, _)| *v == version)
+            .and_then(|(_, cell)| cell.get().cloned())
     }
 
-    /// Keeps `table` unless a newer version is kept.
-    fn keep(&self, table: Arc<VectorTable>) {
-        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.as_ref().is_none_or(|k| k.version <= table.version) {
-            *kept = Some(table);
-        }
+    /// The vectors of `version` of `chunks`: kept, being read (then waited for), or read
+    /// now. A version older than the kept one (a handle behind another) is read and not
+    /// kept.
+    async fn get(
+        &self,
+        chunks: &lancedb::Table,
+        uri: &str,
+        version: u64,
+    ) -> Result<Arc<VectorTable>, StoreError> {
+        let cell = {
+            let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match kept.as_ref() {
+                Some((v, cell)) if *v == version => cell.clone(),
+                Some((v, _)) if *v > version => VectorCell::default(),
+                _ => kept.insert((version, VectorCell::default())).1.clone(),
+            }
+        };
+        cell.get_or_try_init(|| async {
+            Ok(Arc::new(VectorTable::read(chunks, uri, version).await?))
+        })
+        .await
+        .cloned()
     }
 }
 
@@ -585,16 +603,11 @@ impl Store {
             .version()
             .await
             .map_err(self.lance("reading the version"))?;
-        if let Some(table) = self.vectors.current(version) {
-            return Ok(table);
-        }
-        let table = std::sync::Arc::new(VectorTable::read(&self.chunks, &self.uri, version).await?);
-        self.vectors.keep(table.clone());
-        Ok(table)
+        self.vectors.get(&self.chunks, &self.uri, version).await
     }
 
     /// Starts reading the vectors of the table's current version in the background, unless
-    /// they are kept: a server calls this after a sync that wrote rows, so that its next
+    /// they are kept or being read: a server calls this after every sync, so that its next
     /// hybrid answer does not wait for the read (about 50 ms on vite's 14,000 vectors).
     pub async fn prepare_vectors(&self) -> Result<(), StoreError> {
         if self.options.embedding.is_none() {
@@ -609,11 +622,10 @@ impl Store {
             return Ok(());
         }
         let (slot, chunks, uri) = (self.vectors.clone(), self.chunks.clone(), self.uri.clone());
+        // A search that starts meanwhile waits for this read instead of making its own.
         tokio::spawn(async move {
-            match VectorTable::read(&chunks, &uri, version).await {
-                // A search that read it meanwhile kept the same version: either will do.
-                Ok(table) => slot.keep(std::sync::Arc::new(table)),
-                Err(e) => tracing::warn!("reading the vectors into memory: {e}"),
+            if let Err(e) = slot.get(&chunks, &uri, version).await {
+                tracing::warn!("reading the vectors into memory: {e}");
             }
         });
         Ok(())
