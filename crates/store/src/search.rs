@@ -41,7 +41,6 @@ pub struct VectorHit {
 /// Every stored vector of one version of the chunk table, row by row.
 #[derive(Debug, Default)]
 pub(crate) struct VectorTable {
-    version: u64,
     /// The table has a vector index: LanceDB searches it, and no vector is kept here.
     indexed: bool,
     ids: Vec<String>,
@@ -110,7 +109,6 @@ impl VectorTable {
             .iter()
             .any(|i| i.columns.iter().any(|c| c == "vector"));
         let mut table = VectorTable {
-            version,
             indexed,
             ..VectorTable::default()
         };
