@@ -196,8 +196,8 @@ fn cross_validate(tune: &[&Group], kept: &[usize]) -> anyhow::Result<()> {
 /// ranking first in BM25 is worse than ranking tenth on the tuning half's noise.
 fn monotone(feature: &str) -> Monotone {
     match feature {
-        "lexical" | "lexicalShare" | "name" | "nameLevel" | "quoted" | "vector" | "similarity"
-        | "coverage" | "fileShare" | "notes" | "linked" => Monotone::Increasing,
+        "lexical" | "lexicalShare" | "name" | "nameLevel" | "quoted" | "title" | "vector"
+        | "similarity" | "coverage" | "fileShare" | "notes" | "linked" => Monotone::Increasing,
         "test" | "companion" => Monotone::Decreasing,
         _ => Monotone::None,
     }

@@ -111,6 +111,10 @@ pub struct Features {
     pub name_level: f32,
     /// In the quoted channel (a string or stack frame the question quotes).
     pub quoted: f32,
+    /// In BM25 for the question's title (the first line of a question of several lines,
+    /// as an issue or a pull request opens; the whole question otherwise): what the many
+    /// words of a description below it drown.
+    pub title: f32,
     /// In the vector channel (0 without a model).
     pub vector: f32,
     /// The cosine to the question mapped between the model's floor and ceiling.
@@ -151,12 +155,13 @@ pub struct Features {
 
 /// The features' names, in [`Features::values`] order: the artifact records the names it
 /// was trained on, and a model naming a feature this build does not compute is refused.
-pub const FEATURE_NAMES: [&str; 20 + KindGroup::ALL.len()] = [
+pub const FEATURE_NAMES: [&str; 21 + KindGroup::ALL.len()] = [
     "lexical",
     "lexicalShare",
     "name",
     "nameLevel",
     "quoted",
+    "title",
     "vector",
     "similarity",
     "coverage",
@@ -197,6 +202,7 @@ impl Features {
             self.name,
             self.name_level,
             self.quoted,
+            self.title,
             self.vector,
             self.similarity,
             self.coverage,
@@ -359,6 +365,8 @@ mod tests {
             name: 1.0,
             name_level: 4.0,
             quoted: 0.0,
+            // A question of one line: its own title.
+            title: 1.0,
             vector: 0.0,
             similarity: 0.0,
             coverage: 1.0,

@@ -64,6 +64,9 @@ pub struct Scored {
     /// 1-based rank in the quoted channel: code holding a string the question quotes, or
     /// named by a frame of a stack trace it quotes.
     pub quoted_rank: Option<usize>,
+    /// 1-based rank in BM25 for the question's title (see [`Features::title`]).
+    #[serde(skip)]
+    pub title_rank: Option<usize>,
     pub rerank_score: Option<f32>,
     /// What the learned ranking scored it on.
     #[serde(skip)]
@@ -214,7 +217,22 @@ pub async fn rank(
         },
         &options.filter,
     );
-    let (vector, lexical) = futures::join!(vector_channel, lexical_channel);
+    // A question of several lines opens with its title: searched alone as well, its few
+    // words are not outweighed by the description's many.
+    let title = title_of(&question.prose).map(content_words);
+    let title_channel = async {
+        match &title {
+            Some(title) if options.max_lexical_candidates > 0 => {
+                store
+                    .search_lexical_hits(title, options.max_lexical_candidates, &options.filter)
+                    .await
+            }
+            _ => Ok(Vec::new()),
+        }
+    };
+    let (vector, lexical, title_hits) =
+        futures::join!(vector_channel, lexical_channel, title_channel);
+    let title_hits = title_hits?;
     let searched = started.elapsed();
     let calibration = options.calibration(embedder.map(|e| e.calibration()).unwrap_or_default());
     let (query_vector, vector_hits) = vector?;
@@ -259,6 +277,7 @@ pub async fn rank(
                 lexical_rank: None,
                 name_rank: None,
                 quoted_rank: None,
+                title_rank: None,
                 rerank_score: None,
                 features: Features::default(),
                 single_word: false,
@@ -287,6 +306,16 @@ pub async fn rank(
         if candidates[i].lexical_rank.is_none() {
             candidates[i].lexical_rank = Some(rank + 1);
             candidates[i].features.lexical_share = hit.score / best_lexical;
+        }
+    }
+    for (rank, hit) in title_hits.iter().enumerate() {
+        let i = slot(&hit.relative_path, &hit.id, &mut candidates);
+        candidates[i].title_rank.get_or_insert(rank + 1);
+    }
+    if title.is_none() {
+        // A question of one line is its own title.
+        for c in candidates.iter_mut() {
+            c.title_rank = c.lexical_rank;
         }
     }
     // Whether a candidate was named: by its own name, or as the top level of a module the
@@ -483,6 +512,7 @@ fn describe(
         f.lexical = reciprocal_rank(c.lexical_rank);
         f.name = reciprocal_rank(c.name_rank);
         f.quoted = reciprocal_rank(c.quoted_rank);
+        f.title = reciprocal_rank(c.title_rank);
         f.vector = reciprocal_rank(c.vector_rank);
         f.similarity = similarity;
         // One scan of the chunk's words for both the coverage and the one-word rule.
@@ -509,6 +539,14 @@ fn describe(
             && c.quoted_rank.is_none()
             && c.vector_rank.is_none();
     }
+}
+
+/// The first line of a question of several non-empty lines (an issue's or a pull request's
+/// title); `None` for a question of one line.
+fn title_of(prose: &str) -> Option<&str> {
+    let mut lines = prose.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    lines.next().map(|_| first)
 }
 
 /// Each file's evidence in the BM25 pool relative to the best file's (0–1): the summed
@@ -1102,6 +1140,25 @@ mod tests {
         assert_eq!(knee(&scores, 0.5), None);
         assert_eq!(knee(&[0.9], 0.0), None);
         assert_eq!(knee(&[0.5, 0.5], 0.0), None);
+    }
+
+    #[test]
+    fn a_question_of_several_lines_opens_with_its_title() {
+        let issue = "Duplicate subdomain surfaced as a 500 error\n\nPicking a subdomain already in use\nsurfaced the raw constraint violation.";
+        assert_eq!(
+            title_of(issue),
+            Some("Duplicate subdomain surfaced as a 500 error")
+        );
+        assert_eq!(
+            title_of("\n  fix the router  \n\n  when a path ends in a slash\n"),
+            Some("fix the router")
+        );
+        assert_eq!(
+            title_of("  how is a route matched  \n"),
+            None,
+            "one line: its own title"
+        );
+        assert_eq!(title_of(""), None);
     }
 
     #[test]
