@@ -492,6 +492,7 @@ impl Service {
                         stats.files_removed
                     );
                     self.embed_wake.notify_one();
+                    engine.project().prepare_search();
                 }
                 // The copies in memory follow a new version now (new rows, or vectors an
                 // embedding step committed), not at the next answer; a no-op otherwise.

@@ -320,6 +320,13 @@ impl Project {
         self.name_index = OnceLock::new();
     }
 
+    /// Builds now what the first question after a load or a patch would build (the name
+    /// index: about 12 ms on vite, 65 ms on babel), so that it does not wait for it. A
+    /// server calls this after a sync that changed files.
+    pub fn prepare_search(&self) {
+        self.name_index();
+    }
+
     /// The names of every file's chunks, indexed by the words that name them.
     pub(crate) fn name_index(&self) -> &crate::search::NameIndex {
         self.name_index
