@@ -1,6 +1,6 @@
 """How long the first answers after an edit take, as an MCP client sees them.
 
-Usage: after_edit.py SERVER_BINARY PROJECT_ROOT FILE
+Usage: after_edit.py SERVER_BINARY PROJECT_ROOT FILE [-- SERVER_ARGS...]
 
 Starts `serve` on PROJECT_ROOT (with the configured model: hybrid when the index is embedded),
 asks five questions (first, then warm), then twice: appends a function to FILE (relative to
@@ -13,9 +13,14 @@ import asyncio, sys, time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 async def main():
-    server, root, file = sys.argv[1], sys.argv[2], sys.argv[3]
+    args = sys.argv[1:]
+    server_args = []
+    if "--" in args:
+        i = args.index("--")
+        args, server_args = args[:i], args[i + 1:]
+    server, root, file = args
     path=f"{root}/{file}"; original=open(path).read()
-    params = StdioServerParameters(command=server, args=["--root", root, "serve"], env={"RUST_LOG":"codectx_store=debug,codectx_retrieval=debug,codectx_mcp=debug"})
+    params = StdioServerParameters(command=server, args=["--root", root, *server_args, "serve"], env={"RUST_LOG":"codectx_store=debug,codectx_retrieval=debug,codectx_mcp=debug"})
     qs=["resolve the config file","how are css modules bundled","hot module replacement update","ssr externals","optimize deps scan"]
     try:
       async with stdio_client(params, errlog=open("/tmp/vec_server.log","w")) as (r,w):
