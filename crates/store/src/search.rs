@@ -692,24 +692,17 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Embedder;
     use crate::testing::TokenHashEmbedder;
-    use crate::{Embedder, Shared, StoreOptions};
+    use crate::text_table::tests::embedded_workspace;
 
     /// After a sync that writes rows, [`Store::prepare_vectors`] reads the new version's
     /// vectors in the background: the next vector search keeps them instead of reading
     /// them itself, and finds what a fresh read finds.
     #[tokio::test]
     async fn prepared_vectors_serve_the_next_search() {
-        let root = tempfile::tempdir().unwrap();
-        codectx_corpus::copy_tree(&codectx_corpus::fixture("index/workspace"), root.path());
         let embedder = TokenHashEmbedder::new(16);
-        let options = StoreOptions {
-            embedding: Some(embedder.spec()),
-            shared_vectors: Shared::Off,
-            ..StoreOptions::default()
-        };
-        let mut store = Store::open(root.path(), options).await.unwrap();
-        store.sync(None, &()).await.unwrap();
+        let (root, mut store) = embedded_workspace(&embedder, TextSearch::Index).await;
         let embedder: &dyn Embedder = &embedder;
         store.embed_pending(embedder, &()).await.unwrap();
         let query = embedder

@@ -693,26 +693,36 @@ impl Builder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::testing::TokenHashEmbedder;
     use crate::{Embedder, Shared, Store, StoreOptions};
+
+    /// The `index/workspace` fixture in a temporary root, and a store on it, synced, that
+    /// embeds with `embedder` (shared vectors off) and searches text as `text_search` says.
+    pub(crate) async fn embedded_workspace(
+        embedder: &TokenHashEmbedder,
+        text_search: TextSearch,
+    ) -> (tempfile::TempDir, Store) {
+        let root = tempfile::tempdir().unwrap();
+        codectx_corpus::copy_tree(&codectx_corpus::fixture("index/workspace"), root.path());
+        let options = StoreOptions {
+            embedding: Some(embedder.spec()),
+            shared_vectors: Shared::Off,
+            text_search,
+            ..StoreOptions::default()
+        };
+        let mut store = Store::open(root.path(), options).await.unwrap();
+        store.sync(None, &()).await.unwrap();
+        (root, store)
+    }
 
     /// Versions that write only vectors (the background embedder commits one every few
     /// seconds) keep the copy; a version that changes a row's text reads it anew.
     #[tokio::test]
     async fn the_copy_outlives_versions_that_write_only_vectors() {
-        let root = tempfile::tempdir().unwrap();
-        codectx_corpus::copy_tree(&codectx_corpus::fixture("index/workspace"), root.path());
         let embedder = TokenHashEmbedder::new(16);
-        let options = StoreOptions {
-            embedding: Some(embedder.spec()),
-            shared_vectors: Shared::Off,
-            text_search: TextSearch::Memory,
-            ..StoreOptions::default()
-        };
-        let mut store = Store::open(root.path(), options).await.unwrap();
-        store.sync(None, &()).await.unwrap();
+        let (root, mut store) = embedded_workspace(&embedder, TextSearch::Memory).await;
         let all = ChunkFilter::default();
         let search = async |store: &Store| {
             store
