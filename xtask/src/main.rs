@@ -175,6 +175,13 @@ enum Command {
         /// a choice between feature sets is made.
         #[arg(long)]
         cross_validate: bool,
+        /// Keep this model's trees and boost `--rounds` more on its margins (the shipped
+        /// one: crates/retrieval/src/ranker_model.json).
+        #[arg(long)]
+        continue_from: Option<PathBuf>,
+        /// Boosting rounds (default 200).
+        #[arg(long)]
+        rounds: Option<usize>,
     },
     /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
     /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
@@ -399,6 +406,8 @@ fn main() -> anyhow::Result<()> {
             out,
             without,
             cross_validate,
+            continue_from,
+            rounds,
         } => ranker::run(&ranker::TrainRanker {
             runs,
             out: if out.is_relative() {
@@ -410,6 +419,8 @@ fn main() -> anyhow::Result<()> {
             changes_pins: workspace_root().join("xtask/changes-corpus.toml"),
             without,
             cross_validate,
+            continue_from,
+            rounds,
         }),
         Command::Eval {
             corpus,

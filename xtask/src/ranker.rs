@@ -37,6 +37,11 @@ pub struct TrainRanker {
     pub without: Vec<String>,
     /// Also report a two-fold cross-validation on the tuning half.
     pub cross_validate: bool,
+    /// A model to continue: its trees are kept, and new ones are boosted on its margins
+    /// (the artifact holds both). Its columns must all be among the kept ones.
+    pub continue_from: Option<PathBuf>,
+    /// Boosting rounds (default [`ROUNDS`]).
+    pub rounds: Option<usize>,
 }
 
 /// One question's candidates.
@@ -85,10 +90,15 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
     let kept: Vec<usize> = (0..FEATURE_NAMES.len())
         .filter(|&i| !config.without.iter().any(|w| w == FEATURE_NAMES[i]))
         .collect();
+    let base = match &config.continue_from {
+        Some(path) => Some(RankerModel::from_json(&std::fs::read_to_string(path)?)?),
+        None => None,
+    };
+    let rounds = config.rounds.unwrap_or(ROUNDS);
     if config.cross_validate {
-        cross_validate(&tune, &kept)?;
+        cross_validate(&tune, &kept, base.as_ref(), rounds)?;
     }
-    let (model, read) = fit(&tune, &kept)?;
+    let (model, read) = fit(&tune, &kept, base.as_ref(), rounds)?;
     let json = serde_json::to_string(&model)?;
     std::fs::write(&config.out, &json)?;
     println!(
@@ -108,7 +118,14 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
 /// Fits a model on `groups` over the `kept` columns: the artifact (splits numbered in
 /// `kept`'s order, the names it was trained on) and the product's reading of it (splits
 /// renumbered to this build's rows), both calibrated.
-fn fit(groups: &[&Group], kept: &[usize]) -> anyhow::Result<(RankerModel, RankerModel)> {
+///
+/// With `base`, its trees come first and the `rounds` new ones are boosted on its margins.
+fn fit(
+    groups: &[&Group],
+    kept: &[usize],
+    base: Option<&RankerModel>,
+    rounds: usize,
+) -> anyhow::Result<(RankerModel, RankerModel)> {
     let n_cols = kept.len();
     let x: Vec<f32> = groups
         .iter()
@@ -126,9 +143,33 @@ fn fit(groups: &[&Group], kept: &[usize]) -> anyhow::Result<(RankerModel, Ranker
         n_rows,
         y.iter().filter(|&&l| l > 0.0).count()
     );
-    let dtrain = DMatrix::from_dense(&x, n_rows, n_cols)?
+    let mut dtrain = DMatrix::from_dense(&x, n_rows, n_cols)?
         .with_labels(&y)?
         .with_group_sizes(&sizes)?;
+    // The base's trees, their splits renumbered from this build's rows to `kept`'s order.
+    let mut trees: Vec<Vec<Node>> = Vec::new();
+    if let Some(base) = base {
+        let margins: Vec<f32> = groups
+            .iter()
+            .flat_map(|g| g.rows.iter().map(|row| base.margin(row)))
+            .collect();
+        dtrain = dtrain.with_base_margin(&margins)?;
+        for tree in &base.trees {
+            let mut tree = tree.clone();
+            for node in &mut tree {
+                if let Some(f) = node.feature {
+                    let at = kept.iter().position(|&k| k == f as usize).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "the base model splits on {}, which is left out",
+                            FEATURE_NAMES[f as usize]
+                        )
+                    })?;
+                    node.feature = Some(at as u16);
+                }
+            }
+            trees.push(tree);
+        }
+    }
     let params = TrainingParams::builder()
         .objective(Objective::RankNdcg(LambdaRank::default()))
         .max_leaves(MAX_LEAVES)
@@ -138,17 +179,26 @@ fn fit(groups: &[&Group], kept: &[usize]) -> anyhow::Result<(RankerModel, Ranker
         .seed(SEED)
         .monotone_constraints(kept.iter().map(|&i| monotone(FEATURE_NAMES[i])).collect())
         .build()?;
-    let boosted = train(&params, &dtrain, ROUNDS)?;
+    let boosted = train(&params, &dtrain, rounds)?;
+    let mut trained_on = format!(
+        "LambdaMART (hessboost, rank:ndcg), {rounds} trees of at most {MAX_LEAVES} leaves, \
+         eta {ETA}, seed {SEED}, on the tuning half: {} questions, {n_rows} candidates",
+        groups.len()
+    );
+    if let Some(base) = base {
+        trained_on = format!(
+            "{} trees of [{}], then {trained_on}",
+            base.trees.len(),
+            base.trained_on
+        );
+    }
+    trees.extend(boosted.trees().iter().map(convert_tree));
     let mut model = RankerModel {
-        trained_on: format!(
-            "LambdaMART (hessboost, rank:ndcg), {ROUNDS} trees of at most {MAX_LEAVES} leaves, \
-             eta {ETA}, seed {SEED}, on the tuning half: {} questions, {n_rows} candidates",
-            groups.len()
-        ),
+        trained_on,
         features: kept.iter().map(|&i| FEATURE_NAMES[i].to_string()).collect(),
         slope: 1.0,
         intercept: 0.0,
-        trees: boosted.trees().iter().map(convert_tree).collect(),
+        trees,
     };
     // Read back through the product's own check before anything is written.
     let mut read = RankerModel::from_json(&serde_json::to_string(&model)?)?;
@@ -169,7 +219,12 @@ fn fit(groups: &[&Group], kept: &[usize]) -> anyhow::Result<(RankerModel, Ranker
 /// Two-fold cross-validation on the tuning half, by repository (alternate repositories in
 /// name order): a choice between feature sets or settings is made on these figures, so
 /// that the test half is read once, for the choice made.
-fn cross_validate(tune: &[&Group], kept: &[usize]) -> anyhow::Result<()> {
+fn cross_validate(
+    tune: &[&Group],
+    kept: &[usize],
+    base: Option<&RankerModel>,
+    rounds: usize,
+) -> anyhow::Result<()> {
     let repos: std::collections::BTreeSet<&str> = tune.iter().map(|g| g.repo.as_str()).collect();
     let fold_of: BTreeMap<&str, usize> =
         repos.iter().enumerate().map(|(i, r)| (*r, i % 2)).collect();
@@ -177,7 +232,7 @@ fn cross_validate(tune: &[&Group], kept: &[usize]) -> anyhow::Result<()> {
     for fold in 0..2 {
         let (train_on, held_out): (Vec<&Group>, Vec<&Group>) =
             tune.iter().partition(|g| fold_of[g.repo.as_str()] != fold);
-        let (_, read) = fit(&train_on, kept)?;
+        let (_, read) = fit(&train_on, kept, base, rounds)?;
         scored.extend(held_out.into_iter().map(|g| (g, margins(g, &read))));
     }
     println!("tuning half, 2-fold by repository (A@1 / any@10 / MRR), macro over repositories:");
@@ -441,6 +496,71 @@ mod tests {
             kind_and_repo(Path::new("run-date-fns.jsonl")),
             Some(("doc", "date-fns".to_string()))
         );
+    }
+
+    /// Questions whose target is the candidate with the highest `lexical` or, in a third
+    /// of them, the highest `title`: a base that splits on `lexical` alone misses those.
+    fn title_questions() -> Vec<Group> {
+        let column = |name: &str| FEATURE_NAMES.iter().position(|f| *f == name).unwrap();
+        let (lexical, title) = (column("lexical"), column("title"));
+        (0..60)
+            .map(|q| {
+                let mut rows = vec![[0.0; FEATURE_NAMES.len()]; 5];
+                let mut labels = vec![0.0; 5];
+                // A title question's best title stands out; so does the others' best BM25.
+                let by_title = q % 3 == 0;
+                let (lexical_top, title_top) = if by_title { (0.5, 1.0) } else { (1.0, 0.5) };
+                for (c, row) in rows.iter_mut().enumerate() {
+                    row[lexical] = lexical_top / (c + 1) as f32;
+                    row[title] = title_top / (5 - c) as f32;
+                }
+                labels[if by_title { 4 } else { 0 }] = 1.0;
+                Group {
+                    kind: "long",
+                    repo: format!("r{}", q % 2),
+                    split: Split::Tune,
+                    rows,
+                    labels,
+                    scores: vec![0.0; 5],
+                }
+            })
+            .collect()
+    }
+
+    /// A continued model holds the base's trees, renumbered to its columns and scoring as
+    /// before, then the new ones.
+    #[test]
+    fn a_continued_model_keeps_its_base_and_adds_trees() {
+        let groups = title_questions();
+        let all: Vec<&Group> = groups.iter().collect();
+        let without_title: Vec<usize> = (0..FEATURE_NAMES.len())
+            .filter(|&i| FEATURE_NAMES[i] != "title")
+            .collect();
+        let (_, base) = fit(&all, &without_title, None, 3).unwrap();
+        let every: Vec<usize> = (0..FEATURE_NAMES.len()).collect();
+        let (artifact, read) = fit(&all, &every, Some(&base), 4).unwrap();
+        assert_eq!(artifact.trees.len(), base.trees.len() + 4);
+        let row = &groups[0].rows[2];
+        let base_part = RankerModel {
+            trees: read.trees[..base.trees.len()].to_vec(),
+            ..read.clone()
+        };
+        assert_eq!(
+            base_part.margin(row),
+            base.margin(row),
+            "the base scores as before"
+        );
+        // Question 0 asks by its title: the base, blind to it, ranks its target below
+        // first; the added trees, first.
+        let first =
+            |model: &RankerModel| metrics(&read_margins(&groups[0], model), &groups[0].labels)[0];
+        assert_eq!((first(&base), first(&read)), (0.0, 1.0));
+        // A base that splits on a column left out is refused.
+        assert!(fit(&all, &without_title, Some(&read), 1).is_err());
+    }
+
+    fn read_margins(g: &Group, model: &RankerModel) -> Vec<f32> {
+        g.rows.iter().map(|r| model.margin(r)).collect()
     }
 
     #[test]
