@@ -80,8 +80,6 @@ pub(crate) struct TextTable {
     field_lengths: Vec<[u32; MAX_FIELDS]>,
     terms: HashMap<String, u32>,
     postings: Vec<Postings>,
-    /// Per term, each field's count of rows holding it (`MAX_FIELDS` a term).
-    field_doc_freqs: Vec<u32>,
     /// `docCount'` and `avgdl'`.
     doc_count: usize,
     avg_doc_length: f32,
@@ -273,16 +271,11 @@ impl TextTable {
         }
         let mut stream = scan(chunks, uri, &columns, action).await?;
         let corrupt = corrupt_error(uri);
-        // This copy's rows by fingerprint: each row of the new version takes the first
-        // untaken one with its fingerprint.
-        let mut by_fingerprint: Vec<(u64, u32)> = (0..self.fingerprints.len() as u32)
-            .map(|row| (self.fingerprints[row as usize], row))
-            .collect();
-        by_fingerprint.sort_unstable();
-        let mut changes = Changes {
-            kept: vec![false; self.fingerprints.len()],
-            added: Vec::new(),
-        };
+        // Each row of the new version takes one of this copy's rows with its fingerprint.
+        let mut rows = Fingerprints::new(
+            (0..self.fingerprints.len() as u32).map(|row| (self.fingerprints[row as usize], row)),
+        );
+        let mut added = Vec::new();
         while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
             let id = text_column(&batch, "id").map_err(&corrupt)?;
             let path = text_column(&batch, "relativePath").map_err(&corrupt)?;
@@ -295,18 +288,16 @@ impl TextTable {
             for i in 0..batch.num_rows() {
                 let notes = history.map(|h| if h.is_valid(i) { h.value(i) } else { "" });
                 let fingerprint = row_fingerprint(id.value(i), hash.value(i), notes);
-                let from = by_fingerprint.partition_point(|(f, _)| *f < fingerprint);
-                let untaken = by_fingerprint[from..]
-                    .iter()
-                    .take_while(|(f, _)| *f == fingerprint)
-                    .find(|(_, row)| !changes.kept[*row as usize]);
-                match untaken {
-                    Some(&(_, row)) => changes.kept[row as usize] = true,
-                    None => changes.added.push((fingerprint, path.value(i).to_string())),
+                if rows.take(fingerprint).is_none() {
+                    added.push((fingerprint, path.value(i).to_string()));
                 }
             }
         }
-        Ok(changes)
+        let mut kept = vec![true; self.fingerprints.len()];
+        for row in rows.untaken() {
+            kept[row as usize] = false;
+        }
+        Ok(Changes { kept, added })
     }
 
     /// This copy without the rows `changes` drops, with the rows it adds read from
@@ -319,7 +310,12 @@ impl TextTable {
         changes: &Changes,
     ) -> Result<Option<TextTable>, StoreError> {
         let mut builder = Builder::keeping(self, &changes.kept, uri)?;
-        builder.wanted = Some(Wanted::new(changes.added.iter().map(|(f, _)| *f)));
+        builder.wanted = Some(Fingerprints::new(
+            changes
+                .added
+                .iter()
+                .map(|(fingerprint, _)| (*fingerprint, ())),
+        ));
         let mut paths: Vec<String> = changes.added.iter().map(|(_, p)| p.clone()).collect();
         paths.sort_unstable();
         paths.dedup();
@@ -340,7 +336,7 @@ impl TextTable {
         Ok(builder
             .wanted
             .as_ref()
-            .is_some_and(Wanted::all_taken)
+            .is_some_and(|w| w.untaken().next().is_none())
             .then(|| builder.finish()))
     }
 
@@ -409,38 +405,38 @@ impl TextTable {
     }
 }
 
-/// The fingerprints of the rows a patch reads: of the rows its lookups return (every row of
-/// a changed file), only these are added, each once.
-struct Wanted {
-    fingerprints: Vec<u64>,
+/// Row fingerprints with what each stands for, matched against another version's rows:
+/// each is taken at most once (two rows may share one).
+struct Fingerprints<T> {
+    entries: Vec<(u64, T)>,
     taken: Vec<bool>,
 }
 
-impl Wanted {
-    fn new(fingerprints: impl Iterator<Item = u64>) -> Self {
-        let mut fingerprints: Vec<u64> = fingerprints.collect();
-        fingerprints.sort_unstable();
-        let taken = vec![false; fingerprints.len()];
-        Self {
-            fingerprints,
-            taken,
-        }
+impl<T: Copy + Ord> Fingerprints<T> {
+    fn new(entries: impl Iterator<Item = (u64, T)>) -> Self {
+        let mut entries: Vec<(u64, T)> = entries.collect();
+        entries.sort_unstable();
+        let taken = vec![false; entries.len()];
+        Self { entries, taken }
     }
 
-    /// Takes one untaken `fingerprint`, if there is one.
-    fn take(&mut self, fingerprint: u64) -> bool {
-        let from = self.fingerprints.partition_point(|f| *f < fingerprint);
-        let untaken = (from..self.fingerprints.len())
-            .take_while(|&i| self.fingerprints[i] == fingerprint)
-            .find(|&i| !self.taken[i]);
-        if let Some(i) = untaken {
-            self.taken[i] = true;
-        }
-        untaken.is_some()
+    /// Takes one untaken entry of `fingerprint`, if there is one.
+    fn take(&mut self, fingerprint: u64) -> Option<T> {
+        let from = self.entries.partition_point(|(f, _)| *f < fingerprint);
+        let at = (from..self.entries.len())
+            .take_while(|&i| self.entries[i].0 == fingerprint)
+            .find(|&i| !self.taken[i])?;
+        self.taken[at] = true;
+        Some(self.entries[at].1)
     }
 
-    fn all_taken(&self) -> bool {
-        self.taken.iter().all(|t| *t)
+    /// What no row took.
+    fn untaken(&self) -> impl Iterator<Item = T> + '_ {
+        self.entries
+            .iter()
+            .zip(&self.taken)
+            .filter(|(_, taken)| !**taken)
+            .map(|((_, t), _)| *t)
     }
 }
 
@@ -448,8 +444,8 @@ impl Wanted {
 struct Builder {
     fields: Vec<(&'static str, f32)>,
     table: TextTable,
-    /// In a patch, the rows to add; `None`: every row read.
-    wanted: Option<Wanted>,
+    /// In a patch, the fingerprints of the rows to add; `None`: every row read.
+    wanted: Option<Fingerprints<()>>,
     /// Scratch: one field's term counts, one row's blended frequencies and fields (in
     /// first-seen order).
     counts: HashMap<u32, u32>,
@@ -475,7 +471,6 @@ impl Builder {
                 field_lengths: Vec::new(),
                 terms: HashMap::new(),
                 postings: Vec::new(),
-                field_doc_freqs: Vec::new(),
                 doc_count: 0,
                 avg_doc_length: 0.0,
                 tokenizer: Mutex::new(tokenizer),
@@ -510,12 +505,10 @@ impl Builder {
             table.field_lengths.push(old.field_lengths[row]);
         }
         table.terms = old.terms.clone();
-        table.field_doc_freqs = vec![0; old.field_doc_freqs.len()];
         table.postings = old
             .postings
             .iter()
-            .enumerate()
-            .map(|(term, postings)| {
+            .map(|postings| {
                 let mut left = Postings {
                     doc_freq: 0,
                     rows: Vec::with_capacity(postings.rows.len()),
@@ -528,11 +521,6 @@ impl Builder {
                     }
                     left.rows.push((row, tf));
                     left.fields.push(fields);
-                    for field in 0..MAX_FIELDS {
-                        if fields & (1 << field) != 0 {
-                            table.field_doc_freqs[term * MAX_FIELDS + field] += 1;
-                        }
-                    }
                 }
                 left
             })
@@ -580,7 +568,11 @@ impl Builder {
                 .with_history
                 .then(|| row_texts.get(2).copied().flatten().unwrap_or_default());
             let fingerprint = row_fingerprint(id.value(i), hash.value(i), notes);
-            if self.wanted.as_mut().is_some_and(|w| !w.take(fingerprint)) {
+            if self
+                .wanted
+                .as_mut()
+                .is_some_and(|w| w.take(fingerprint).is_none())
+            {
                 continue;
             }
             self.table.fingerprints.push(fingerprint);
@@ -613,9 +605,6 @@ impl Builder {
                             let term = self.table.postings.len() as u32;
                             self.table.terms.insert(word.clone(), term);
                             self.table.postings.push(Postings::default());
-                            self.table
-                                .field_doc_freqs
-                                .extend_from_slice(&[0; MAX_FIELDS]);
                             term
                         }
                     };
@@ -624,7 +613,6 @@ impl Builder {
                 }
             }
             for (&term, &count) in &self.counts {
-                self.table.field_doc_freqs[term as usize * MAX_FIELDS + field] += 1;
                 let at = *self.row_at.entry(term).or_insert_with(|| {
                     self.row.push((term, 0.0, 0));
                     self.row.len() - 1
@@ -659,12 +647,15 @@ impl Builder {
 
     fn finish(mut self) -> TextTable {
         let table = &mut self.table;
-        for (postings, field_counts) in table
-            .postings
-            .iter_mut()
-            .zip(table.field_doc_freqs.chunks_exact(MAX_FIELDS))
-        {
-            postings.doc_freq = field_counts.iter().copied().max().unwrap_or(0) as usize;
+        // `docFreq'`: the largest of the fields' counts of rows holding the term.
+        for postings in &mut table.postings {
+            let mut field_counts = [0usize; MAX_FIELDS];
+            for &fields in &postings.fields {
+                for (field, count) in field_counts.iter_mut().enumerate() {
+                    *count += usize::from(fields & (1 << field) != 0);
+                }
+            }
+            postings.doc_freq = field_counts.into_iter().max().unwrap_or(0);
         }
         // A row without a token is no document of the field's index (LanceDB's rule).
         let mut field_docs = [0usize; MAX_FIELDS];

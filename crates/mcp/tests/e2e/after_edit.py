@@ -1,40 +1,81 @@
-"""How long the first answers after an edit take, as an MCP client sees them.
+"""How a server takes in an edit, as an MCP client sees it.
 
-Usage: after_edit.py SERVER_BINARY PROJECT_ROOT FILE [-- SERVER_ARGS...]
+Usage: after_edit.py SERVER_BINARY PROJECT_ROOT FILE [--edits N] [-- SERVER_ARGS...]
 
 Starts `serve` on PROJECT_ROOT (with the configured model: hybrid when the index is embedded),
-asks five questions (first, then warm), then twice: appends a function to FILE (relative to
-the root), waits 1.5 s (the watcher's sync), asks the five again, waits 8 s (the embedder
-commits the new chunks' vectors), asks again. Prints each call's milliseconds. The server's
-debug log goes to /tmp/vec_server.log. FILE is restored at the end. Needs the `mcp` package
-(see latency.py).
+asks five questions (first, then warm), then N times (default 2): appends a function to FILE
+(relative to the root), waits 1.5 s (the watcher's sync), asks the five again, waits 8 s (the
+embedder commits the new chunks' vectors), asks again. Prints each call's milliseconds, then
+what the server logged about its copies in memory (the full-text fields patched or read, the
+vectors read). The server's debug log is /tmp/after_edit_server.log. FILE is restored at the
+end, whatever happens. Needs the `mcp` package (see latency.py).
 """
-import asyncio, sys, time
+
+import asyncio
+import re
+import sys
+import time
+
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+QUESTIONS = [
+    "resolve the config file",
+    "how are css modules bundled",
+    "hot module replacement update",
+    "ssr externals",
+    "optimize deps scan",
+]
+LOG = "/tmp/after_edit_server.log"
+
+
 async def main():
     args = sys.argv[1:]
     server_args = []
     if "--" in args:
         i = args.index("--")
         args, server_args = args[:i], args[i + 1:]
+    edits = 2
+    if "--edits" in args:
+        i = args.index("--edits")
+        edits = int(args[i + 1])
+        del args[i:i + 2]
     server, root, file = args
-    path=f"{root}/{file}"; original=open(path).read()
-    params = StdioServerParameters(command=server, args=["--root", root, *server_args, "serve"], env={"RUST_LOG":"codectx_store=debug,codectx_retrieval=debug,codectx_mcp=debug"})
-    qs=["resolve the config file","how are css modules bundled","hot module replacement update","ssr externals","optimize deps scan"]
+    path = f"{root}/{file}"
+    original = open(path).read()
+    params = StdioServerParameters(
+        command=server,
+        args=["--root", root, *server_args, "serve"],
+        env={"RUST_LOG": "codectx_store=debug,codectx_retrieval=debug,codectx_mcp=debug"},
+    )
     try:
-      async with stdio_client(params, errlog=open("/tmp/vec_server.log","w")) as (r,w):
-        async with ClientSession(r,w) as s:
-            await s.initialize()
-            async def ask(tag):
-                out=[]
-                for q in qs:
-                    t=time.perf_counter(); await s.call_tool("codebase_search",{"query":q}); out.append((time.perf_counter()-t)*1e3)
-                print(tag, ' '.join('%.1f'%x for x in out), flush=True)
-            await ask("first"); await asyncio.sleep(5); await ask("warm")
-            for i in range(2):
-                with open(path,"a") as f: f.write(f"\nexport function vecProbe{i}(v) {{\n  return v * {i};\n}}\n")
-                await asyncio.sleep(1.5); await ask(f"edit{i}"); await asyncio.sleep(8); await ask(f"edit{i}+8s")
+        async with stdio_client(params, errlog=open(LOG, "w")) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+
+                async def ask(tag):
+                    times = []
+                    for q in QUESTIONS:
+                        t = time.perf_counter()
+                        await session.call_tool("codebase_search", {"query": q})
+                        times.append((time.perf_counter() - t) * 1e3)
+                    print(tag, " ".join("%.1f" % x for x in times), flush=True)
+
+                await ask("first")
+                await asyncio.sleep(5)
+                await ask("warm")
+                for i in range(edits):
+                    with open(path, "a") as f:
+                        f.write(f"\nexport function editProbe{i}(v) {{\n  return v * {i};\n}}\n")
+                    await asyncio.sleep(1.5)
+                    await ask(f"edit{i}")
+                    await asyncio.sleep(8)
+                    await ask(f"edit{i}+8s")
     finally:
-        open(path,"w").write(original)
+        open(path, "w").write(original)
+    for line in open(LOG):
+        if "full-text fields" in line or "vectors read" in line:
+            print(re.sub(r"^\S+\s+DEBUG\s+", "", line.strip())[:200])
+
+
 asyncio.run(main())
