@@ -106,13 +106,14 @@ impl Store {
                 stats.commits += self
                     .build_full_text(&FULL_TEXT_COLUMNS, "rebuilding the full-text index")
                     .await?;
-            } else {
-                self.chunks
-                    .optimize(OptimizeAction::Index(Default::default()))
-                    .await
-                    .map_err(self.lance("updating the full-text indexes"))?;
-                stats.commits += 1;
             }
+            // The path index too (and, after an update, the full-text indexes): rows it
+            // does not cover are scanned at every lookup by path.
+            self.chunks
+                .optimize(OptimizeAction::Index(Default::default()))
+                .await
+                .map_err(self.lance("updating the indexes"))?;
+            stats.commits += 1;
         }
         if self.options.embedding.is_some()
             && !has("vector")

@@ -218,13 +218,21 @@ async fn history_off_leaves_no_trace_and_says_why() {
         StoreOptions {
             uri: Some(index.to_string_lossy().into_owned()),
             history: off,
+            fts_catch_up_rows: 1,
             ..StoreOptions::default()
         },
     )
     .await
     .unwrap();
-    sync(&mut again).await;
+    let stats = sync(&mut again).await;
     assert!(notes(&again).await.is_empty());
+    // The rows that lost their notes are in the full-text indexes again, not searched flat.
+    assert_eq!(stats.history_rows, 2);
+    let table = again.chunk_table();
+    for index in table.list_indices().await.unwrap() {
+        let indexed = table.index_stats(&index.name).await.unwrap().unwrap();
+        assert_eq!(indexed.num_unindexed_rows, 0, "{}", index.name);
+    }
 
     // Outside git: off, with the reason.
     let plain = tempfile::tempdir().unwrap();
