@@ -43,6 +43,7 @@ impl Store {
         limit: usize,
     ) -> Result<EmbedProgress, StoreError> {
         let spec = self.check_embedder(embedder)?;
+        let started = std::time::Instant::now();
         self.refresh_chunks().await?;
         let rows = self
             .query_chunks(Some("vector IS NULL"), Some(limit.max(1)))
@@ -50,7 +51,9 @@ impl Store {
         if rows.is_empty() {
             return Ok(EmbedProgress::default());
         }
+        let read = started.elapsed();
         let (rows, _) = self.with_vectors(embedder, &spec, rows).await?;
+        let embedded = started.elapsed();
         let _lock = self.lock_writer().await?;
         self.refresh_chunks().await?;
         let batch = self.chunk_batch(&rows).await?;
@@ -67,12 +70,17 @@ impl Store {
             .execute(reader(batch))
             .await
             .map_err(self.lance("writing vectors"))?;
+        let written = started.elapsed();
         // Compaction and the vector index, when due (cheap to check).
         self.maintain(&mut SyncStats::default()).await?;
-        Ok(EmbedProgress {
+        let maintained = started.elapsed();
+        let progress = EmbedProgress {
             embedded: rows.len(),
             pending: self.pending_vectors().await?,
-        })
+        };
+        // Each stage's end, from the start, for `RUST_LOG=codectx_store=debug`.
+        tracing::debug!(?read, ?embedded, ?written, ?maintained, counted = ?started.elapsed(), "embedding step");
+        Ok(progress)
     }
 
     /// How many chunk rows there are and how many of them have a vector.

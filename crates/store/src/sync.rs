@@ -63,6 +63,13 @@ impl Store {
         Ok(stats)
     }
 
+    /// Follows the chunk table to its latest version without looking at the files: all a
+    /// handle needs after another handle of the index wrote vectors only (an embedding
+    /// step). Its searches then see them; its files, and a project built on them, stand.
+    pub async fn follow_vectors(&self) -> Result<(), StoreError> {
+        self.refresh_chunks().await
+    }
+
     /// Sees the chunk rows other handles (another process, a background embedder) wrote.
     pub(crate) async fn refresh_chunks(&self) -> Result<(), StoreError> {
         self.chunks
