@@ -98,7 +98,8 @@ pub struct StoreOptions {
     /// (and on a few thousand rows, exact is fast and better).
     pub vector_index_min_rows: usize,
     /// Rows outside the full-text indexes (rewritten by an edit or by the embedder) from
-    /// which a sync or embedding step updates the indexes; below, they are searched flat.
+    /// which a sync or embedding step updates the indexes, or a thirty-second of the rows
+    /// if that is more; below, they are searched flat.
     pub fts_catch_up_rows: usize,
     /// Where the lexical channel's BM25F runs: LanceDB's full-text index, or a copy of its
     /// fields kept in memory (the same scores, without a query plan per question).
