@@ -182,6 +182,10 @@ enum Command {
         /// Boosting rounds (default 200).
         #[arg(long)]
         rounds: Option<usize>,
+        /// With --continue-from: boost the new trees on titled questions alone (several
+        /// lines: pull requests, issues) and apply them to those only, calibrated on them.
+        #[arg(long, requires = "continue_from")]
+        titled: bool,
     },
     /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
     /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
@@ -408,6 +412,7 @@ fn main() -> anyhow::Result<()> {
             cross_validate,
             continue_from,
             rounds,
+            titled,
         } => ranker::run(&ranker::TrainRanker {
             runs,
             out: if out.is_relative() {
@@ -421,6 +426,7 @@ fn main() -> anyhow::Result<()> {
             cross_validate,
             continue_from,
             rounds,
+            titled,
         }),
         Command::Eval {
             corpus,

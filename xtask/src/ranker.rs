@@ -10,7 +10,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use codectx_retrieval::ranker::{FEATURE_NAMES, Features, Node, RankerModel};
+use codectx_retrieval::TextQuery;
+use codectx_retrieval::ranker::{
+    FEATURE_NAMES, Features, Node, QuestionLayout, RankerModel, TitledTrees,
+};
 use hessboost::config::Monotone;
 use hessboost::objective::LambdaRank;
 use hessboost::prelude::*;
@@ -42,6 +45,10 @@ pub struct TrainRanker {
     pub continue_from: Option<PathBuf>,
     /// Boosting rounds (default [`ROUNDS`]).
     pub rounds: Option<usize>,
+    /// With `continue_from`: the new trees are boosted on titled questions alone
+    /// ([`QuestionLayout::Titled`]) and kept apart, for those questions only, with their
+    /// own calibration; the base scores every other question as before, to the bit.
+    pub titled: bool,
 }
 
 /// One question's candidates.
@@ -49,6 +56,7 @@ struct Group {
     kind: &'static str,
     repo: String,
     split: Split,
+    layout: QuestionLayout,
     rows: Vec<[f32; FEATURE_NAMES.len()]>,
     labels: Vec<f32>,
     /// The score the run's ranking gave each candidate.
@@ -57,6 +65,8 @@ struct Group {
 
 #[derive(serde::Deserialize)]
 struct RunLine {
+    #[serde(default)]
+    query: String,
     #[serde(default)]
     candidates: Vec<Candidate>,
 }
@@ -95,10 +105,20 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
         None => None,
     };
     let rounds = config.rounds.unwrap_or(ROUNDS);
+    let fit_model = |groups: &[&Group]| match (&base, config.titled) {
+        (Some(base), true) => fit_titled(groups, &kept, base, rounds),
+        (None, true) => anyhow::bail!("--titled continues a model: name it with --continue-from"),
+        (base, false) => fit(groups, &kept, base.as_ref(), rounds),
+    };
+    // Titled trees learn from, and are measured on, titled questions alone.
+    let tune: Vec<&Group> = tune
+        .into_iter()
+        .filter(|g| !config.titled || g.layout == QuestionLayout::Titled)
+        .collect();
     if config.cross_validate {
-        cross_validate(&tune, &kept, base.as_ref(), rounds)?;
+        cross_validate(&tune, fit_model)?;
     }
-    let (model, read) = fit(&tune, &kept, base.as_ref(), rounds)?;
+    let (model, read) = fit_model(&tune)?;
     let json = serde_json::to_string(&model)?;
     std::fs::write(&config.out, &json)?;
     println!(
@@ -109,23 +129,28 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
         model.slope,
         model.intercept
     );
+    if let Some(titled) = &model.titled {
+        println!(
+            "  and {} trees for titled questions (calibration slope {:.3}, intercept {:.3})",
+            titled.trees.len(),
+            titled.slope,
+            titled.intercept
+        );
+    }
     println!("test half, same candidates (A@1 / any@10 / MRR), macro over repositories:");
     let test: Vec<&Group> = groups.iter().filter(|g| g.split == Split::Test).collect();
     report(&test, &read);
     Ok(())
 }
 
-/// Fits a model on `groups` over the `kept` columns: the artifact (splits numbered in
-/// `kept`'s order, the names it was trained on) and the product's reading of it (splits
-/// renumbered to this build's rows), both calibrated.
-///
-/// With `base`, its trees come first and the `rounds` new ones are boosted on its margins.
-fn fit(
+/// Boosts `rounds` trees on `groups` over the `kept` columns (splits numbered in `kept`'s
+/// order), on `base`'s margins when there is one; with how they were trained.
+fn boost(
     groups: &[&Group],
     kept: &[usize],
     base: Option<&RankerModel>,
     rounds: usize,
-) -> anyhow::Result<(RankerModel, RankerModel)> {
+) -> anyhow::Result<(String, Vec<Vec<Node>>)> {
     let n_cols = kept.len();
     let x: Vec<f32> = groups
         .iter()
@@ -146,29 +171,12 @@ fn fit(
     let mut dtrain = DMatrix::from_dense(&x, n_rows, n_cols)?
         .with_labels(&y)?
         .with_group_sizes(&sizes)?;
-    // The base's trees, their splits renumbered from this build's rows to `kept`'s order.
-    let mut trees: Vec<Vec<Node>> = Vec::new();
     if let Some(base) = base {
         let margins: Vec<f32> = groups
             .iter()
-            .flat_map(|g| g.rows.iter().map(|row| base.margin(row)))
+            .flat_map(|g| g.rows.iter().map(|row| base.margin(row, QuestionLayout::Line)))
             .collect();
         dtrain = dtrain.with_base_margin(&margins)?;
-        for tree in &base.trees {
-            let mut tree = tree.clone();
-            for node in &mut tree {
-                if let Some(f) = node.feature {
-                    let at = kept.iter().position(|&k| k == f as usize).ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "the base model splits on {}, which is left out",
-                            FEATURE_NAMES[f as usize]
-                        )
-                    })?;
-                    node.feature = Some(at as u16);
-                }
-            }
-            trees.push(tree);
-        }
     }
     let params = TrainingParams::builder()
         .objective(Objective::RankNdcg(LambdaRank::default()))
@@ -180,40 +188,111 @@ fn fit(
         .monotone_constraints(kept.iter().map(|&i| monotone(FEATURE_NAMES[i])).collect())
         .build()?;
     let boosted = train(&params, &dtrain, rounds)?;
-    let mut trained_on = format!(
+    let trained_on = format!(
         "LambdaMART (hessboost, rank:ndcg), {rounds} trees of at most {MAX_LEAVES} leaves, \
          eta {ETA}, seed {SEED}, on the tuning half: {} questions, {n_rows} candidates",
         groups.len()
     );
-    if let Some(base) = base {
-        trained_on = format!(
-            "{} trees of [{}], then {trained_on}",
-            base.trees.len(),
-            base.trained_on
-        );
-    }
-    trees.extend(boosted.trees().iter().map(convert_tree));
+    Ok((trained_on, boosted.trees().iter().map(convert_tree).collect()))
+}
+
+/// Fits a model on `groups` over the `kept` columns: the artifact (splits numbered in
+/// `kept`'s order, the names it was trained on) and the product's reading of it (splits
+/// renumbered to this build's rows), both calibrated.
+///
+/// With `base`, its trees come first and the `rounds` new ones are boosted on its margins.
+fn fit(
+    groups: &[&Group],
+    kept: &[usize],
+    base: Option<&RankerModel>,
+    rounds: usize,
+) -> anyhow::Result<(RankerModel, RankerModel)> {
+    let (mut trained_on, boosted) = boost(groups, kept, base, rounds)?;
+    let mut trees = match base {
+        Some(base) => {
+            trained_on = format!(
+                "{} trees of [{}], then {trained_on}",
+                base.trees.len(),
+                base.trained_on
+            );
+            in_columns(&base.trees, kept)?
+        }
+        None => Vec::new(),
+    };
+    trees.extend(boosted);
     let mut model = RankerModel {
         trained_on,
         features: kept.iter().map(|&i| FEATURE_NAMES[i].to_string()).collect(),
         slope: 1.0,
         intercept: 0.0,
         trees,
+        titled: None,
     };
     // Read back through the product's own check before anything is written.
     let mut read = RankerModel::from_json(&serde_json::to_string(&model)?)?;
-    let margins: Vec<(f32, bool)> = groups
+    (model.slope, model.intercept) = platt(&labelled_margins(groups, &read, QuestionLayout::Line));
+    (read.slope, read.intercept) = (model.slope, model.intercept);
+    Ok((model, read))
+}
+
+/// `base` with `rounds` trees for titled questions, boosted on its margins over `groups`
+/// (titled questions) and calibrated on them; its own trees and calibration are kept.
+fn fit_titled(
+    groups: &[&Group],
+    kept: &[usize],
+    base: &RankerModel,
+    rounds: usize,
+) -> anyhow::Result<(RankerModel, RankerModel)> {
+    let (trained_on, trees) = boost(groups, kept, Some(base), rounds)?;
+    let mut model = RankerModel {
+        features: kept.iter().map(|&i| FEATURE_NAMES[i].to_string()).collect(),
+        trees: in_columns(&base.trees, kept)?,
+        titled: Some(TitledTrees {
+            trained_on: format!("titled questions only, on the trees before: {trained_on}"),
+            slope: 1.0,
+            intercept: 0.0,
+            trees,
+        }),
+        ..base.clone()
+    };
+    let mut read = RankerModel::from_json(&serde_json::to_string(&model)?)?;
+    let (slope, intercept) = platt(&labelled_margins(groups, &read, QuestionLayout::Titled));
+    for titled in [&mut model.titled, &mut read.titled].into_iter().flatten() {
+        (titled.slope, titled.intercept) = (slope, intercept);
+    }
+    Ok((model, read))
+}
+
+/// `trees` (splits numbered in this build's rows) with their splits renumbered to `kept`'s
+/// order; an error if one splits on a column left out.
+fn in_columns(trees: &[Vec<Node>], kept: &[usize]) -> anyhow::Result<Vec<Vec<Node>>> {
+    let mut out = trees.to_vec();
+    for node in out.iter_mut().flatten() {
+        if let Some(f) = node.feature {
+            let at = kept.iter().position(|&k| k == f as usize).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the base model splits on {}, which is left out",
+                    FEATURE_NAMES[f as usize]
+                )
+            })?;
+            node.feature = Some(at as u16);
+        }
+    }
+    Ok(out)
+}
+
+/// Each candidate's margin under `model` as a question of `layout`, with whether it is a
+/// target: what a calibration is fitted on.
+fn labelled_margins(groups: &[&Group], model: &RankerModel, layout: QuestionLayout) -> Vec<(f32, bool)> {
+    groups
         .iter()
         .flat_map(|g| {
             g.rows
                 .iter()
                 .zip(&g.labels)
-                .map(|(row, &l)| (read.margin(row), l > 0.0))
+                .map(move |(row, &l)| (model.margin(row, layout), l > 0.0))
         })
-        .collect();
-    (model.slope, model.intercept) = platt(&margins);
-    (read.slope, read.intercept) = (model.slope, model.intercept);
-    Ok((model, read))
+        .collect()
 }
 
 /// Two-fold cross-validation on the tuning half, by repository (alternate repositories in
@@ -221,9 +300,7 @@ fn fit(
 /// that the test half is read once, for the choice made.
 fn cross_validate(
     tune: &[&Group],
-    kept: &[usize],
-    base: Option<&RankerModel>,
-    rounds: usize,
+    fit: impl Fn(&[&Group]) -> anyhow::Result<(RankerModel, RankerModel)>,
 ) -> anyhow::Result<()> {
     let repos: std::collections::BTreeSet<&str> = tune.iter().map(|g| g.repo.as_str()).collect();
     let fold_of: BTreeMap<&str, usize> =
@@ -232,7 +309,7 @@ fn cross_validate(
     for fold in 0..2 {
         let (train_on, held_out): (Vec<&Group>, Vec<&Group>) =
             tune.iter().partition(|g| fold_of[g.repo.as_str()] != fold);
-        let (_, read) = fit(&train_on, kept, base, rounds)?;
+        let (_, read) = fit(&train_on)?;
         scored.extend(held_out.into_iter().map(|g| (g, margins(g, &read))));
     }
     println!("tuning half, 2-fold by repository (A@1 / any@10 / MRR), macro over repositories:");
@@ -378,6 +455,7 @@ fn read_groups(config: &TrainRanker) -> anyhow::Result<Vec<Group>> {
                 kind,
                 repo: repo.clone(),
                 split,
+                layout: QuestionLayout::of(&TextQuery::new(&line.query)),
                 rows: line
                     .candidates
                     .iter()
@@ -425,7 +503,7 @@ fn report(groups: &[&Group], model: &RankerModel) {
 
 /// `model`'s score of each of `g`'s candidates.
 fn margins(g: &Group, model: &RankerModel) -> Vec<f32> {
-    g.rows.iter().map(|r| model.margin(r)).collect()
+    g.rows.iter().map(|r| model.margin(r, g.layout)).collect()
 }
 
 /// The number of repositories of `kind` among `scored` (each question with its candidates'
@@ -519,6 +597,7 @@ mod tests {
                     kind: "long",
                     repo: format!("r{}", q % 2),
                     split: Split::Tune,
+                    layout: QuestionLayout::Titled,
                     rows,
                     labels,
                     scores: vec![0.0; 5],
@@ -546,8 +625,8 @@ mod tests {
             ..read.clone()
         };
         assert_eq!(
-            base_part.margin(row),
-            base.margin(row),
+            base_part.margin(row, QuestionLayout::Line),
+            base.margin(row, QuestionLayout::Line),
             "the base scores as before"
         );
         // Question 0 asks by its title: the base, blind to it, ranks its target below
@@ -559,8 +638,34 @@ mod tests {
         assert!(fit(&all, &without_title, Some(&read), 1).is_err());
     }
 
+    /// Titled trees keep the base whole (every question of one line scores as before, to
+    /// the bit) and lift titled questions the base, blind to the title, ranks wrong.
+    #[test]
+    fn titled_trees_leave_questions_of_one_line_as_they_were() {
+        let groups = title_questions();
+        let all: Vec<&Group> = groups.iter().collect();
+        let without_title: Vec<usize> = (0..FEATURE_NAMES.len())
+            .filter(|&i| FEATURE_NAMES[i] != "title")
+            .collect();
+        let (_, base) = fit(&all, &without_title, None, 3).unwrap();
+        let every: Vec<usize> = (0..FEATURE_NAMES.len()).collect();
+        let (artifact, read) = fit_titled(&all, &every, &base, 4).unwrap();
+        assert_eq!(artifact.trees.len(), base.trees.len());
+        assert_eq!(artifact.titled.as_ref().map(|t| t.trees.len()), Some(4));
+        assert_eq!((read.slope, read.intercept), (base.slope, base.intercept));
+        for row in groups.iter().flat_map(|g| &g.rows) {
+            assert_eq!(
+                read.margin(row, QuestionLayout::Line),
+                base.margin(row, QuestionLayout::Line)
+            );
+        }
+        let first =
+            |model: &RankerModel| metrics(&read_margins(&groups[0], model), &groups[0].labels)[0];
+        assert_eq!((first(&base), first(&read)), (0.0, 1.0));
+    }
+
     fn read_margins(g: &Group, model: &RankerModel) -> Vec<f32> {
-        g.rows.iter().map(|r| model.margin(r)).collect()
+        g.rows.iter().map(|r| model.margin(r, g.layout)).collect()
     }
 
     #[test]

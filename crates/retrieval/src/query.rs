@@ -170,6 +170,14 @@ const ENVIRONMENT_LABELS: &[&str] = &[
 ];
 
 impl TextQuery {
+    /// The first line of a question of several non-empty lines (an issue's or a pull
+    /// request's title); `None` for a question of one line.
+    pub fn title(&self) -> Option<&str> {
+        let mut lines = self.prose.lines().map(str::trim).filter(|l| !l.is_empty());
+        let first = lines.next()?;
+        lines.next().map(|_| first)
+    }
+
     /// Analyses `text` (see the fields).
     pub fn new(text: &str) -> TextQuery {
         let without_comments = strip_html_comments(text);
@@ -401,6 +409,25 @@ fn literals(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_of_several_lines_opens_with_its_title() {
+        let issue = "Duplicate subdomain surfaced as a 500 error\n\nPicking a subdomain already in use\nsurfaced the raw constraint violation.";
+        assert_eq!(
+            TextQuery::new(issue).title(),
+            Some("Duplicate subdomain surfaced as a 500 error")
+        );
+        assert_eq!(
+            TextQuery::new("\n  fix the router  \n\n  when a path ends in a slash\n").title(),
+            Some("fix the router")
+        );
+        assert_eq!(
+            TextQuery::new("  how is a route matched  \n").title(),
+            None,
+            "one line: its own title"
+        );
+        assert_eq!(TextQuery::new("").title(), None);
+    }
 
     fn text(q: &str) -> TextQuery {
         match Query::parse(q).unwrap() {

@@ -245,6 +245,28 @@ pub struct Node {
     pub value: f32,
 }
 
+/// How a question is laid out, for the model. A question of several lines opens with a
+/// title (an issue, a pull request's description): its title is a channel of its own
+/// (the feature `title`), and the model may hold trees for such questions alone. (How far
+/// an answer goes depends on its number of terms instead: [`crate::scoring::QuestionShape`].)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionLayout {
+    /// One line: a doc comment's sentence, a commit's subject, most agents' questions.
+    Line,
+    /// Several lines, the first of them a title.
+    Titled,
+}
+
+impl QuestionLayout {
+    pub fn of(question: &crate::query::TextQuery) -> QuestionLayout {
+        if question.title().is_some() {
+            QuestionLayout::Titled
+        } else {
+            QuestionLayout::Line
+        }
+    }
+}
+
 /// The shipped model: trees over [`FEATURE_NAMES`] and the map of their sum to a
 /// probability, `1 / (1 + e^-(slope·sum + intercept))`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -256,6 +278,21 @@ pub struct RankerModel {
     pub slope: f32,
     pub intercept: f32,
     /// Each tree's nodes, the root first.
+    pub trees: Vec<Vec<Node>>,
+    /// Trees boosted on the others' margins over [`QuestionLayout::Titled`] questions alone,
+    /// added to their sum for such questions, with their own calibration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub titled: Option<TitledTrees>,
+}
+
+/// The trees a model adds for [`QuestionLayout::Titled`] questions, and the map of the
+/// whole sum to a probability for them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TitledTrees {
+    pub trained_on: String,
+    pub slope: f32,
+    pub intercept: f32,
     pub trees: Vec<Vec<Node>>,
 }
 
@@ -289,53 +326,75 @@ impl RankerModel {
                     .ok_or_else(|| RankerModelError::UnknownFeature(name.clone()))
             })
             .collect::<Result<_, _>>()?;
-        for (t, tree) in model.trees.iter_mut().enumerate() {
-            let len = tree.len();
-            for (n, node) in tree.iter_mut().enumerate() {
-                let Some(f) = node.feature else { continue };
-                let bad_child = node.left as usize >= len
-                    || node.right as usize >= len
-                    || node.left as usize <= n
-                    || node.right as usize <= n;
-                match to_build.get(f as usize) {
-                    Some(&build) if !bad_child => node.feature = Some(build),
-                    _ => return Err(RankerModelError::Tree { tree: t, node: n }),
-                }
-            }
-            if tree.is_empty() {
-                return Err(RankerModelError::Tree { tree: t, node: 0 });
-            }
+        // The titled trees are numbered after the others in errors.
+        let base_trees = model.trees.len();
+        renumber(&mut model.trees, &to_build, 0)?;
+        if let Some(titled) = &mut model.titled {
+            renumber(&mut titled.trees, &to_build, base_trees)?;
         }
         model.features = FEATURE_NAMES.iter().map(|s| s.to_string()).collect();
         Ok(model)
     }
 
-    /// The trees' sum for one row: the ranking score before calibration.
-    pub fn margin(&self, row: &[f32; FEATURE_NAMES.len()]) -> f32 {
-        self.trees
-            .iter()
-            .map(|tree| {
-                // Children always follow their parent (checked in `from_json`): the walk ends.
-                let mut node = &tree[0];
-                while let Some(f) = node.feature {
-                    let next = if row[f as usize] < node.threshold {
-                        node.left
-                    } else {
-                        node.right
-                    };
-                    node = &tree[next as usize];
-                }
-                node.value
-            })
-            .sum()
+    /// The trees' sum for one row of a question of `layout`: the ranking score before
+    /// calibration.
+    pub fn margin(&self, row: &[f32; FEATURE_NAMES.len()], layout: QuestionLayout) -> f32 {
+        let titled = match (&self.titled, layout) {
+            (Some(titled), QuestionLayout::Titled) => titled.trees.as_slice(),
+            _ => &[],
+        };
+        self.trees.iter().chain(titled).map(|tree| leaf(tree, row)).sum()
     }
 
-    /// The probability (0–1) that a candidate with these features is what the question
-    /// asks for.
-    pub fn score(&self, features: &Features) -> f32 {
-        let margin = self.margin(&features.values());
-        1.0 / (1.0 + (-(self.slope * margin + self.intercept)).exp())
+    /// The probability (0–1) that a candidate with these features is what a question of
+    /// `layout` asks for.
+    pub fn score(&self, features: &Features, layout: QuestionLayout) -> f32 {
+        let margin = self.margin(&features.values(), layout);
+        let (slope, intercept) = match (&self.titled, layout) {
+            (Some(titled), QuestionLayout::Titled) => (titled.slope, titled.intercept),
+            _ => (self.slope, self.intercept),
+        };
+        1.0 / (1.0 + (-(slope * margin + intercept)).exp())
     }
+}
+
+/// Renumbers the splits of `trees` from the artifact's columns to this build's
+/// (`to_build`), checking that every child follows its parent; `first` is the number of the
+/// first tree, for errors.
+fn renumber(trees: &mut [Vec<Node>], to_build: &[u16], first: usize) -> Result<(), RankerModelError> {
+    for (t, tree) in trees.iter_mut().enumerate() {
+        let len = tree.len();
+        for (n, node) in tree.iter_mut().enumerate() {
+            let Some(f) = node.feature else { continue };
+            let bad_child = node.left as usize >= len
+                || node.right as usize >= len
+                || node.left as usize <= n
+                || node.right as usize <= n;
+            match to_build.get(f as usize) {
+                Some(&build) if !bad_child => node.feature = Some(build),
+                _ => return Err(RankerModelError::Tree { tree: first + t, node: n }),
+            }
+        }
+        if tree.is_empty() {
+            return Err(RankerModelError::Tree { tree: first + t, node: 0 });
+        }
+    }
+    Ok(())
+}
+
+/// The value of the leaf `row` reaches in `tree`.
+fn leaf(tree: &[Node], row: &[f32; FEATURE_NAMES.len()]) -> f32 {
+    // Children always follow their parent (checked in `from_json`): the walk ends.
+    let mut node = &tree[0];
+    while let Some(f) = node.feature {
+        let next = if row[f as usize] < node.threshold {
+            node.left
+        } else {
+            node.right
+        };
+        node = &tree[next as usize];
+    }
+    node.value
 }
 
 /// The artifact `cargo xtask train-ranker` writes.
@@ -398,7 +457,10 @@ mod tests {
             kind: KindGroup::Comment,
             ..strong
         };
-        let (s, w) = (model.score(&strong), model.score(&weak));
+        let (s, w) = (
+            model.score(&strong, QuestionLayout::Line),
+            model.score(&weak, QuestionLayout::Line),
+        );
         assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&w));
         assert!(
             s > w,
@@ -423,6 +485,45 @@ mod tests {
         ));
     }
 
+    /// Titled trees add to the sum of a titled question's candidates only, and their
+    /// calibration maps it; a question of one line is scored by the others alone.
+    #[test]
+    fn titled_trees_score_titled_questions_only() {
+        let model = r#"{"trainedOn":"","features":["title","lexical"],"slope":1,"intercept":0,
+            "trees":[[{"f":1,"t":0.5,"l":1,"r":2},{"v":-1},{"v":1}]],
+            "titled":{"trainedOn":"","slope":2,"intercept":-1,
+                "trees":[[{"f":0,"t":0.5,"l":1,"r":2},{"v":0},{"v":3}]]}}"#;
+        let model = RankerModel::from_json(model).unwrap();
+        let by_title = Features {
+            title: 1.0,
+            ..Features::default()
+        };
+        let row = by_title.values();
+        assert_eq!(model.margin(&row, QuestionLayout::Line), -1.0);
+        assert_eq!(model.margin(&row, QuestionLayout::Titled), 2.0);
+        let logistic = |x: f32| 1.0 / (1.0 + (-x).exp());
+        assert_eq!(model.score(&by_title, QuestionLayout::Line), logistic(-1.0));
+        assert_eq!(model.score(&by_title, QuestionLayout::Titled), logistic(2.0 * 2.0 - 1.0));
+        // A titled tree that points outside itself is refused, numbered after the others.
+        let dangling = r#"{"trainedOn":"","features":["title"],"slope":1,"intercept":0,
+            "trees":[[{"v":0}]],
+            "titled":{"trainedOn":"","slope":1,"intercept":0,"trees":[[{"f":0,"t":0.5,"l":1,"r":5},{"v":0}]]}}"#;
+        assert!(matches!(
+            RankerModel::from_json(dangling),
+            Err(RankerModelError::Tree { tree: 1, node: 0 })
+        ));
+    }
+
+    #[test]
+    fn a_question_is_titled_when_it_has_several_lines() {
+        let layout = |q: &str| QuestionLayout::of(&crate::query::TextQuery::new(q));
+        assert_eq!(layout("how is a route matched"), QuestionLayout::Line);
+        assert_eq!(
+            layout("Route params lost on redirect\n\nAfter a redirect the params are empty."),
+            QuestionLayout::Titled
+        );
+    }
+
     #[test]
     fn a_model_of_fewer_features_splits_on_them_by_name() {
         // Its second feature is `lexical`, which this build computes first.
@@ -433,8 +534,9 @@ mod tests {
             lexical: 1.0,
             ..Features::default()
         };
-        assert_eq!(model.margin(&leading.values()), 1.0);
-        assert_eq!(model.margin(&Features::default().values()), -1.0);
+        let line = QuestionLayout::Line;
+        assert_eq!(model.margin(&leading.values(), line), 1.0);
+        assert_eq!(model.margin(&Features::default().values(), line), -1.0);
         assert_eq!(model.features, FEATURE_NAMES);
     }
 }

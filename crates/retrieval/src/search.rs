@@ -26,7 +26,7 @@ use codectx_embed::{Embedder, Reranker, cosine};
 use codectx_store::{ChunkFilter, LexicalHit, Store};
 
 use crate::query::TextQuery;
-use crate::ranker::{Features, KindGroup, reciprocal_rank};
+use crate::ranker::{Features, KindGroup, QuestionLayout, reciprocal_rank};
 use crate::scoring::{
     AskedKinds, COVERED_TERMS, QuestionShape, STOPWORDS, SearchOptions, WordRoots, blend,
     calibrated_vector, code_words, coverage_of, holds_a_term, in_type, is_companion_file,
@@ -219,7 +219,7 @@ pub async fn rank(
     );
     // A question of several lines opens with its title: searched alone as well, its few
     // words are not outweighed by the description's many.
-    let title = title_of(&question.prose).map(content_words);
+    let title = question.title().map(content_words);
     let title_channel = async {
         match &title {
             Some(title) if options.max_lexical_candidates > 0 => {
@@ -426,8 +426,9 @@ pub async fn rank(
     // runs would read.
     let described = started.elapsed();
     let model = crate::ranker::shipped_model();
+    let layout = QuestionLayout::of(question);
     for c in candidates.iter_mut() {
-        c.final_score = model.score(&c.features);
+        c.final_score = model.score(&c.features, layout);
     }
     prefer_members(&chunks, &mut candidates);
     sort(project, &mut candidates);
@@ -539,14 +540,6 @@ fn describe(
             && c.quoted_rank.is_none()
             && c.vector_rank.is_none();
     }
-}
-
-/// The first line of a question of several non-empty lines (an issue's or a pull request's
-/// title); `None` for a question of one line.
-fn title_of(prose: &str) -> Option<&str> {
-    let mut lines = prose.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next()?;
-    lines.next().map(|_| first)
 }
 
 /// Each file's evidence in the BM25 pool relative to the best file's (0–1): the summed
@@ -1140,25 +1133,6 @@ mod tests {
         assert_eq!(knee(&scores, 0.5), None);
         assert_eq!(knee(&[0.9], 0.0), None);
         assert_eq!(knee(&[0.5, 0.5], 0.0), None);
-    }
-
-    #[test]
-    fn a_question_of_several_lines_opens_with_its_title() {
-        let issue = "Duplicate subdomain surfaced as a 500 error\n\nPicking a subdomain already in use\nsurfaced the raw constraint violation.";
-        assert_eq!(
-            title_of(issue),
-            Some("Duplicate subdomain surfaced as a 500 error")
-        );
-        assert_eq!(
-            title_of("\n  fix the router  \n\n  when a path ends in a slash\n"),
-            Some("fix the router")
-        );
-        assert_eq!(
-            title_of("  how is a route matched  \n"),
-            None,
-            "one line: its own title"
-        );
-        assert_eq!(title_of(""), None);
     }
 
     #[test]
