@@ -606,16 +606,24 @@ mod tests {
             .collect()
     }
 
+    /// [`title_questions`], and a base of 3 trees fitted on them without `title` (and the
+    /// columns it kept).
+    fn title_blind_base() -> (Vec<Group>, RankerModel, Vec<usize>) {
+        let groups = title_questions();
+        let without_title: Vec<usize> = (0..FEATURE_NAMES.len())
+            .filter(|&i| FEATURE_NAMES[i] != "title")
+            .collect();
+        let all: Vec<&Group> = groups.iter().collect();
+        let (_, base) = fit(&all, &without_title, None, 3).unwrap();
+        (groups, base, without_title)
+    }
+
     /// A continued model holds the base's trees, renumbered to its columns and scoring as
     /// before, then the new ones.
     #[test]
     fn a_continued_model_keeps_its_base_and_adds_trees() {
-        let groups = title_questions();
+        let (groups, base, without_title) = title_blind_base();
         let all: Vec<&Group> = groups.iter().collect();
-        let without_title: Vec<usize> = (0..FEATURE_NAMES.len())
-            .filter(|&i| FEATURE_NAMES[i] != "title")
-            .collect();
-        let (_, base) = fit(&all, &without_title, None, 3).unwrap();
         let every: Vec<usize> = (0..FEATURE_NAMES.len()).collect();
         let (artifact, read) = fit(&all, &every, Some(&base), 4).unwrap();
         assert_eq!(artifact.trees.len(), base.trees.len() + 4);
@@ -642,12 +650,8 @@ mod tests {
     /// the bit) and lift titled questions the base, blind to the title, ranks wrong.
     #[test]
     fn titled_trees_leave_questions_of_one_line_as_they_were() {
-        let groups = title_questions();
+        let (groups, base, _) = title_blind_base();
         let all: Vec<&Group> = groups.iter().collect();
-        let without_title: Vec<usize> = (0..FEATURE_NAMES.len())
-            .filter(|&i| FEATURE_NAMES[i] != "title")
-            .collect();
-        let (_, base) = fit(&all, &without_title, None, 3).unwrap();
         let every: Vec<usize> = (0..FEATURE_NAMES.len()).collect();
         let (artifact, read) = fit_titled(&all, &every, &base, 4).unwrap();
         assert_eq!(artifact.trees.len(), base.trees.len());
