@@ -653,8 +653,10 @@ fn candidate_features(
         .collect()
 }
 
-/// Whether a delivered result is a target or structurally adjacent to one: it contains a
-/// target or lies in one (a class and its method), or calls or is called by one.
+/// Whether a delivered result is a target or structurally adjacent to one (issue 37's
+/// structural ties): it contains a target or lies in one (a class and its method), calls or
+/// is called by one, or declares the type of one's parameter or return value, or the other
+/// way round.
 fn on_topic(
     project: &codectx_retrieval::Project,
     result: &Hit,
@@ -675,16 +677,44 @@ fn on_topic(
     }) else {
         return false;
     };
+    let is_gold = |s: &codectx_graph::SymbolInfo| {
+        gold.iter()
+            .any(|g| s.file == g.file && s.start_line <= g.end && g.start <= s.end_line)
+    };
     let metadata = codectx_retrieval::symbol_metadata(project, chunk, 1);
-    metadata
+    let calls = metadata
         .outgoing_calls
         .iter()
         .chain(&metadata.incoming_callers)
-        .any(|call| {
-            gold.iter().any(|g| {
-                call.symbol.file == g.file
-                    && call.symbol.start_line <= g.end
-                    && g.start <= call.symbol.end_line
-            })
+        .any(|call| is_gold(&call.symbol));
+    if calls || flow_types(&metadata).any(is_gold) {
+        return true;
+    }
+    // A target whose parameter or return type the result declares.
+    let declares = |s: &codectx_graph::SymbolInfo| {
+        s.file == result.file && s.start_line <= result.end && result.start <= s.end_line
+    };
+    gold.iter()
+        .flat_map(|g| {
+            project
+                .file(&g.file)
+                .into_iter()
+                .flat_map(|f| &f.chunks)
+                .filter(move |c| hit(&Hit::of_chunk(c), g))
         })
+        .any(|target| {
+            flow_types(&codectx_retrieval::symbol_metadata(project, target, 0)).any(declares)
+        })
+}
+
+/// The project declarations of a symbol's parameter and return types.
+fn flow_types(
+    metadata: &codectx_graph::SymbolMetadata,
+) -> impl Iterator<Item = &codectx_graph::SymbolInfo> {
+    let flows = &metadata.type_flows;
+    flows
+        .parameters
+        .iter()
+        .chain(&flows.returns)
+        .flat_map(|flow| &flow.declared_in)
 }
