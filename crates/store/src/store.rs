@@ -1152,6 +1152,23 @@ impl Store {
         Ok(())
     }
 
+    /// Records for the current version the count of `what` recorded for version `from`,
+    /// plus `added`, when one was; under the write lock, after a commit that follows `from`
+    /// directly and added `added` rows to the count.
+    pub(crate) async fn carry_count(
+        &self,
+        what: RecordedCount,
+        from: u64,
+        added: usize,
+    ) -> Result<(), StoreError> {
+        let version = self.chunk_version().await?;
+        if let Some(count) = self.recorded_at(what, from).await? {
+            self.set_meta(what.key(), &format!("{version} {}", count + added))
+                .await?;
+        }
+        Ok(())
+    }
+
     async fn recorded_at(
         &self,
         what: RecordedCount,

@@ -1518,6 +1518,16 @@ async fn embed_steps_on_a_second_handle_interleave_with_syncs() {
     while background.embed_step(&embedder, 4).await.unwrap().embedded > 0 {
         steps += 1;
         assert!(steps < 100, "embedding does not converge");
+        // The count a step records (the last one's plus the rows it updated) is a count's.
+        let with_vectors = rows(&background)
+            .await
+            .iter()
+            .filter(|r| r.vector.is_some())
+            .count();
+        assert_eq!(
+            background.vector_counts().await.unwrap().embedded,
+            with_vectors
+        );
     }
 
     let mut foreground = foreground.lock().await;
