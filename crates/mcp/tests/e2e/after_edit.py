@@ -1,10 +1,11 @@
 """How a server takes in an edit, as an MCP client sees it.
 
-Usage: after_edit.py SERVER_BINARY PROJECT_ROOT FILE [--edits N] [-- SERVER_ARGS...]
+Usage: after_edit.py SERVER_BINARY PROJECT_ROOT FILE [--edits N] [--wait S] [-- SERVER_ARGS...]
 
 Starts `serve` on PROJECT_ROOT (with the configured model: hybrid when the index is embedded),
 asks five questions (first, then warm), then N times (default 2): appends a function to FILE
-(relative to the root), waits 1.5 s (the watcher's sync), asks the five again, waits 8 s (the
+(relative to the root), waits S seconds (default 1.5: the watcher's sync has run; 0: an
+agent that asks right after it saves, whose first answer syncs), asks the five again, waits 8 s (the
 embedder commits the new chunks' vectors), asks again. Prints each call's milliseconds, then
 what the server logged about its copies in memory (the full-text fields patched or read, the
 vectors read). The server's debug log is /tmp/after_edit_server.log. FILE is restored at the
@@ -40,6 +41,11 @@ async def main():
         i = args.index("--edits")
         edits = int(args[i + 1])
         del args[i:i + 2]
+    wait = 1.5
+    if "--wait" in args:
+        i = args.index("--wait")
+        wait = float(args[i + 1])
+        del args[i:i + 2]
     server, root, file = args
     path = f"{root}/{file}"
     original = open(path).read()
@@ -67,7 +73,7 @@ async def main():
                 for i in range(edits):
                     with open(path, "a") as f:
                         f.write(f"\nexport function editProbe{i}(v) {{\n  return v * {i};\n}}\n")
-                    await asyncio.sleep(1.5)
+                    await asyncio.sleep(wait)
                     await ask(f"edit{i}")
                     await asyncio.sleep(8)
                     await ask(f"edit{i}+8s")
