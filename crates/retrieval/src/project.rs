@@ -301,6 +301,16 @@ impl Project {
                 .map(|p| (self.root.join(p), facts.remove(p)))
                 .collect::<Vec<_>>(),
         );
+        // Files edited in place (each there before and still holding chunks) keep their
+        // positions, so the name index is patched for them instead of built anew.
+        let position = |files: &[ProjectFile], path: &str| {
+            files
+                .binary_search_by(|f| f.relative_path.as_str().cmp(path))
+                .ok()
+        };
+        let in_place = changed.iter().all(|p| {
+            chunks.get(p).is_some_and(|c| !c.is_empty()) && position(&self.files, p).is_some()
+        });
         self.files
             .retain(|f| !chunks.contains_key(&f.relative_path));
         for (relative_path, mut file_chunks) in chunks {
@@ -317,7 +327,18 @@ impl Project {
         }
         self.files
             .sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
-        self.name_index = OnceLock::new();
+        self.name_index = match self.name_index.take() {
+            Some(mut names) if in_place => {
+                let edited: Vec<u32> = changed
+                    .iter()
+                    .filter_map(|p| position(&self.files, p))
+                    .map(|i| i as u32)
+                    .collect();
+                names.replace_files(&self.files, &edited);
+                OnceLock::from(names)
+            }
+            _ => OnceLock::new(),
+        };
     }
 
     /// Builds now what the first question after a load or a patch would build (the name
@@ -465,4 +486,45 @@ fn canonical_root(root: &Path) -> Result<PathBuf, RetrievalError> {
         .ok()
         .filter(|r| r.is_dir())
         .ok_or_else(|| RetrievalError::NotADirectory(root.to_path_buf()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::NameIndex;
+
+    fn file(path: &str, source: &str) -> ProjectFile {
+        let parsed = codectx_parser::parse_source(path, source);
+        let chunks = codectx_chunker::chunk_file(&parsed, source, path);
+        ProjectFile::new(Path::new("/p"), path.to_string(), chunks, None)
+    }
+
+    /// An edited file's names, patched into the index, give the index a build from scratch
+    /// gives: the same keys, the same positions in the same order.
+    #[test]
+    fn a_name_index_patched_for_an_edit_equals_one_built_anew() {
+        let mut files = vec![
+            file(
+                "src/auth/session.ts",
+                "export function createSession() {}\nexport function endSession() {}\n",
+            ),
+            file(
+                "src/auth/token.ts",
+                "export class TokenService {\n  validateToken(t: string) { return t; }\n  refreshToken() {}\n}\n",
+            ),
+            file(
+                "src/utils/retry.ts",
+                "export function retryRequest() {}\nexport function validateToken() {}\n",
+            ),
+        ];
+        let mut index = NameIndex::of(&files);
+        // The token service loses one method, renames another and gains a function.
+        files[1] = file(
+            "src/auth/token.ts",
+            "export class TokenService {\n  checkToken(t: string) { return t; }\n}\nexport function revokeSession() {}\n",
+        );
+        index.replace_files(&files, &[1]);
+        assert_eq!(index, NameIndex::of(&files));
+        assert_ne!(index, NameIndex::default());
+    }
 }

@@ -168,6 +168,8 @@ async fn a_syncs_change_set_patches_the_project_to_a_fresh_load() {
         ]
     );
     assert!(changes.elsewhere.is_empty(), "nothing to read back");
+    // Built before the patch, the name index is patched or dropped with it.
+    project.prepare_search();
     project.apply_changes(&store, changes).await.unwrap();
     same_as_a_fresh_load(&project, &Project::from_index(&store).await.unwrap());
 
@@ -185,6 +187,7 @@ async fn a_syncs_change_set_patches_the_project_to_a_fresh_load() {
     let changes = store.take_changes().unwrap();
     assert!(changes.rewritten.is_empty(), "{:?}", changes.rewritten);
     assert_eq!(changes.elsewhere, ["src/auth/logout.ts"]);
+    project.prepare_search();
     project.apply_changes(&store, changes).await.unwrap();
     same_as_a_fresh_load(&project, &Project::from_index(&store).await.unwrap());
 }
