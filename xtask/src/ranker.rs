@@ -174,7 +174,11 @@ fn boost(
     if let Some(base) = base {
         let margins: Vec<f32> = groups
             .iter()
-            .flat_map(|g| g.rows.iter().map(|row| base.margin(row, QuestionLayout::Line)))
+            .flat_map(|g| {
+                g.rows
+                    .iter()
+                    .map(|row| base.margin(row, QuestionLayout::Line))
+            })
             .collect();
         dtrain = dtrain.with_base_margin(&margins)?;
     }
@@ -193,7 +197,10 @@ fn boost(
          eta {ETA}, seed {SEED}, on the tuning half: {} questions, {n_rows} candidates",
         groups.len()
     );
-    Ok((trained_on, boosted.trees().iter().map(convert_tree).collect()))
+    Ok((
+        trained_on,
+        boosted.trees().iter().map(convert_tree).collect(),
+    ))
 }
 
 /// Fits a model on `groups` over the `kept` columns: the artifact (splits numbered in
@@ -283,7 +290,11 @@ fn in_columns(trees: &[Vec<Node>], kept: &[usize]) -> anyhow::Result<Vec<Vec<Nod
 
 /// Each candidate's margin under `model` as a question of `layout`, with whether it is a
 /// target: what a calibration is fitted on.
-fn labelled_margins(groups: &[&Group], model: &RankerModel, layout: QuestionLayout) -> Vec<(f32, bool)> {
+fn labelled_margins(
+    groups: &[&Group],
+    model: &RankerModel,
+    layout: QuestionLayout,
+) -> Vec<(f32, bool)> {
     groups
         .iter()
         .flat_map(|g| {

@@ -343,7 +343,11 @@ impl RankerModel {
             (Some(titled), QuestionLayout::Titled) => titled.trees.as_slice(),
             _ => &[],
         };
-        self.trees.iter().chain(titled).map(|tree| leaf(tree, row)).sum()
+        self.trees
+            .iter()
+            .chain(titled)
+            .map(|tree| leaf(tree, row))
+            .sum()
     }
 
     /// The probability (0–1) that a candidate with these features is what a question of
@@ -361,7 +365,11 @@ impl RankerModel {
 /// Renumbers the splits of `trees` from the artifact's columns to this build's
 /// (`to_build`), checking that every child follows its parent; `first` is the number of the
 /// first tree, for errors.
-fn renumber(trees: &mut [Vec<Node>], to_build: &[u16], first: usize) -> Result<(), RankerModelError> {
+fn renumber(
+    trees: &mut [Vec<Node>],
+    to_build: &[u16],
+    first: usize,
+) -> Result<(), RankerModelError> {
     for (t, tree) in trees.iter_mut().enumerate() {
         let len = tree.len();
         for (n, node) in tree.iter_mut().enumerate() {
@@ -372,11 +380,19 @@ fn renumber(trees: &mut [Vec<Node>], to_build: &[u16], first: usize) -> Result<(
                 || node.right as usize <= n;
             match to_build.get(f as usize) {
                 Some(&build) if !bad_child => node.feature = Some(build),
-                _ => return Err(RankerModelError::Tree { tree: first + t, node: n }),
+                _ => {
+                    return Err(RankerModelError::Tree {
+                        tree: first + t,
+                        node: n,
+                    });
+                }
             }
         }
         if tree.is_empty() {
-            return Err(RankerModelError::Tree { tree: first + t, node: 0 });
+            return Err(RankerModelError::Tree {
+                tree: first + t,
+                node: 0,
+            });
         }
     }
     Ok(())
@@ -503,7 +519,10 @@ mod tests {
         assert_eq!(model.margin(&row, QuestionLayout::Titled), 2.0);
         let logistic = |x: f32| 1.0 / (1.0 + (-x).exp());
         assert_eq!(model.score(&by_title, QuestionLayout::Line), logistic(-1.0));
-        assert_eq!(model.score(&by_title, QuestionLayout::Titled), logistic(2.0 * 2.0 - 1.0));
+        assert_eq!(
+            model.score(&by_title, QuestionLayout::Titled),
+            logistic(2.0 * 2.0 - 1.0)
+        );
         // A titled tree that points outside itself is refused, numbered after the others.
         let dangling = r#"{"trainedOn":"","features":["title"],"slope":1,"intercept":0,
             "trees":[[{"v":0}]],

@@ -868,7 +868,10 @@ impl NameIndex {
         // finds (`ProjectFile::names`, kept), not of all.
         let names = FileNames::of(file, roots);
         if let Some(first) = names.file_words.first() {
-            insert(self.files_by_first_word.entry(first.clone()).or_default(), f);
+            insert(
+                self.files_by_first_word.entry(first.clone()).or_default(),
+                f,
+            );
         }
         for (c, (chunk, name)) in file.chunks.iter().zip(&names.chunks).enumerate() {
             if !NAMED_KINDS.contains(&chunk.node_kind) {
@@ -876,7 +879,12 @@ impl NameIndex {
             }
             let at = (f, c as u32);
             if name.identifier_like() {
-                insert(self.by_identifier.entry(name.lowercase.clone()).or_default(), at);
+                insert(
+                    self.by_identifier
+                        .entry(name.lowercase.clone())
+                        .or_default(),
+                    at,
+                );
             }
             if name.content_words.len() >= 2 {
                 insert(

@@ -102,9 +102,17 @@ impl Store {
                 stale = stale.max(s.num_unindexed_rows);
             }
         }
-        let catch_up_from = self.options.fts_catch_up_rows.max(1).max(rows / CATCH_UP_SHARE);
+        let catch_up_from = self
+            .options
+            .fts_catch_up_rows
+            .max(1)
+            .max(rows / CATCH_UP_SHARE);
         if stale >= catch_up_from {
-            tracing::debug!(stale, rows, "folding rewritten rows into the full-text indexes");
+            tracing::debug!(
+                stale,
+                rows,
+                "folding rewritten rows into the full-text indexes"
+            );
             if stale.saturating_mul(REBUILD_SHARE) >= rows {
                 // An update merges the rewritten rows in but keeps the postings of the rows
                 // they replaced in the index's BM25 statistics (document count, lengths,
