@@ -104,6 +104,13 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
         Some(path) => Some(RankerModel::from_json(&std::fs::read_to_string(path)?)?),
         None => None,
     };
+    if let Some(base) = &base
+        && base.titled.is_some()
+        && !config.titled
+    {
+        // They were boosted on the margins of its other trees, which new trees would change.
+        anyhow::bail!("the model to continue holds titled trees: continue one without them");
+    }
     let rounds = config.rounds.unwrap_or(ROUNDS);
     let fit_model = |groups: &[&Group]| match (&base, config.titled) {
         (Some(base), true) => fit_titled(groups, &kept, base, rounds),

@@ -488,10 +488,7 @@ impl Service {
                 self.mark_changed();
                 return;
             }
-            read_text_in_background(engine).await;
-            if let Err(e) = engine.store().prepare_vectors().await {
-                tracing::warn!("the next answer reads the vectors itself: {e}");
-            }
+            prepare_copies(engine).await;
             tracing::debug!(elapsed = ?started.elapsed(), "followed an embedding step");
         }
     }
@@ -515,10 +512,7 @@ impl Service {
                 }
                 // The copies in memory follow a new version now (new rows, or vectors an
                 // embedding step committed), not at the next answer; a no-op otherwise.
-                read_text_in_background(engine).await;
-                if let Err(e) = engine.store().prepare_vectors().await {
-                    tracing::warn!("the next answer reads the vectors itself: {e}");
-                }
+                prepare_copies(engine).await;
                 // The counts an answer reports change only with the files.
                 if !stats.changed_paths.is_empty() || stats.files_removed > 0 || stats.repaired {
                     self.record(engine).await;
@@ -748,6 +742,15 @@ pub enum Freshness {
 async fn read_text_in_background(engine: &Engine) {
     if let Err(e) = engine.store().prepare_text_search().await {
         tracing::warn!("answers search the full-text index on disk: {e}");
+    }
+}
+
+/// Starts reading both copies in memory for the index's current version: the lexical
+/// fields, and the vectors.
+async fn prepare_copies(engine: &Engine) {
+    read_text_in_background(engine).await;
+    if let Err(e) = engine.store().prepare_vectors().await {
+        tracing::warn!("the next answer reads the vectors itself: {e}");
     }
 }
 

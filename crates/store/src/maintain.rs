@@ -16,10 +16,10 @@ const REBUILD_SHARE: usize = 4;
 
 /// On a large table, rows that escaped the full-text indexes are folded in once they are
 /// one in this many of its rows (or `fts_catch_up_rows`, whichever is more). An update
-/// rewrites the whole index: on babel's 74,922 rows about 1 s whether 512 or 8,192 rows
-/// escaped, and a server's embedding steps, each rewriting 64 rows, updated it every eighth
-/// step (13% of the embedding's time). A query pays for each escaped row instead (about
-/// 25 µs on babel), so at this share one pays at most about a twentieth of an update.
+/// costs about the same however few rows escaped (babel's 74,922 rows: 0.46 s), and a
+/// server's embedding steps, each rewriting 64 rows, ran one every eighth step. A query
+/// pays for each escaped row instead (about 25 µs on babel), so at this share one pays
+/// an eighth of an update at most.
 const CATCH_UP_SHARE: usize = 32;
 
 impl Store {
@@ -212,15 +212,16 @@ impl Store {
 /// embedding step of 64 rows.
 const COMPACTED_FRAGMENT_ROWS: usize = 16_384;
 
-/// What a compaction does to a table: merge small files and remove the files only superseded
-/// versions use. The indexes are brought up to date by the catch-up above, when enough rows
-/// escaped them: updating them here too rewrote babel's full-text indexes every 16 commits
-/// (0.4-0.7 s each), whatever the catch-up's threshold. LanceDB's default keeps superseded versions a
-/// week: every row a sync, a history read or the embedder rewrote stays on disk that long
-/// (eslint embedded: 133 MB, of which 50 MB are the live version). They go now, under the
-/// write lock, so no writer of this index is mid-commit; a reader still on one of them reads
-/// the latest version instead (`Store::on_live_version`). Files no version names yet (a
-/// commit of another process in flight) are younger than a week and stay.
+/// What a compaction does to a table: merge small files and remove the files only
+/// superseded versions use. The indexes are brought up to date by the catch-up above, when
+/// enough rows escaped them: updating them here too rewrote babel's full-text indexes every
+/// 16 commits (0.4-0.7 s each), whatever the catch-up's threshold. LanceDB's default keeps
+/// superseded versions a week: every row a sync, a history read or the embedder rewrote
+/// stays on disk that long (eslint embedded: 133 MB, of which 50 MB are the live version).
+/// They go now, under the write lock, so no writer of this index is mid-commit; a reader
+/// still on one of them reads the latest version instead (`Store::on_live_version`). Files
+/// no version names yet (a commit of another process in flight) are younger than a week and
+/// stay.
 fn upkeep_steps() -> [OptimizeAction; 2] {
     [
         OptimizeAction::Compact {

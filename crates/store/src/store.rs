@@ -1144,10 +1144,7 @@ impl Store {
             return Ok(());
         }
         for what in RecordedCount::ALL {
-            if let Some(count) = self.recorded_at(what, from).await? {
-                self.set_meta(what.key(), &format!("{version} {count}"))
-                    .await?;
-            }
+            self.carry_count(what, from, 0).await?;
         }
         Ok(())
     }

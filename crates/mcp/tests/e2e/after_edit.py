@@ -20,6 +20,8 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from script_args import split_server_args, take_option
+
 QUESTIONS = [
     "resolve the config file",
     "how are css modules bundled",
@@ -31,21 +33,9 @@ LOG = "/tmp/after_edit_server.log"
 
 
 async def main():
-    args = sys.argv[1:]
-    server_args = []
-    if "--" in args:
-        i = args.index("--")
-        args, server_args = args[:i], args[i + 1:]
-    edits = 2
-    if "--edits" in args:
-        i = args.index("--edits")
-        edits = int(args[i + 1])
-        del args[i:i + 2]
-    wait = 1.5
-    if "--wait" in args:
-        i = args.index("--wait")
-        wait = float(args[i + 1])
-        del args[i:i + 2]
+    args, server_args = split_server_args(sys.argv[1:])
+    edits = take_option(args, "--edits", int, 2)
+    wait = take_option(args, "--wait", float, 1.5)
     server, root, file = args
     path = f"{root}/{file}"
     original = open(path).read()

@@ -25,28 +25,15 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from script_args import split_server_args, take_option
+
 
 async def main():
-    args = sys.argv[1:]
-    server_args = []
-    if "--" in args:
-        i = args.index("--")
-        args, server_args = args[:i], args[i + 1:]
-    runs = 1
-    if "--runs" in args:
-        i = args.index("--runs")
-        runs = int(args[i + 1])
-        del args[i:i + 2]
-    tool_args = {}
-    if "--ref" in args:
-        i = args.index("--ref")
-        tool_args["ref"] = args[i + 1]
-        del args[i:i + 2]
-    settle = 0.0
-    if "--settle" in args:
-        i = args.index("--settle")
-        settle = float(args[i + 1])
-        del args[i:i + 2]
+    args, server_args = split_server_args(sys.argv[1:])
+    runs = take_option(args, "--runs", int, 1)
+    ref = take_option(args, "--ref", str, None)
+    tool_args = {} if ref is None else {"ref": ref}
+    settle = take_option(args, "--settle", float, 0.0)
     serve = ["serve"]
     if "--no-watch" in args:
         args.remove("--no-watch")
