@@ -168,16 +168,15 @@ impl ProjectGraph {
     }
 
     /// Replaces, adds or (`None`) removes the facts of several files, extracted elsewhere
-    /// (e.g. by a store's sync), then re-links once.
+    /// (e.g. by a store's sync), then re-links once; returns how many files were re-linked.
     pub fn update_facts(
         &mut self,
         changes: impl IntoIterator<Item = (PathBuf, Option<FileFacts>)>,
-    ) {
+    ) -> usize {
         let mut added_or_removed = false;
-        let mut updated = Vec::new();
-        // Files whose outward facts held: each is re-linked alone.
+        // Files whose outward facts held (each re-linked alone) and files whose did not.
         let mut inward = Vec::new();
-        let mut outward = false;
+        let mut outward = Vec::new();
         for (abs, facts) in changes {
             let path = relative(&self.root, &abs);
             match (self.by_path.get(&path).copied(), facts) {
@@ -185,11 +184,10 @@ impl ProjectGraph {
                     if self.files[i as usize].facts.same_outward_facts(&facts) {
                         inward.push(i);
                     } else {
-                        outward = true;
+                        outward.push(i);
                     }
                     self.files[i as usize].facts = facts;
                     self.files[i as usize].index_symbols();
-                    updated.push(path);
                 }
                 (None, Some(facts)) => {
                     self.files.push(FileNode::new(path.clone(), abs, facts));
@@ -214,17 +212,19 @@ impl ProjectGraph {
                 self.resolve_requests(i);
             }
             self.relink();
-        } else if outward {
-            for path in updated {
-                let i = self.by_path[&path];
+            self.files.len()
+        } else {
+            // Same files, so the same file numbers: only changed requests resolve again,
+            // and only the files whose resolution can reach an outward change re-link.
+            for &i in &outward {
                 self.resolve_requests(i as usize);
             }
-            self.relink();
-        } else {
-            // Same requests: same resolution.
+            let mut dirty = self.dependents(&outward);
             for i in inward {
-                self.links.relink_file(&self.files, i);
+                dirty[i as usize] = true;
             }
+            self.links.relink_files(&self.files, &dirty);
+            dirty.iter().filter(|&&d| d).count()
         }
     }
 
@@ -261,6 +261,38 @@ impl ProjectGraph {
         let file = &mut self.files[i];
         file.resolved = resolved;
         file.request_files = request_files;
+    }
+
+    /// Marks `changed` and every file whose resolution can reach one of them: their
+    /// importers, transitively (a call through an imported class's base type resolves in
+    /// the base's file), and for a Go file the other files of its package.
+    fn dependents(&self, changed: &[u32]) -> Vec<bool> {
+        let mut importers: Vec<Vec<u32>> = vec![Vec::new(); self.files.len()];
+        let mut packages: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (i, file) in self.files.iter().enumerate() {
+            for &target in file.request_files.iter().flatten() {
+                importers[target as usize].push(i as u32);
+            }
+            if is_go(&file.path) {
+                packages
+                    .entry(directory(&file.path))
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        let mut marked = vec![false; self.files.len()];
+        let mut queue = changed.to_vec();
+        while let Some(f) = queue.pop() {
+            if std::mem::replace(&mut marked[f as usize], true) {
+                continue;
+            }
+            queue.extend(&importers[f as usize]);
+            let path = &self.files[f as usize].path;
+            if is_go(path) {
+                queue.extend(packages.get(directory(path)).into_iter().flatten());
+            }
+        }
+        marked
     }
 
     fn relink(&mut self) {

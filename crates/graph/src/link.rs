@@ -34,8 +34,8 @@ enum Scope {
 const MAX_HOPS: usize = 32;
 
 /// The links of a project, as a fresh build over files in path order gives them. Every
-/// entry except virtual dispatch comes from one file's own sites and declarations, so a
-/// file whose outward facts did not change is re-linked alone ([`Links::relink_file`]).
+/// entry except virtual dispatch comes from one file's own sites and declarations, so an
+/// edit re-links only the files whose resolution can see it ([`Links::relink_files`]).
 #[derive(Default)]
 pub(crate) struct Links {
     callees: HashMap<CallerRef, Vec<(SymbolRef, u32)>>,
@@ -62,30 +62,36 @@ impl Links {
         links
     }
 
-    /// Re-links file `f` after its facts changed in ways no other file can see (same
-    /// declarations, exports and requests; other sites and positions): its own entries are
-    /// replaced and virtual dispatch derived again. Equal to a fresh [`Links::build`].
-    pub(crate) fn relink_file(&mut self, files: &[FileNode], f: u32) {
+    /// Re-links the files `dirty` marks: their own entries are replaced and virtual dispatch
+    /// derived again. Equal to a fresh [`Links::build`] when every file whose resolution can
+    /// reach a file with changed outward facts (declarations, exports, requests) is marked,
+    /// and file numbers held.
+    pub(crate) fn relink_files(&mut self, files: &[FileNode], dirty: &[bool]) {
+        let dirty = |f: u32| dirty[f as usize];
         for (target, n) in std::mem::take(&mut self.dispatched) {
             if let Some(callers) = self.callers.get_mut(&target) {
                 callers.truncate(callers.len() - n);
             }
         }
-        self.callees.retain(|c, _| caller_file(*c) != f);
+        self.callees.retain(|c, _| !dirty(caller_file(*c)));
         self.callers.retain(|_, callers| {
-            callers.retain(|&(c, _)| caller_file(c) != f);
+            callers.retain(|&(c, _)| !dirty(caller_file(c)));
             !callers.is_empty()
         });
         self.refs.retain(|_, by_file| {
-            by_file.retain(|&(file, _)| file != f);
+            by_file.retain(|&(file, _)| !dirty(file));
             !by_file.is_empty()
         });
-        self.supertypes.retain(|s, _| s.file != f);
+        self.supertypes.retain(|s, _| !dirty(s.file));
         self.subtypes.retain(|_, subs| {
-            subs.retain(|s| s.file != f);
+            subs.retain(|s| !dirty(s.file));
             !subs.is_empty()
         });
-        self.add_file(&Linker::new(files), files, f);
+        let linker = Linker::new(files);
+        // In file order, so each list's entries land where a build puts them.
+        for f in (0..files.len() as u32).filter(|&f| dirty(f)) {
+            self.add_file(&linker, files, f);
+        }
         self.dispatch_virtual_calls(files);
     }
 

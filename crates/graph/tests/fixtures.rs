@@ -306,7 +306,8 @@ fn syntax_errors_keep_the_rest_of_the_file() {
 /// Every line of every fixture file deleted in turn, on a loaded graph: the patched graph
 /// renders exactly as a fresh load of the edited tree. Deleting a line inside a body keeps
 /// the file's outward facts (only that file is re-linked); deleting a declaration's line
-/// does not (everything is); both are checked, and the first kind must occur.
+/// does not (the file and its importers, transitively, are); both are checked, and the first
+/// kind must occur.
 #[test]
 fn an_edited_file_relinks_to_what_a_fresh_load_gives() {
     let mut inward_edits = 0;

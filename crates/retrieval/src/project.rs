@@ -295,12 +295,14 @@ impl Project {
         mut facts: HashMap<String, codectx_graph::FileFacts>,
         chunks: HashMap<String, Vec<CodeChunk>>,
     ) {
-        self.graph.update_facts(
+        let started = std::time::Instant::now();
+        let relinked = self.graph.update_facts(
             changed
                 .iter()
                 .map(|p| (self.root.join(p), facts.remove(p)))
                 .collect::<Vec<_>>(),
         );
+        let linked = started.elapsed();
         // Files edited in place (each there before and still holding chunks) keep their
         // positions, so the name index is patched for them instead of built anew.
         let position = |files: &[ProjectFile], path: &str| {
@@ -339,6 +341,13 @@ impl Project {
             }
             _ => OnceLock::new(),
         };
+        tracing::debug!(
+            files = changed.len(),
+            relinked,
+            ?linked,
+            total = ?started.elapsed(),
+            "project patched"
+        );
     }
 
     /// Builds now what the first question after a load or a patch would build (the name
