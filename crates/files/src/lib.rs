@@ -90,6 +90,15 @@ impl FileSelection {
         files
     }
 
+    /// The source files directly inside `dir`, a directory the walk from `root` enters, by
+    /// the walk's rules (the ignore files of `dir` and of its parents apply), sorted by
+    /// path: what a sync reads when a file watcher saw changes in `dir` and nowhere else.
+    pub fn walk_directory(&self, root: &Path, dir: &Path) -> Vec<SourceFile> {
+        let mut files = self.collect(dir, Some(1), |entry| self.source_file(root, entry));
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files
+    }
+
     /// The directories the walk enters under `root` (`root` included when it is one),
     /// sorted: what a file watcher watches to see every change the walk would find.
     pub fn directories(&self, root: &Path) -> Vec<PathBuf> {

@@ -121,3 +121,50 @@ fn a_path_alone_is_selected_as_the_walk_would() {
     assert!(!selection.selects_path("node_modules/x/index.js"));
     assert!(!selection.selects_path("README.md"));
 }
+
+/// A walk of one directory finds what the whole walk finds there, by the same rules: the
+/// root's and a nested directory's ignore files, git's exclude file, hidden and declaration
+/// files, nothing from the directories below.
+#[test]
+fn a_directory_walked_alone_holds_what_the_whole_walk_finds_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".git/info")).unwrap();
+    write(root, ".git/info/exclude", "excluded.ts\n");
+    write(root, ".gitignore", "*.gen.ts\n");
+    write(root, "src/lib/.gitignore", "local.ts\n");
+    for path in [
+        "top.ts",
+        "src/a.ts",
+        "src/a.gen.ts",
+        "src/excluded.ts",
+        "src/types.d.ts",
+        "src/.hidden.ts",
+        "src/lib/b.ts",
+        "src/lib/local.ts",
+        "src/lib/deep/c.ts",
+    ] {
+        write(root, path, "export const x = 1;\n");
+    }
+    let selection = FileSelection::default();
+    let whole = selection.walk(root);
+    let mut seen = 0;
+    for dir in selection.directories(root) {
+        let relative = codectx_files::relative_path(root, &dir);
+        let expected: Vec<&str> = whole
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| p.rsplit_once('/').map_or("", |(d, _)| d) == relative)
+            .collect();
+        let alone = selection.walk_directory(root, &dir);
+        let found: Vec<&str> = alone.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(found, expected, "{relative:?}");
+        seen += found.len();
+    }
+    assert_eq!(seen, whole.len());
+    let paths: Vec<&str> = whole.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["src/a.ts", "src/lib/b.ts", "src/lib/deep/c.ts", "top.ts"]
+    );
+}

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use codectx_embed::{Embedder, Reranker};
 use codectx_retrieval::{
-    Engine, EngineOptions, HistoryCatchUp, RetrievalError, RevisionRef, SyncEvent, SyncStats,
-    TextSearch, VectorFiller,
+    Engine, EngineOptions, HistoryCatchUp, RetrievalError, RevisionRef, SyncEvent, SyncScope,
+    SyncStats, TextSearch, VectorFiller,
 };
 use serde::Serialize;
 use tokio::sync::Notify;
@@ -118,10 +118,10 @@ pub struct Service {
     /// A file watcher is running (see [`crate::watch`]): an answer syncs first only if it
     /// saw a change.
     watched: AtomicBool,
-    /// The watcher saw a change (or lost events) that no sync has taken in yet. Set by the
-    /// watcher as the event arrives, before its debounced sync, so an answer never misses
-    /// a change the watcher has seen.
-    changed: AtomicBool,
+    /// Where the watcher saw changes (or lost events) that no sync has taken in yet. Set
+    /// by the watcher as the event arrives, before its debounced sync, so an answer never
+    /// misses a change the watcher has seen; `None` when there is none.
+    changed: Mutex<Option<SyncScope>>,
     /// The inotify queue an answer drains before deciding whether to sync.
     #[cfg(target_os = "linux")]
     directory_watch: std::sync::OnceLock<Mutex<crate::watch::DirectoryWatch>>,
@@ -180,7 +180,7 @@ impl Service {
             opened: Notify::new(),
             embed_wake: Notify::new(),
             watched: AtomicBool::new(false),
-            changed: AtomicBool::new(true),
+            changed: Mutex::new(Some(SyncScope::Tree)),
             #[cfg(target_os = "linux")]
             directory_watch: std::sync::OnceLock::new(),
             revisions: tokio::sync::Mutex::new(Vec::new()),
@@ -303,10 +303,12 @@ impl Service {
         let engine = guard.as_mut().expect("with_engine is called after ready()");
         // Without a watcher every answer syncs first (a walk of the tree); with one, only
         // when it has seen a change since the last sync.
-        let freshness = if self.watched.load(Ordering::Acquire) && !self.take_change() {
-            Freshness::Fresh
-        } else {
-            self.sync(engine).await
+        let change = self.take_change();
+        let freshness = match change {
+            None if self.watched.load(Ordering::Acquire) => Freshness::Fresh,
+            // Without a watcher every answer walks the tree.
+            None => self.sync(engine, &SyncScope::Tree).await,
+            Some(scope) => self.sync(engine, &scope).await,
         };
         let value = f(engine).await?;
         Ok((value, freshness))
@@ -413,16 +415,16 @@ impl Service {
         Ok((answered?, revision))
     }
 
-    /// Whether the watcher saw a change no sync has taken in, clearing the mark: the sync
+    /// Where the watcher saw changes no sync has taken in, clearing the mark: the sync
     /// that follows takes in every change made before this point. A directory watch's
     /// queue is read here, so a change made before the call is never missed.
-    fn take_change(&self) -> bool {
+    fn take_change(&self) -> Option<SyncScope> {
         #[cfg(target_os = "linux")]
         if let Some(watch) = self.directory_watch.get() {
             let drained = watch.lock().unwrap_or_else(|e| e.into_inner()).drain();
             match drained {
-                Ok(false) => {}
-                Ok(true) => self.mark_changed(),
+                Ok(None) => {}
+                Ok(Some(scope)) => self.mark_changed_in(scope),
                 // Past a failure (the system's watch limit, reached by new directories) the
                 // watch may miss changes: every answer syncs from now on.
                 Err(e) => {
@@ -432,12 +434,24 @@ impl Service {
                 }
             }
         }
-        self.changed.swap(false, Ordering::AcqRel)
+        self.changed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
-    /// A change no sync has taken in yet (a watcher's event).
+    /// A change anywhere that no sync has taken in yet (a watcher's event, lost events,
+    /// a failed sync).
     pub(crate) fn mark_changed(&self) {
-        self.changed.store(true, Ordering::Release);
+        self.mark_changed_in(SyncScope::Tree);
+    }
+
+    fn mark_changed_in(&self, scope: SyncScope) {
+        let mut changed = self.changed.lock().unwrap_or_else(|e| e.into_inner());
+        match changed.as_mut() {
+            Some(pending) => pending.include(scope),
+            None => *changed = Some(scope),
+        }
     }
 
     /// A watcher now reports every change: answers sync only after one.
@@ -460,9 +474,9 @@ impl Service {
     pub async fn refresh_if_changed(&self) {
         let mut guard = self.engine.lock().await;
         if let Some(engine) = guard.as_mut()
-            && self.take_change()
+            && let Some(scope) = self.take_change()
         {
-            self.sync(engine).await;
+            self.sync(engine, &scope).await;
         }
     }
 
@@ -473,7 +487,7 @@ impl Service {
             // An answer that already synced these changes cleared the mark; a sync then
             // finds nothing to do, cheaply.
             self.take_change();
-            self.sync(engine).await;
+            self.sync(engine, &SyncScope::Tree).await;
         }
     }
 
@@ -496,9 +510,9 @@ impl Service {
     /// One sync of the engine, for an answer or the watcher: wakes the embedder when it
     /// wrote chunks, re-reads the counts when files changed, and marks the index changed
     /// again when it failed, so that the next answer retries.
-    async fn sync(&self, engine: &mut Engine) -> Freshness {
+    async fn sync(&self, engine: &mut Engine, scope: &SyncScope) -> Freshness {
         let started = std::time::Instant::now();
-        match engine.refresh(&()).await {
+        match engine.refresh_in(scope, &()).await {
             Ok(stats) => {
                 tracing::debug!(elapsed = ?started.elapsed(), steps = ?stats.timings, "synced");
                 if wrote_chunks(&stats) {
@@ -521,7 +535,7 @@ impl Service {
             }
             Err(e) => {
                 tracing::warn!("sync failed: {e}");
-                self.changed.store(true, Ordering::Release);
+                self.mark_changed();
                 Freshness::Stale(e.to_string())
             }
         }

@@ -124,6 +124,7 @@ mod directories {
     use std::sync::Arc;
 
     use codectx_files::FileSelection;
+    use codectx_retrieval::SyncScope;
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
     use tokio::io::unix::AsyncFd;
 
@@ -233,10 +234,15 @@ mod directories {
             self.add_tree(&self.root.clone())
         }
 
-        /// Reads every event queued so far, without waiting: whether one of them may change
-        /// the index. New directories are watched before this returns.
-        pub fn drain(&mut self) -> io::Result<bool> {
+        /// Reads every event queued so far, without waiting: where the index may have
+        /// changed (`None`: nowhere). A file written, created or removed in a watched
+        /// directory is a change in that directory alone; anything else (a directory
+        /// created, removed or moved, an ignore file, HEAD moved, lost events) is one in
+        /// the whole tree. New directories are watched before this returns.
+        pub fn drain(&mut self) -> io::Result<Option<SyncScope>> {
+            // Changes that reach beyond one directory's own files.
             let mut changed = false;
+            let mut in_directories = std::collections::BTreeSet::new();
             let mut new_dirs: Vec<PathBuf> = Vec::new();
             let mut rewatch = false;
             let mut head_log_replaced = false;
@@ -312,10 +318,12 @@ mod directories {
                     {
                         // Counts as a change once it is known to be entered (below).
                         new_dirs.push(path);
-                    } else if is_dir || event.name.is_none() || matters(selection, &path) {
-                        // A directory removed, the watched directory itself, or a file the
-                        // index reads.
+                    } else if is_dir || event.name.is_none() {
+                        // A directory removed, or the watched directory itself.
                         changed = true;
+                    } else if matters(selection, &path) {
+                        // A file the index reads.
+                        in_directories.insert(codectx_files::relative_path(root, dir));
                     }
                 }
             }
@@ -338,7 +346,13 @@ mod directories {
                     }
                 }
             }
-            Ok(changed)
+            Ok(if changed {
+                Some(SyncScope::Tree)
+            } else if in_directories.is_empty() {
+                None
+            } else {
+                Some(SyncScope::Directories(in_directories))
+            })
         }
     }
 
@@ -381,8 +395,17 @@ mod tests {
     use std::fs;
 
     use codectx_files::FileSelection;
+    use codectx_retrieval::SyncScope;
 
     use super::DirectoryWatch;
+
+    fn tree() -> Option<SyncScope> {
+        Some(SyncScope::Tree)
+    }
+
+    fn directory(dir: &str) -> Option<SyncScope> {
+        Some(SyncScope::Directories([dir.to_string()].into()))
+    }
 
     /// New directories are watched during the drain that sees them, unless the walk would
     /// not enter them; events in unwatched places change nothing.
@@ -394,40 +417,62 @@ mod tests {
         fs::write(root.join(".gitignore"), "gen/\n").unwrap();
         let mut watch = DirectoryWatch::new(root, FileSelection::default()).unwrap();
         assert_eq!(watch.directories(), 2, "the root and src");
-        assert!(!watch.drain().unwrap(), "nothing happened yet");
+        assert_eq!(watch.drain().unwrap(), None, "nothing happened yet");
 
         fs::create_dir_all(root.join("gen/deep")).unwrap();
         fs::create_dir_all(root.join("node_modules/dep")).unwrap();
         fs::create_dir_all(root.join("out/x")).unwrap();
         fs::write(root.join("notes.md"), "not source\n").unwrap();
-        assert!(!watch.drain().unwrap(), "nothing the index reads");
+        assert_eq!(watch.drain().unwrap(), None, "nothing the index reads");
         assert_eq!(watch.directories(), 2, "ignored and skipped directories");
         fs::write(root.join("gen/deep/a.ts"), "export const a = 1;\n").unwrap();
-        assert!(
-            !watch.drain().unwrap(),
+        assert_eq!(
+            watch.drain().unwrap(),
+            None,
             "a write under an ignored directory"
         );
 
         fs::create_dir_all(root.join("src/feature/parts")).unwrap();
-        assert!(watch.drain().unwrap(), "a new directory");
+        assert_eq!(watch.drain().unwrap(), tree(), "a new directory");
         assert_eq!(watch.directories(), 4, "src/feature and src/feature/parts");
         fs::write(root.join("src/feature/parts/b.ts"), "export const b = 1;\n").unwrap();
-        assert!(watch.drain().unwrap(), "a source file in it");
-        assert!(!watch.drain().unwrap(), "drained");
+        assert_eq!(
+            watch.drain().unwrap(),
+            directory("src/feature/parts"),
+            "a source file in it"
+        );
+        assert_eq!(watch.drain().unwrap(), None, "drained");
+        // Files written or removed in two directories: those two, the root named "".
+        fs::write(root.join("top.ts"), "export const t = 1;\n").unwrap();
+        fs::remove_file(root.join("src/feature/parts/b.ts")).unwrap();
+        assert_eq!(
+            watch.drain().unwrap(),
+            Some(SyncScope::Directories(
+                ["".to_string(), "src/feature/parts".to_string()].into()
+            )),
+            "a file in the root written, one in a directory removed"
+        );
+        fs::write(root.join("src/feature/parts/b.ts"), "export const b = 1;\n").unwrap();
+        assert_eq!(watch.drain().unwrap(), directory("src/feature/parts"));
 
         fs::rename(root.join("src/feature"), root.join("src/renamed")).unwrap();
-        assert!(watch.drain().unwrap(), "a directory moved");
+        assert_eq!(watch.drain().unwrap(), tree(), "a directory moved");
         assert_eq!(watch.directories(), 4);
         fs::write(root.join("src/renamed/parts/b.ts"), "export const b = 2;\n").unwrap();
-        assert!(watch.drain().unwrap(), "an edit under the moved directory");
+        assert_eq!(
+            watch.drain().unwrap(),
+            directory("src/renamed/parts"),
+            "an edit under the moved directory"
+        );
 
         // Un-ignoring a directory: a change, and its directories are watched from then on.
         fs::write(root.join(".gitignore"), "").unwrap();
-        assert!(watch.drain().unwrap(), "an ignore file edited");
+        assert_eq!(watch.drain().unwrap(), tree(), "an ignore file edited");
         assert_eq!(watch.directories(), 6, "gen and gen/deep");
         fs::write(root.join("gen/deep/a.ts"), "export const a = 2;\n").unwrap();
-        assert!(
+        assert_eq!(
             watch.drain().unwrap(),
+            directory("gen/deep"),
             "a write under the directory no longer ignored"
         );
     }
@@ -445,16 +490,17 @@ mod tests {
         fs::create_dir_all(root.join("gen/deep")).unwrap();
         let mut watch = DirectoryWatch::new(root, FileSelection::default()).unwrap();
         assert_eq!(watch.directories(), 1, "the root; gen is excluded");
-        assert!(!watch.drain().unwrap(), "nothing happened yet");
+        assert_eq!(watch.drain().unwrap(), None, "nothing happened yet");
 
         fs::write(root.join(".git/info/other"), "x\n").unwrap();
-        assert!(!watch.drain().unwrap(), "another file beside it");
+        assert_eq!(watch.drain().unwrap(), None, "another file beside it");
         fs::write(&exclude, "").unwrap();
-        assert!(watch.drain().unwrap(), "the exclude file edited");
+        assert_eq!(watch.drain().unwrap(), tree(), "the exclude file edited");
         assert_eq!(watch.directories(), 3, "gen and gen/deep");
         fs::write(root.join("gen/deep/a.ts"), "export const a = 1;\n").unwrap();
-        assert!(
+        assert_eq!(
             watch.drain().unwrap(),
+            directory("gen/deep"),
             "a write in what is no longer excluded"
         );
     }

@@ -9,7 +9,8 @@ use codectx_chunker::CodeChunk;
 use codectx_embed::{Embedder, Reranker};
 use codectx_snapshot::SkeletonCache;
 use codectx_store::{
-    EmbedProgress, HistoryCatchUp, Store, StoreOptions, SyncObserver, SyncStats, VectorCounts,
+    EmbedProgress, HistoryCatchUp, Store, StoreOptions, SyncObserver, SyncScope, SyncStats,
+    VectorCounts,
 };
 
 use crate::scoring::SearchOptions;
@@ -117,7 +118,17 @@ impl Engine {
         &mut self,
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, RetrievalError> {
-        let stats = self.index.store.sync(None, observer).await?;
+        self.refresh_in(&SyncScope::Tree, observer).await
+    }
+
+    /// [`Engine::refresh`], looking for changed files only where `scope` says (the
+    /// directories a file watcher saw changes in).
+    pub async fn refresh_in(
+        &mut self,
+        scope: &SyncScope,
+        observer: &dyn SyncObserver,
+    ) -> Result<SyncStats, RetrievalError> {
+        let stats = self.index.store.sync_in(scope, None, observer).await?;
         let changes = self.index.store.take_changes();
         match changes {
             // A repair forgets rows the sync did not write: only the index knows the state.

@@ -66,6 +66,7 @@ pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings,
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
 pub use store::{ChunksByFile, HistoryStatus, Shared, Store, StoreOptions, SyncChanges};
+pub use sync::SyncScope;
 pub use text_table::TextSearch;
 
 /// The index directory's default name under the project root.

@@ -2,7 +2,7 @@
 //! then each step in its module — `process` (parse), `write` (rows), `history`, `maintain` —
 //! inside the `dirty` mark that makes a killed sync repairable.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use codectx_chunker::CodeChunk;
@@ -20,11 +20,46 @@ use crate::{Store, StoreError, SyncChanges};
 use lancedb::arrow::arrow_array::RecordBatch;
 use lancedb::query::{QueryBase, Select};
 
+/// Where a sync looks for changed files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SyncScope {
+    /// The whole tree, walked.
+    #[default]
+    Tree,
+    /// Only the files directly inside these directories (relative to the root,
+    /// `/`-separated, `""` for the root itself): a file watcher saw changes there and
+    /// nowhere else. A file of the index that lies directly in one of them and is not found
+    /// there is removed; every other file stands. The whole tree is walked anyway when the
+    /// index is empty, needed a repair or holds facts of another extractor version.
+    Directories(BTreeSet<String>),
+}
+
+impl SyncScope {
+    /// Widens the scope to hold `other` too (changes seen at two moments, one sync).
+    pub fn include(&mut self, other: SyncScope) {
+        match (&mut *self, other) {
+            (SyncScope::Tree, _) => {}
+            (_, SyncScope::Tree) => *self = SyncScope::Tree,
+            (SyncScope::Directories(mine), SyncScope::Directories(theirs)) => mine.extend(theirs),
+        }
+    }
+}
+
 impl Store {
     /// Brings the index up to date with the files on disk, then (given an embedder)
     /// embeds every chunk that has no vector. Returns what it did.
     pub async fn sync(
         &mut self,
+        embedder: Option<&dyn Embedder>,
+        observer: &dyn SyncObserver,
+    ) -> Result<SyncStats, StoreError> {
+        self.sync_in(&SyncScope::Tree, embedder, observer).await
+    }
+
+    /// [`Store::sync`], looking for changed files only where `scope` says.
+    pub async fn sync_in(
+        &mut self,
+        scope: &SyncScope,
         embedder: Option<&dyn Embedder>,
         observer: &dyn SyncObserver,
     ) -> Result<SyncStats, StoreError> {
@@ -35,11 +70,13 @@ impl Store {
         let changed_elsewhere = self.reload_known().await?;
         self.refresh_chunks().await?;
         let mut stats = SyncStats::default();
+        let mut scope = scope;
         if self.needs_repair || self.meta_dirty().await? {
             self.repair(&mut stats).await?;
+            scope = &SyncScope::Tree;
         }
         stats.timings.look = started.elapsed();
-        self.sync_structure(observer, &mut stats).await?;
+        self.sync_structure(scope, observer, &mut stats).await?;
         if !changed_elsewhere.is_empty() {
             if let Some(changes) = &mut self.changes {
                 changes.elsewhere = changed_elsewhere.clone();
@@ -98,6 +135,7 @@ impl Store {
 
     pub(crate) async fn sync_structure(
         &mut self,
+        scope: &SyncScope,
         observer: &dyn SyncObserver,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
@@ -108,14 +146,26 @@ impl Store {
             complete: self.known.is_empty(),
             ..SyncChanges::default()
         });
+        let directories = match scope {
+            SyncScope::Directories(dirs) if !self.known.is_empty() && !self.facts_stale => {
+                Some(dirs.clone())
+            }
+            _ => None,
+        };
         let disk = {
             let root = self.root.clone();
             let selection = self.options.files.clone();
-            tokio::task::spawn_blocking(move || selection.walk(&root))
-                .await
-                .expect("the walk does not panic")
+            let directories = directories.clone();
+            tokio::task::spawn_blocking(move || match directories {
+                None => selection.walk(&root),
+                Some(dirs) => dirs
+                    .iter()
+                    .flat_map(|dir| selection.walk_directory(&root, &root.join(dir)))
+                    .collect(),
+            })
+            .await
+            .expect("the walk does not panic")
         };
-        stats.files_seen = disk.len();
         stats.timings.walk = started.elapsed();
 
         // mtime (and size) is the trigger; only files that moved are read. Facts of another
@@ -131,17 +181,33 @@ impl Store {
                         .is_none_or(|k| k.mtime_ns != f.mtime_ns || k.size != f.size)
             })
             .collect();
-        stats.files_unchanged = disk.len() - moved.len();
         let on_disk: HashSet<&str> = disk.iter().map(|f| f.path.as_str()).collect();
+        let walked = |path: &str| {
+            directories
+                .as_ref()
+                .is_none_or(|dirs| dirs.contains(path.rsplit_once('/').map_or("", |(dir, _)| dir)))
+        };
         let removed: Vec<String> = self
             .known
             .keys()
-            .filter(|p| !on_disk.contains(p.as_str()))
+            .filter(|p| walked(p) && !on_disk.contains(p.as_str()))
             .cloned()
             .collect();
         stats.files_removed = removed.len();
+        stats.files_seen = match &directories {
+            None => disk.len(),
+            // The files of the index, with those the walk found new or gone.
+            Some(_) => {
+                let new = disk
+                    .iter()
+                    .filter(|f| !self.known.contains_key(&f.path))
+                    .count();
+                self.known.len() + new - removed.len()
+            }
+        };
+        stats.files_unchanged = stats.files_seen - moved.len();
         observer.event(SyncEvent::Enumerated {
-            files: disk.len(),
+            files: stats.files_seen,
             to_parse: moved.len(),
         });
         if moved.is_empty() && removed.is_empty() {

@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use codectx_store::testing::TokenHashEmbedder;
 use codectx_store::{
-    Embedder, FileStatus, Shared, Store, StoreError, StoreOptions, StoredChunk, SyncStats,
-    TextSearch,
+    Embedder, FileStatus, Shared, Store, StoreError, StoreOptions, StoredChunk, SyncScope,
+    SyncStats, TextSearch,
 };
 
 const DIMENSION: usize = 16;
@@ -258,6 +258,44 @@ async fn file_removed() {
         std::fs::remove_file(root.join("src/auth/session.ts")).unwrap()
     })
     .await;
+}
+
+/// A sync scoped to the directories a watcher reported reads their files alone: an edit,
+/// a new file and a removed one there are taken in, a change elsewhere waits for a sync of
+/// the whole tree, which then gives a clean build's index.
+#[tokio::test]
+async fn a_sync_scoped_to_directories_reads_only_them() {
+    let root = workspace();
+    let root = root.path();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(root, options(&embedder)).await.unwrap();
+    sync(&mut store, &embedder).await;
+    codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), root);
+    set_mtime(&root.join("src/util/format.ts"), 60);
+    codectx_corpus::copy_tree(&fixtures().join("edits/file-added"), root);
+    std::fs::remove_file(root.join("src/auth/session.ts")).unwrap();
+
+    let scope = SyncScope::Directories(["src/api".to_string(), "src/auth".to_string()].into());
+    let stats = store
+        .sync_in(&scope, Some(&embedder as &dyn Embedder), &())
+        .await
+        .unwrap();
+    assert_eq!(
+        stats.changed_paths,
+        ["src/api/health.ts", "src/auth/session.ts"],
+        "{stats:?}"
+    );
+    assert_eq!(
+        (stats.files_seen, stats.files_removed, stats.files_unchanged),
+        (5, 1, 4),
+        "the index's five files now, one removed, four not seen moving (format.ts is outside)"
+    );
+    let paths: Vec<&str> = store.files().map(|f| f.path.as_str()).collect();
+    assert!(paths.contains(&"src/api/health.ts") && !paths.contains(&"src/auth/session.ts"));
+
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!(stats.changed_paths, ["src/util/format.ts"], "{stats:?}");
+    assert_same_as_clean_build(root, &store).await;
 }
 
 #[tokio::test]
