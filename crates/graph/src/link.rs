@@ -310,7 +310,12 @@ fn push_unique<T: PartialEq>(v: &mut Vec<T>, item: T) {
 /// Resolution over a set of files, with memoized export lookups and callback contexts.
 pub(crate) struct Linker<'g> {
     files: &'g [FileNode],
-    exports: RefCell<HashMap<(u32, String), Option<Entity>>>,
+    /// file → exported name → what it is (two levels, so a lookup borrows the name).
+    exports: RefCell<HashMap<u32, HashMap<String, Option<Entity>>>>,
+    /// type → member name → the member, through inheritance: a class's methods are looked
+    /// up from every call on `this` in it and its subclasses (babel's parser: one chain of
+    /// about ten classes across files, hundreds of members each).
+    members: RefCell<HashMap<SymbolRef, HashMap<String, Option<SymbolRef>>>>,
     /// (file, context) → the callback's function type: every use of a callback parameter
     /// shares its context, which would otherwise be resolved once per use.
     contexts: RefCell<HashMap<(u32, u32), Option<SymbolRef>>>,
@@ -323,6 +328,7 @@ impl<'g> Linker<'g> {
         Self {
             files,
             exports: RefCell::new(HashMap::new()),
+            members: RefCell::new(HashMap::new()),
             contexts: RefCell::new(HashMap::new()),
             packages: std::cell::OnceCell::new(),
         }
@@ -355,8 +361,12 @@ impl<'g> Linker<'g> {
     /// The method `name` of the Go type `s` declared in another file of its package (those
     /// of its own file are its members).
     fn package_method(&self, s: SymbolRef, name: &str) -> Option<SymbolRef> {
+        let package = self.package(s.file);
+        if package.is_empty() {
+            return None;
+        }
         let qualified = format!("{}.{name}", self.decl(s).name);
-        self.package(s.file)
+        package
             .iter()
             .filter(|&&file| file != s.file)
             .find_map(|&file| {
@@ -430,10 +440,10 @@ impl<'g> Linker<'g> {
         name: &str,
         visiting: &mut HashSet<(u32, String)>,
     ) -> Option<Entity> {
-        let key = (f, name.to_string());
-        if let Some(hit) = self.exports.borrow().get(&key) {
+        if let Some(hit) = self.exports.borrow().get(&f).and_then(|e| e.get(name)) {
             return *hit;
         }
+        let key = (f, name.to_string());
         if visiting.len() > MAX_HOPS || !visiting.insert(key.clone()) {
             return None; // an export cycle: nothing declares the name
         }
@@ -468,7 +478,11 @@ impl<'g> Linker<'g> {
             }
         }
         visiting.remove(&key);
-        self.exports.borrow_mut().insert(key, found);
+        self.exports
+            .borrow_mut()
+            .entry(f)
+            .or_default()
+            .insert(key.1, found);
         found
     }
 
@@ -699,6 +713,19 @@ impl<'g> Linker<'g> {
     }
 
     fn class_member(&self, start: SymbolRef, name: &str) -> Option<SymbolRef> {
+        if let Some(hit) = self.members.borrow().get(&start).and_then(|m| m.get(name)) {
+            return *hit;
+        }
+        let found = self.find_class_member(start, name);
+        self.members
+            .borrow_mut()
+            .entry(start)
+            .or_default()
+            .insert(name.to_string(), found);
+        found
+    }
+
+    fn find_class_member(&self, start: SymbolRef, name: &str) -> Option<SymbolRef> {
         let mut queue = vec![start];
         let mut seen = HashSet::new();
         while let Some(s) = queue.pop() {
