@@ -123,7 +123,7 @@ impl Links {
                 push_unique(self.callees.entry(caller).or_default(), (target, call.line));
             }
             // Every overload signature of the callee is called (as TypeScript reports).
-            for sibling in overloads(files, target) {
+            for &sibling in linker.overloads(target).iter() {
                 insert_in_file_order(
                     self.callers.entry(sibling).or_default(),
                     (caller, call.line),
@@ -278,7 +278,7 @@ fn insert_in_file_order<T: PartialEq>(v: &mut Vec<T>, item: T, file: impl Fn(&T)
 }
 
 /// `s` and the other declarations of the same callable (overload signatures).
-fn overloads(files: &[FileNode], s: SymbolRef) -> Vec<SymbolRef> {
+fn find_overloads(files: &[FileNode], s: SymbolRef) -> Vec<SymbolRef> {
     let decls = &files[s.file as usize].facts.decls;
     let d = &decls[s.decl as usize];
     // Only members: same-named functions of one file are usually distinct nested helpers.
@@ -316,6 +316,9 @@ pub(crate) struct Linker<'g> {
     /// up from every call on `this` in it and its subclasses (babel's parser: one chain of
     /// about ten classes across files, hundreds of members each).
     members: RefCell<HashMap<SymbolRef, HashMap<String, Option<SymbolRef>>>>,
+    /// callable → its overload signatures (see [`find_overloads`]), one scan of its
+    /// container's members per callable instead of one per call.
+    overloads: RefCell<HashMap<SymbolRef, std::rc::Rc<[SymbolRef]>>>,
     /// (file, context) → the callback's function type: every use of a callback parameter
     /// shares its context, which would otherwise be resolved once per use.
     contexts: RefCell<HashMap<(u32, u32), Option<SymbolRef>>>,
@@ -329,6 +332,7 @@ impl<'g> Linker<'g> {
             files,
             exports: RefCell::new(HashMap::new()),
             members: RefCell::new(HashMap::new()),
+            overloads: RefCell::new(HashMap::new()),
             contexts: RefCell::new(HashMap::new()),
             packages: std::cell::OnceCell::new(),
         }
@@ -402,6 +406,15 @@ impl<'g> Linker<'g> {
                 decl: decl as u32,
             })
         })
+    }
+
+    /// `s` and the other declarations of the same callable (overload signatures).
+    fn overloads(&self, s: SymbolRef) -> std::rc::Rc<[SymbolRef]> {
+        self.overloads
+            .borrow_mut()
+            .entry(s)
+            .or_insert_with(|| find_overloads(self.files, s).into())
+            .clone()
     }
 
     /// The declaration a name written in file `f` denotes, if any.
