@@ -303,11 +303,13 @@ impl Service {
         let engine = guard.as_mut().expect("with_engine is called after ready()");
         // Without a watcher every answer syncs first (a walk of the tree); with one, only
         // when it has seen a change since the last sync.
-        let change = self.take_change();
+        let change = if self.watched.load(Ordering::Acquire) {
+            self.take_change()
+        } else {
+            Some(SyncScope::Tree)
+        };
         let freshness = match change {
-            None if self.watched.load(Ordering::Acquire) => Freshness::Fresh,
-            // Without a watcher every answer walks the tree.
-            None => self.sync(engine, &SyncScope::Tree).await,
+            None => Freshness::Fresh,
             Some(scope) => self.sync(engine, &scope).await,
         };
         let value = f(engine).await?;
