@@ -447,13 +447,20 @@ pub(crate) fn batch_to_code_chunks(
         text("breadcrumb")?,
     );
     let mut out = Vec::with_capacity(batch.num_rows());
+    // A file's chunks are neighbours: its absolute path is joined once.
+    let mut file_path = (String::new(), String::new());
     for i in 0..batch.num_rows() {
+        if file_path.0 != relative_path.value(i) {
+            file_path = (
+                relative_path.value(i).to_string(),
+                root.join(relative_path.value(i))
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
         out.push(CodeChunk {
             id: id.value(i).into(),
-            file_path: root
-                .join(relative_path.value(i))
-                .to_string_lossy()
-                .into_owned(),
+            file_path: file_path.1.clone(),
             relative_path: relative_path.value(i).into(),
             node_kind: node_kind.value(i).parse()?,
             name: name.value(i).into(),
