@@ -123,7 +123,11 @@ impl Links {
                 push_unique(self.callees.entry(caller).or_default(), (target, call.line));
             }
             // Every overload signature of the callee is called (as TypeScript reports).
-            for &sibling in linker.overloads(target).iter() {
+            let overloads = linker.overloads(target);
+            for &sibling in overloads
+                .as_deref()
+                .unwrap_or(std::slice::from_ref(&target))
+            {
                 insert_in_file_order(
                     self.callers.entry(sibling).or_default(),
                     (caller, call.line),
@@ -316,9 +320,9 @@ pub(crate) struct Linker<'g> {
     /// up from every call on `this` in it and its subclasses (babel's parser: one chain of
     /// about ten classes across files, hundreds of members each).
     members: RefCell<HashMap<SymbolRef, HashMap<String, Option<SymbolRef>>>>,
-    /// callable → its overload signatures (see [`find_overloads`]), one scan of its
-    /// container's members per callable instead of one per call.
-    overloads: RefCell<HashMap<SymbolRef, std::rc::Rc<[SymbolRef]>>>,
+    /// member callable → its overload signatures (see [`find_overloads`]; `None`: itself
+    /// alone), one scan of its container's members per callable instead of one per call.
+    overloads: RefCell<HashMap<SymbolRef, Option<std::rc::Rc<[SymbolRef]>>>>,
     /// (file, context) → the callback's function type: every use of a callback parameter
     /// shares its context, which would otherwise be resolved once per use.
     contexts: RefCell<HashMap<(u32, u32), Option<SymbolRef>>>,
@@ -408,12 +412,20 @@ impl<'g> Linker<'g> {
         })
     }
 
-    /// `s` and the other declarations of the same callable (overload signatures).
-    fn overloads(&self, s: SymbolRef) -> std::rc::Rc<[SymbolRef]> {
+    /// `s` and the other declarations of the same callable (overload signatures); `None`
+    /// when there is no other.
+    fn overloads(&self, s: SymbolRef) -> Option<std::rc::Rc<[SymbolRef]>> {
+        let d = self.decl(s);
+        if !(d.kind.is_callable() && d.container.is_some()) {
+            return None;
+        }
         self.overloads
             .borrow_mut()
             .entry(s)
-            .or_insert_with(|| find_overloads(self.files, s).into())
+            .or_insert_with(|| {
+                let all = find_overloads(self.files, s);
+                (all.len() > 1).then(|| all.into())
+            })
             .clone()
     }
 
