@@ -101,6 +101,15 @@ fn a_watched_server_answers_from_the_files_as_they_are() {
     let files = ask_until(&mut s, "refundOrder", |f| !f.is_empty());
     assert_eq!(files, ["src/payments/refunds.ts"]);
 
+    // A new file in a directory the watch has had all along (a sync of that directory
+    // alone).
+    write(
+        &repo.path().join("src/auth/refunds.ts"),
+        &REFUND_ORDER.replace("refundOrder", "refundSession"),
+    );
+    let files = ask_until(&mut s, "refundSession", |f| !f.is_empty());
+    assert_eq!(files, ["src/auth/refunds.ts"]);
+
     // A removal.
     std::fs::remove_file(payments.join("refunds.ts")).unwrap();
     let files = ask_until(&mut s, "refundOrder", |f| f.is_empty());
