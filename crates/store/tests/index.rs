@@ -274,21 +274,30 @@ async fn a_sync_scoped_to_directories_reads_only_them() {
     set_mtime(&root.join("src/util/format.ts"), 60);
     codectx_corpus::copy_tree(&fixtures().join("edits/file-added"), root);
     std::fs::remove_file(root.join("src/auth/session.ts")).unwrap();
+    std::fs::write(root.join("top.ts"), "export const top = 1;\n").unwrap();
 
-    let scope = SyncScope::Directories(["src/api".to_string(), "src/auth".to_string()].into());
+    // The root is named "".
+    let scope = SyncScope::Directories(
+        [
+            "".to_string(),
+            "src/api".to_string(),
+            "src/auth".to_string(),
+        ]
+        .into(),
+    );
     let stats = store
         .sync_in(&scope, Some(&embedder as &dyn Embedder), &())
         .await
         .unwrap();
     assert_eq!(
         stats.changed_paths,
-        ["src/api/health.ts", "src/auth/session.ts"],
+        ["src/api/health.ts", "src/auth/session.ts", "top.ts"],
         "{stats:?}"
     );
     assert_eq!(
         (stats.files_seen, stats.files_removed, stats.files_unchanged),
-        (5, 1, 4),
-        "the index's five files now, one removed, four not seen moving (format.ts is outside)"
+        (6, 1, 4),
+        "the index's six files now, one removed, four not seen moving (format.ts is outside)"
     );
     let paths: Vec<&str> = store.files().map(|f| f.path.as_str()).collect();
     assert!(paths.contains(&"src/api/health.ts") && !paths.contains(&"src/auth/session.ts"));
