@@ -243,6 +243,12 @@ impl FileSelection {
     }
 }
 
+/// The directory of a `/`-separated relative path: `a/b` for `a/b/c.ts`, `""` for `c.ts`
+/// (the root).
+pub fn directory_of(relative_path: &str) -> &str {
+    split_name(relative_path).0
+}
+
 /// `("a/b", "c.ts")` for `a/b/c.ts`; `("", "c.ts")` for `c.ts`.
 fn split_name(relative_path: &str) -> (&str, &str) {
     relative_path

@@ -154,7 +154,7 @@ fn a_directory_walked_alone_holds_what_the_whole_walk_finds_in_it() {
         let expected: Vec<&str> = whole
             .iter()
             .map(|f| f.path.as_str())
-            .filter(|p| p.rsplit_once('/').map_or("", |(d, _)| d) == relative)
+            .filter(|p| codectx_files::directory_of(p) == relative)
             .collect();
         let alone = selection.walk_directory(root, &dir);
         let found: Vec<&str> = alone.iter().map(|f| f.path.as_str()).collect();

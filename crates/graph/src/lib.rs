@@ -275,7 +275,7 @@ impl ProjectGraph {
             }
             if is_go(&file.path) {
                 packages
-                    .entry(directory(&file.path))
+                    .entry(codectx_files::directory_of(&file.path))
                     .or_default()
                     .push(i as u32);
             }
@@ -289,7 +289,12 @@ impl ProjectGraph {
             queue.extend(&importers[f as usize]);
             let path = &self.files[f as usize].path;
             if is_go(path) {
-                queue.extend(packages.get(directory(path)).into_iter().flatten());
+                queue.extend(
+                    packages
+                        .get(codectx_files::directory_of(path))
+                        .into_iter()
+                        .flatten(),
+                );
             }
         }
         marked
@@ -466,9 +471,6 @@ pub(crate) fn is_oxc_file(path: &str) -> bool {
 }
 
 /// The directory part of a relative path (`""` at the root).
-pub(crate) fn directory(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
 
 /// Whether the Rust file `path` is the module `name`: `…/name.rs` or `…/name/mod.rs`.
 pub(crate) fn is_rust_module(path: &str, name: &str) -> bool {

@@ -354,7 +354,7 @@ impl<'g> Linker<'g> {
             for (i, file) in self.files.iter().enumerate() {
                 if crate::is_go(&file.path) {
                     packages
-                        .entry(crate::directory(&file.path))
+                        .entry(codectx_files::directory_of(&file.path))
                         .or_default()
                         .push(i as u32);
                 }
@@ -362,7 +362,7 @@ impl<'g> Linker<'g> {
             packages
         });
         packages
-            .get(crate::directory(path))
+            .get(codectx_files::directory_of(path))
             .map_or(&[], Vec::as_slice)
     }
 

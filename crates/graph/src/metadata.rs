@@ -428,10 +428,7 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
     for sym in top_level(s.file) {
         push(sym, Relation::SameFile, &mut out);
     }
-    let dir = |f: u32| {
-        let p = &g.files()[f as usize].path;
-        p.rsplit_once('/').map_or("", |(d, _)| d).to_string()
-    };
+    let dir = |f: u32| codectx_files::directory_of(&g.files()[f as usize].path);
     let my_dir = dir(s.file);
     for f in 0..g.files().len() as u32 {
         if f != s.file && dir(f) == my_dir {

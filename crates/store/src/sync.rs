@@ -3,6 +3,7 @@
 //! inside the `dirty` mark that makes a killed sync repairable.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use codectx_chunker::CodeChunk;
@@ -148,19 +149,20 @@ impl Store {
         });
         let directories = match scope {
             SyncScope::Directories(dirs) if !self.known.is_empty() && !self.facts_stale => {
-                Some(dirs.clone())
+                Some(dirs)
             }
             _ => None,
         };
         let disk = {
             let root = self.root.clone();
             let selection = self.options.files.clone();
-            let directories = directories.clone();
-            tokio::task::spawn_blocking(move || match directories {
+            let walked: Option<Vec<PathBuf>> =
+                directories.map(|dirs| dirs.iter().map(|dir| root.join(dir)).collect());
+            tokio::task::spawn_blocking(move || match walked {
                 None => selection.walk(&root),
                 Some(dirs) => dirs
                     .iter()
-                    .flat_map(|dir| selection.walk_directory(&root, &root.join(dir)))
+                    .flat_map(|dir| selection.walk_directory(&root, dir))
                     .collect(),
             })
             .await
@@ -183,9 +185,7 @@ impl Store {
             .collect();
         let on_disk: HashSet<&str> = disk.iter().map(|f| f.path.as_str()).collect();
         let walked = |path: &str| {
-            directories
-                .as_ref()
-                .is_none_or(|dirs| dirs.contains(path.rsplit_once('/').map_or("", |(dir, _)| dir)))
+            directories.is_none_or(|dirs| dirs.contains(codectx_files::directory_of(path)))
         };
         let removed: Vec<String> = self
             .known
@@ -194,7 +194,7 @@ impl Store {
             .cloned()
             .collect();
         stats.files_removed = removed.len();
-        stats.files_seen = match &directories {
+        stats.files_seen = match directories {
             None => disk.len(),
             // The files of the index, with those the walk found new or gone.
             Some(_) => {
