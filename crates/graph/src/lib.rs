@@ -163,69 +163,141 @@ impl ProjectGraph {
         for i in 0..graph.files.len() {
             graph.resolve_requests(i);
         }
-        graph.relink();
+        graph.links = link::Links::build(&graph.files);
         graph
     }
 
     /// Replaces, adds or (`None`) removes the facts of several files, extracted elsewhere
-    /// (e.g. by a store's sync), then re-links once; returns how many files were re-linked.
+    /// (e.g. by a store's sync), then re-links what can see the change; returns how many
+    /// files were re-linked.
     pub fn update_facts(
         &mut self,
         changes: impl IntoIterator<Item = (PathBuf, Option<FileFacts>)>,
     ) -> usize {
-        let mut added_or_removed = false;
-        // Files whose outward facts held (each re-linked alone) and files whose did not.
-        let mut inward = Vec::new();
-        let mut outward = Vec::new();
+        let mut edited = Vec::new();
+        let mut added = Vec::new();
+        let mut removed = Vec::new();
         for (abs, facts) in changes {
             let path = relative(&self.root, &abs);
             match (self.by_path.get(&path).copied(), facts) {
-                (Some(i), Some(facts)) => {
-                    if self.files[i as usize].facts.same_outward_facts(&facts) {
-                        inward.push(i);
-                    } else {
-                        outward.push(i);
-                    }
-                    self.files[i as usize].facts = facts;
-                    self.files[i as usize].index_symbols();
-                }
-                (None, Some(facts)) => {
-                    self.files.push(FileNode::new(path.clone(), abs, facts));
-                    self.by_path.insert(path, (self.files.len() - 1) as u32);
-                    added_or_removed = true;
-                }
-                (Some(i), None) => {
-                    self.files.remove(i as usize);
-                    self.index_paths();
-                    added_or_removed = true;
-                }
+                (Some(i), Some(facts)) => edited.push((i, facts)),
+                (None, Some(facts)) => added.push(FileNode::new(path, abs, facts)),
+                (Some(i), None) => removed.push(i),
                 (None, None) => {}
             }
         }
-        if added_or_removed {
-            // Files stay in path order, as a fresh build has them. A new or vanished file
-            // can change what any specifier resolves to.
-            self.files.sort_by(|a, b| a.path.cmp(&b.path));
-            self.resolver.clear_cache();
-            self.index_paths();
-            for i in 0..self.files.len() {
-                self.resolve_requests(i);
+        // Files whose outward facts (declarations, exports, requests) held, each re-linked
+        // alone, and files whose did not, re-linked with everything that can see them.
+        let mut inward = Vec::new();
+        let mut outward = Vec::new();
+        for (i, facts) in edited {
+            let file = &mut self.files[i as usize];
+            if file.facts.same_outward_facts(&facts) {
+                inward.push(i);
+            } else {
+                outward.push(i);
             }
-            self.relink();
-            self.files.len()
-        } else {
-            // Same files, so the same file numbers: only changed requests resolve again,
-            // and only the files whose resolution can reach an outward change re-link.
+            file.facts = facts;
+            file.index_symbols();
+        }
+        if added.is_empty() && removed.is_empty() {
+            // Same files, so the same file numbers: only changed requests resolve again.
             for &i in &outward {
                 self.resolve_requests(i as usize);
             }
-            let mut dirty = self.dependents(&outward);
-            for i in inward {
-                dirty[i as usize] = true;
-            }
-            self.links.relink_files(&self.files, &dirty);
-            dirty.iter().filter(|&&d| d).count()
+        } else {
+            let (renumbered, changed) = self.add_and_remove(added, &removed);
+            inward = inward
+                .iter()
+                .filter_map(|&i| renumbered[i as usize])
+                .collect();
+            outward = outward
+                .iter()
+                .filter_map(|&i| renumbered[i as usize])
+                .chain(changed)
+                .collect();
         }
+        let mut dirty = self.dependents(&outward);
+        for i in inward {
+            dirty[i as usize] = true;
+        }
+        self.links.relink_files(&self.files, &dirty);
+        dirty.iter().filter(|&&d| d).count()
+    }
+
+    /// Adds and removes files, keeping them in path order as a fresh build has them, and
+    /// resolves every request again: a new or vanished file can change what any specifier
+    /// resolves to. Returns each old file's new number (`None`: removed) and the files whose
+    /// facts the links have not seen: the new ones, those whose requests now resolve
+    /// elsewhere, and the Go files of a package that lost a file.
+    fn add_and_remove(
+        &mut self,
+        added: Vec<FileNode>,
+        removed: &[u32],
+    ) -> (Vec<Option<u32>>, Vec<u32>) {
+        let old = std::mem::take(&mut self.files);
+        let old_count = old.len();
+        let mut gone = vec![false; old_count];
+        for &i in removed {
+            gone[i as usize] = true;
+        }
+        let mut lost_packages = Vec::new();
+        // (old number, file): the resolution each had, to compare once all is resolved.
+        let mut files: Vec<(Option<u32>, FileNode)> = Vec::with_capacity(old_count + added.len());
+        for (i, file) in old.into_iter().enumerate() {
+            if !gone[i] {
+                files.push((Some(i as u32), file));
+            } else if is_go(&file.path) {
+                lost_packages.push(codectx_files::directory_of(&file.path).to_string());
+            }
+        }
+        files.extend(added.into_iter().map(|file| (None, file)));
+        files.sort_by(|a, b| a.1.path.cmp(&b.1.path));
+        // A path added twice keeps its last facts (the sort is stable).
+        files.dedup_by(|later, earlier| {
+            let same = later.1.path == earlier.1.path;
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
+        let mut renumbered = vec![None; old_count];
+        for (new, (old, _)) in files.iter().enumerate() {
+            if let Some(old) = old {
+                renumbered[*old as usize] = Some(new as u32);
+            }
+        }
+        let (old_numbers, nodes): (Vec<Option<u32>>, Vec<FileNode>) = files.into_iter().unzip();
+        self.files = nodes;
+        self.index_paths();
+        self.links.renumber(&renumbered);
+        self.resolver.clear_cache();
+        let mut changed = Vec::new();
+        for (i, old) in old_numbers.into_iter().enumerate() {
+            let before = (
+                std::mem::take(&mut self.files[i].resolved),
+                std::mem::take(&mut self.files[i].request_files),
+            );
+            self.resolve_requests(i);
+            let file = &self.files[i];
+            // An old request file is compared by its new number (`Some(None)`: removed).
+            let same = old.is_some()
+                && before.0 == file.resolved
+                && before.1.len() == file.request_files.len()
+                && before
+                    .1
+                    .iter()
+                    .zip(&file.request_files)
+                    .all(|(was, now)| was.map(|f| renumbered[f as usize]) == now.map(Some));
+            let lost_package = is_go(&file.path)
+                && lost_packages
+                    .iter()
+                    .any(|d| d == codectx_files::directory_of(&file.path));
+            if !same || lost_package {
+                changed.push(i as u32);
+            }
+        }
+        (renumbered, changed)
     }
 
     /// Replaces (or adds) one file and re-links. `source = None` removes the file.
@@ -298,10 +370,6 @@ impl ProjectGraph {
             }
         }
         marked
-    }
-
-    fn relink(&mut self) {
-        self.links = link::Links::build(&self.files);
     }
 
     pub fn root(&self) -> &Path {
@@ -469,8 +537,6 @@ pub(crate) fn is_go(path: &str) -> bool {
 pub(crate) fn is_oxc_file(path: &str) -> bool {
     codectx_parser::Language::from_path(path).is_none_or(|l| l.is_oxc())
 }
-
-/// The directory part of a relative path (`""` at the root).
 
 /// Whether the Rust file `path` is the module `name`: `…/name.rs` or `…/name/mod.rs`.
 pub(crate) fn is_rust_module(path: &str, name: &str) -> bool {

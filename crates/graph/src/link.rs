@@ -68,11 +68,7 @@ impl Links {
     /// and file numbers held.
     pub(crate) fn relink_files(&mut self, files: &[FileNode], dirty: &[bool]) {
         let dirty = |f: u32| dirty[f as usize];
-        for (target, n) in std::mem::take(&mut self.dispatched) {
-            if let Some(callers) = self.callers.get_mut(&target) {
-                callers.truncate(callers.len() - n);
-            }
-        }
+        self.strip_dispatched();
         self.callees.retain(|c, _| !dirty(caller_file(*c)));
         self.callers.retain(|_, callers| {
             callers.retain(|&(c, _)| !dirty(caller_file(c)));
@@ -93,6 +89,56 @@ impl Links {
             self.add_file(&linker, files, f);
         }
         self.dispatch_virtual_calls(files);
+    }
+
+    /// Renumbers the files after some were added or removed: `new_index[f]` is old file
+    /// `f`'s number now (`None`: removed). The numbering must keep the files' order, as a
+    /// path-ordered build does, so that every list stays in file order. Entries that touch a
+    /// removed file go; virtual dispatch goes too, for [`Links::relink_files`] to derive again.
+    pub(crate) fn renumber(&mut self, new_index: &[Option<u32>]) {
+        self.strip_dispatched();
+        let file = |f: u32| new_index[f as usize];
+        let symbol = |s: SymbolRef| {
+            Some(SymbolRef {
+                file: file(s.file)?,
+                decl: s.decl,
+            })
+        };
+        let caller = |c: CallerRef| match c {
+            CallerRef::Symbol(s) => symbol(s).map(CallerRef::Symbol),
+            CallerRef::Module(f) => file(f).map(CallerRef::Module),
+        };
+        fn remap<K: Eq + std::hash::Hash, V>(
+            map: &mut HashMap<K, Vec<V>>,
+            key: impl Fn(K) -> Option<K>,
+            entry: impl Fn(V) -> Option<V>,
+        ) {
+            *map = std::mem::take(map)
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    let v: Vec<V> = v.into_iter().filter_map(&entry).collect();
+                    Some((key(k)?, v)).filter(|(_, v)| !v.is_empty())
+                })
+                .collect();
+        }
+        remap(&mut self.callees, caller, |(s, line)| {
+            Some((symbol(s)?, line))
+        });
+        remap(&mut self.callers, symbol, |(c, line)| {
+            Some((caller(c)?, line))
+        });
+        remap(&mut self.refs, symbol, |(f, n)| Some((file(f)?, n)));
+        remap(&mut self.supertypes, symbol, symbol);
+        remap(&mut self.subtypes, symbol, symbol);
+    }
+
+    /// Takes the dispatched calls off the end of the `callers` lists.
+    fn strip_dispatched(&mut self) {
+        for (target, n) in std::mem::take(&mut self.dispatched) {
+            if let Some(callers) = self.callers.get_mut(&target) {
+                callers.truncate(callers.len() - n);
+            }
+        }
     }
 
     /// Adds the entries of file `f`'s own sites and declarations, each in its file-order

@@ -303,6 +303,76 @@ fn syntax_errors_keep_the_rest_of_the_file() {
     assert!(names.contains(&"before"), "{names:?}");
 }
 
+/// Every fixture file removed in turn, then written back, then renamed (removed and added
+/// in one update, beside an edit of another file): each patched graph renders exactly as a
+/// fresh load of the tree as it then is. Removing or adding a file renumbers the others and
+/// can change what any specifier resolves to.
+#[test]
+fn an_added_or_removed_file_relinks_to_what_a_fresh_load_gives() {
+    let mut changes = 0;
+    for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
+        let fixture = entry.unwrap().path();
+        let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
+        let dir = tempdir(&format!("add-remove-{name}"));
+        codectx_corpus::copy_tree(&fixture, &dir);
+        let mut g = ProjectGraph::load(&dir).unwrap();
+        let files: Vec<(String, PathBuf)> = g
+            .files()
+            .iter()
+            .map(|f| (f.path.clone(), f.abs.clone()))
+            .collect();
+        let check = |g: &ProjectGraph, what: &str| {
+            let fresh = ProjectGraph::load(&dir).unwrap();
+            assert_eq!(render(g), render(&fresh), "{name}: {what}");
+        };
+        for (n, (path, abs)) in files.iter().enumerate() {
+            let source = std::fs::read_to_string(abs).unwrap();
+            std::fs::remove_file(abs).unwrap();
+            g.update_file(abs, None);
+            check(&g, &format!("{path} removed"));
+            std::fs::write(abs, &source).unwrap();
+            g.update_file(abs, Some(&source));
+            check(&g, &format!("{path} written back"));
+            // Renamed to a name that sorts first, while the next file loses its first line.
+            let renamed =
+                abs.with_file_name(format!("0-{}", abs.file_name().unwrap().to_string_lossy()));
+            // (A fixture of one file edits that file's new copy instead.)
+            let (other_path, other) = &files[(n + 1) % files.len()];
+            let other_source = std::fs::read_to_string(other).unwrap();
+            std::fs::rename(abs, &renamed).unwrap();
+            let other = if other == abs { &renamed } else { other };
+            let edited: String = other_source
+                .lines()
+                .skip(1)
+                .map(|l| format!("{l}\n"))
+                .collect();
+            std::fs::write(other, &edited).unwrap();
+            let facts = |p: &std::path::Path| {
+                let source = std::fs::read_to_string(p).unwrap();
+                codectx_graph::extract_facts(&codectx_files::relative_path(&dir, p), &source)
+            };
+            g.update_facts([
+                (abs.clone(), None),
+                (renamed.clone(), Some(facts(&renamed))),
+                (other.clone(), Some(facts(other))),
+            ]);
+            check(&g, &format!("{path} renamed, {other_path} edited"));
+            std::fs::write(other, &other_source).unwrap();
+            std::fs::rename(&renamed, abs).unwrap();
+            let other = if other == &renamed { abs } else { other };
+            g.update_facts([
+                (renamed.clone(), None),
+                (abs.clone(), Some(facts(abs))),
+                (other.clone(), Some(facts(other))),
+            ]);
+            check(&g, &format!("{path} renamed back"));
+            changes += 4;
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(changes > 300, "{changes} changes");
+}
+
 /// Every line of every fixture file deleted in turn, on a loaded graph: the patched graph
 /// renders exactly as a fresh load of the edited tree. Deleting a line inside a body keeps
 /// the file's outward facts (only that file is re-linked); deleting a declaration's line
