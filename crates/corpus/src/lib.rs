@@ -112,6 +112,12 @@ pub fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
         let target = to.join(path.file_name().unwrap());
+        // A symlink stays one (a workspace's `node_modules` links its packages).
+        #[cfg(unix)]
+        if let Ok(link) = std::fs::read_link(&path) {
+            std::os::unix::fs::symlink(link, &target).unwrap();
+            continue;
+        }
         if path.is_dir() {
             copy_tree(&path, &target);
         } else {

@@ -70,6 +70,33 @@ pub struct SourceFile {
     pub size: u64,
 }
 
+/// What one walk found: source files and module configurations, each sorted by path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Walked {
+    pub sources: Vec<SourceFile>,
+    pub module_configs: Vec<SourceFile>,
+}
+
+impl Walked {
+    fn of(found: Vec<Found>) -> Self {
+        let mut walked = Walked::default();
+        for file in found {
+            match file {
+                Found::Source(file) => walked.sources.push(file),
+                Found::ModuleConfig(file) => walked.module_configs.push(file),
+            }
+        }
+        walked.sources.sort_by(|a, b| a.path.cmp(&b.path));
+        walked.module_configs.sort_by(|a, b| a.path.cmp(&b.path));
+        walked
+    }
+}
+
+enum Found {
+    Source(SourceFile),
+    ModuleConfig(SourceFile),
+}
+
 impl FileSelection {
     /// The selection for an unpacked package (npm tarballs in tests and xtask): only
     /// `node_modules` is skipped, since packages ship their code in `dist/` or `build/`, and
@@ -90,13 +117,19 @@ impl FileSelection {
         files
     }
 
-    /// The source files directly inside `dir`, a directory the walk from `root` enters, by
-    /// the walk's rules (the ignore files of `dir` and of its parents apply), sorted by
-    /// path: what a sync reads when a file watcher saw changes in `dir` and nowhere else.
-    pub fn walk_directory(&self, root: &Path, dir: &Path) -> Vec<SourceFile> {
-        let mut files = self.collect(dir, Some(1), |entry| self.source_file(root, entry));
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        files
+    /// [`FileSelection::walk`], with the module configurations the same walk passes
+    /// ([`is_module_config_name`]): what a sync compares to notice that imports may resolve
+    /// differently.
+    pub fn walk_with_module_configs(&self, root: &Path) -> Walked {
+        Walked::of(self.collect(root, None, |entry| self.found_file(root, entry)))
+    }
+
+    /// The source files and module configurations directly inside `dir`, a directory the
+    /// walk from `root` enters, by the walk's rules (the ignore files of `dir` and of its
+    /// parents apply): what a sync reads when a file watcher saw changes in `dir` and
+    /// nowhere else.
+    pub fn walk_directory(&self, root: &Path, dir: &Path) -> Walked {
+        Walked::of(self.collect(dir, Some(1), |entry| self.found_file(root, entry)))
     }
 
     /// The directories the walk enters under `root` (`root` included when it is one),
@@ -166,12 +199,30 @@ impl FileSelection {
     }
 
     fn source_file(&self, root: &Path, entry: ignore::DirEntry) -> Option<SourceFile> {
+        match self.found_file(root, entry)? {
+            Found::Source(file) => Some(file),
+            Found::ModuleConfig(_) => None,
+        }
+    }
+
+    fn found_file(&self, root: &Path, entry: ignore::DirEntry) -> Option<Found> {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return None;
         }
-        if !self.is_source_name(entry.file_name().to_str()?) {
+        let name = entry.file_name().to_str()?;
+        let source = self.is_source_name(name);
+        if !source && !is_module_config_name(name) {
             return None;
         }
+        let file = Self::stat(root, entry)?;
+        Some(if source {
+            Found::Source(file)
+        } else {
+            Found::ModuleConfig(file)
+        })
+    }
+
+    fn stat(root: &Path, entry: ignore::DirEntry) -> Option<SourceFile> {
         let meta = entry.metadata().ok()?;
         let mtime_ns = meta
             .modified()

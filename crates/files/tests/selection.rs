@@ -124,7 +124,7 @@ fn a_path_alone_is_selected_as_the_walk_would() {
 
 /// A walk of one directory finds what the whole walk finds there, by the same rules: the
 /// root's and a nested directory's ignore files, git's exclude file, hidden and declaration
-/// files, nothing from the directories below.
+/// files, nothing from the directories below; module configurations alike.
 #[test]
 fn a_directory_walked_alone_holds_what_the_whole_walk_finds_in_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -146,25 +146,50 @@ fn a_directory_walked_alone_holds_what_the_whole_walk_finds_in_it() {
     ] {
         write(root, path, "export const x = 1;\n");
     }
+    for path in [
+        "package.json",
+        "src/lib/tsconfig.json",
+        "src/lib/tsconfig.build.json",
+        "src/lib/deep/package.json",
+        "src/lib/deep/other.json",
+        "node_modules/x/package.json",
+    ] {
+        write(root, path, "{}\n");
+    }
     let selection = FileSelection::default();
-    let whole = selection.walk(root);
+    let whole = selection.walk_with_module_configs(root);
+    assert_eq!(whole.sources, selection.walk(root));
+    let paths = |files: &[codectx_files::SourceFile], dir: Option<&str>| -> Vec<String> {
+        files
+            .iter()
+            .map(|f| f.path.clone())
+            .filter(|p| dir.is_none_or(|d| codectx_files::directory_of(p) == d))
+            .collect()
+    };
     let mut seen = 0;
     for dir in selection.directories(root) {
         let relative = codectx_files::relative_path(root, &dir);
-        let expected: Vec<&str> = whole
-            .iter()
-            .map(|f| f.path.as_str())
-            .filter(|p| codectx_files::directory_of(p) == relative)
-            .collect();
         let alone = selection.walk_directory(root, &dir);
-        let found: Vec<&str> = alone.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(found, expected, "{relative:?}");
-        seen += found.len();
+        let dir = Some(relative.as_str());
+        assert_eq!(paths(&alone.sources, None), paths(&whole.sources, dir));
+        assert_eq!(
+            paths(&alone.module_configs, None),
+            paths(&whole.module_configs, dir)
+        );
+        seen += alone.sources.len() + alone.module_configs.len();
     }
-    assert_eq!(seen, whole.len());
-    let paths: Vec<&str> = whole.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(seen, whole.sources.len() + whole.module_configs.len());
     assert_eq!(
-        paths,
+        paths(&whole.sources, None),
         ["src/a.ts", "src/lib/b.ts", "src/lib/deep/c.ts", "top.ts"]
+    );
+    assert_eq!(
+        paths(&whole.module_configs, None),
+        [
+            "package.json",
+            "src/lib/deep/package.json",
+            "src/lib/tsconfig.build.json",
+            "src/lib/tsconfig.json"
+        ]
     );
 }

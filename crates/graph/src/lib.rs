@@ -271,16 +271,50 @@ impl ProjectGraph {
         self.files = nodes;
         self.index_paths();
         self.links.renumber(&renumbered);
+        let mut changed = self.resolve_all_again(&old_numbers, &renumbered);
+        for (i, file) in self.files.iter().enumerate() {
+            let directory = codectx_files::directory_of(&file.path);
+            if is_go(&file.path) && lost_packages.iter().any(|d| d == directory) {
+                changed.push(i as u32);
+            }
+        }
+        (renumbered, changed)
+    }
+
+    /// Resolves every request again, with no file-system lookup remembered: after a module
+    /// configuration (`package.json`, `tsconfig.json`, `Cargo.toml`, `go.mod`) was written,
+    /// added or removed, any import may resolve differently. Re-links the files whose
+    /// requests now resolve elsewhere and what can see them; returns how many files were
+    /// re-linked.
+    pub fn resolve_again(&mut self) -> usize {
+        let same: Vec<Option<u32>> = (0..self.files.len() as u32).map(Some).collect();
+        let changed = self.resolve_all_again(&same, &same);
+        if changed.is_empty() {
+            return 0;
+        }
+        let dirty = self.dependents(&changed);
+        self.links.relink_files(&self.files, &dirty);
+        dirty.iter().filter(|&&d| d).count()
+    }
+
+    /// Resolves every file's requests with the resolver's cache cleared; returns the files
+    /// that are new (`old_numbers[i]` is `None`) or whose requests resolve elsewhere than
+    /// before. An old request file is compared by its number now (`renumbered`).
+    fn resolve_all_again(
+        &mut self,
+        old_numbers: &[Option<u32>],
+        renumbered: &[Option<u32>],
+    ) -> Vec<u32> {
         self.resolver.clear_cache();
         let mut changed = Vec::new();
-        for (i, old) in old_numbers.into_iter().enumerate() {
+        for (i, old) in old_numbers.iter().enumerate() {
             let before = (
                 std::mem::take(&mut self.files[i].resolved),
                 std::mem::take(&mut self.files[i].request_files),
             );
             self.resolve_requests(i);
             let file = &self.files[i];
-            // An old request file is compared by its new number (`Some(None)`: removed).
+            // `Some(None)`: the request's old file was removed.
             let same = old.is_some()
                 && before.0 == file.resolved
                 && before.1.len() == file.request_files.len()
@@ -289,15 +323,11 @@ impl ProjectGraph {
                     .iter()
                     .zip(&file.request_files)
                     .all(|(was, now)| was.map(|f| renumbered[f as usize]) == now.map(Some));
-            let lost_package = is_go(&file.path)
-                && lost_packages
-                    .iter()
-                    .any(|d| d == codectx_files::directory_of(&file.path));
-            if !same || lost_package {
+            if !same {
                 changed.push(i as u32);
             }
         }
-        (renumbered, changed)
+        changed
     }
 
     /// Replaces (or adds) one file and re-links. `source = None` removes the file.

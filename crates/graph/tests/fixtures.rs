@@ -373,6 +373,58 @@ fn an_added_or_removed_file_relinks_to_what_a_fresh_load_gives() {
     assert!(changes > 300, "{changes} changes");
 }
 
+/// Every module configuration of every fixture replaced in turn by one that says nothing
+/// (then restored): after `resolve_again`, the graph renders as a fresh load of the tree as
+/// it then is. The replacements that change what imports resolve to are listed. Most replacements must change what imports resolve to.
+#[test]
+fn a_module_configuration_edit_resolves_imports_again() {
+    let mut effective = Vec::new();
+    for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
+        let fixture = entry.unwrap().path();
+        let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
+        let dir = tempdir(&format!("configs-{name}"));
+        codectx_corpus::copy_tree(&fixture, &dir);
+        let mut g = ProjectGraph::load(&dir).unwrap();
+        let configs = codectx_files::FileSelection::default()
+            .walk_with_module_configs(&dir)
+            .module_configs;
+        for config in configs {
+            let original = std::fs::read_to_string(&config.abs).unwrap();
+            let says_nothing = match config.path.rsplit('/').next() {
+                Some("go.mod") => "module example.com/elsewhere\n",
+                Some("Cargo.toml") => "[package]\nname = \"elsewhere\"\n",
+                _ => "{}\n",
+            };
+            let before = render(&g);
+            for text in [says_nothing, original.as_str()] {
+                std::fs::write(&config.abs, text).unwrap();
+                g.resolve_again();
+                let fresh = ProjectGraph::load(&dir).unwrap();
+                assert_eq!(render(&g), render(&fresh), "{name}: {}", config.path);
+                if text == says_nothing && render(&g) != before {
+                    effective.push(format!("{name}/{}", config.path));
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // The others leave the graph as it was: packages nothing imports by name (a workspace
+    // root, an app, a CommonJS package), crates no other crate uses, a workspace's root.
+    effective.sort();
+    assert_eq!(
+        effective,
+        [
+            "go-calls/go.mod",
+            "go-modules/go.mod",
+            "rust-modules/Cargo.toml",
+            "rust-workspace/crates/core/Cargo.toml",
+            "tsconfig-paths/tsconfig.base.json",
+            "tsconfig-paths/tsconfig.json",
+            "workspace/packages/core/package.json",
+        ]
+    );
+}
+
 /// Every line of every fixture file deleted in turn, on a loaded graph: the patched graph
 /// renders exactly as a fresh load of the edited tree. Deleting a line inside a body keeps
 /// the file's outward facts (only that file is re-linked); deleting a declaration's line

@@ -283,6 +283,11 @@ impl Project {
             let chunks = by_file(&elsewhere, store.code_chunks_of_files(&elsewhere).await?);
             self.patch(&elsewhere, facts, chunks);
         }
+        if changes.module_configs_changed {
+            let started = Instant::now();
+            let relinked = self.graph.resolve_again();
+            tracing::debug!(relinked, elapsed = ?started.elapsed(), "imports resolved again after a module configuration changed");
+        }
         self.skipped = skipped_files(store);
         Ok(())
     }
@@ -295,6 +300,9 @@ impl Project {
         mut facts: HashMap<String, codectx_graph::FileFacts>,
         chunks: HashMap<String, Vec<CodeChunk>>,
     ) {
+        if changed.is_empty() {
+            return;
+        }
         let started = std::time::Instant::now();
         let relinked = self.graph.update_facts(
             changed

@@ -191,3 +191,61 @@ async fn a_syncs_change_set_patches_the_project_to_a_fresh_load() {
     project.apply_changes(&store, changes).await.unwrap();
     same_as_a_fresh_load(&project, &Project::from_index(&store).await.unwrap());
 }
+
+/// A module configuration edited, then removed, while the engine runs: its next sync (one
+/// scoped to the configuration's directory, then one of the whole tree) resolves imports
+/// again, and the project equals a fresh load.
+#[tokio::test]
+async fn a_module_configuration_edit_resolves_imports_again() {
+    let root = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = root.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let paths = |to: &str| {
+        format!(
+            r#"{{ "compilerOptions": {{ "baseUrl": ".", "paths": {{ "@lib/*": ["{to}/*"] }} }} }}"#
+        )
+    };
+    write("tsconfig.json", &paths("src/lib"));
+    write("src/lib/greet.ts", "export function greet() {}\n");
+    write("src/alternative/greet.ts", "export function greet() {}\n");
+    write(
+        "src/main.ts",
+        "import { greet } from '@lib/greet';\nexport function main() {\n  greet();\n}\n",
+    );
+    let options = EngineOptions {
+        store: StoreOptions {
+            history: codectx_store::HistoryOptions {
+                max_commits: 0,
+                ..Default::default()
+            },
+            ..StoreOptions::default()
+        },
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::open(root.path(), options).await.unwrap();
+    let main_calls = |project: &Project| {
+        render(project)
+            .lines()
+            .find(|l| l.starts_with("decl src/main.ts::main"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(main_calls(engine.project()).contains("src/lib/greet.ts::greet"));
+
+    write("tsconfig.json", &paths("src/alternative"));
+    let scope = codectx_retrieval::SyncScope::Directories([String::new()].into());
+    let stats = engine.refresh_in(&scope, &()).await.unwrap();
+    assert!(stats.changed_paths.is_empty(), "no source file changed");
+    assert!(main_calls(engine.project()).contains("src/alternative/greet.ts::greet"));
+    let fresh = Project::from_index(engine.store()).await.unwrap();
+    assert_eq!(render(engine.project()), render(&fresh));
+
+    std::fs::remove_file(root.path().join("tsconfig.json")).unwrap();
+    engine.refresh(&()).await.unwrap();
+    assert!(main_calls(engine.project()).contains("calls []"));
+    let fresh = Project::from_index(engine.store()).await.unwrap();
+    assert_eq!(render(engine.project()), render(&fresh));
+}

@@ -176,6 +176,10 @@ pub struct SyncChanges {
     pub elsewhere: Vec<String>,
     /// The index held no file before the sync: the changes are the whole project.
     pub complete: bool,
+    /// A module configuration (`package.json`, `tsconfig.json`, `Cargo.toml`, `go.mod`)
+    /// was written, added or removed where the sync looked, since this handle's last
+    /// sync: any import may resolve differently.
+    pub module_configs_changed: bool,
 }
 
 impl Default for StoreOptions {
@@ -213,6 +217,9 @@ pub struct Store {
     pub(crate) options: StoreOptions,
     /// The files table without facts, as of `files_version`.
     pub(crate) known: HashMap<String, FileRecord>,
+    /// The module configurations this handle's syncs walked past, path → (mtime, size):
+    /// `None` before its first sync, since a sync can only tell a change from what it saw.
+    pub(crate) module_configs: Option<HashMap<String, (i64, u64)>>,
     pub(crate) files_version: u64,
     /// Set when the last writer died mid-sync (or we do not know yet whether rows wait for
     /// vectors): the next sync checks.
@@ -451,6 +458,7 @@ impl Store {
             meta: meta_table,
             options,
             known: HashMap::new(),
+            module_configs: None,
             files_version: 0,
             needs_repair,
             facts_stale: meta.get(FACTS_KEY) != Some(&FACTS_VERSION.to_string()),

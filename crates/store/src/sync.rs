@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use codectx_chunker::CodeChunk;
-use codectx_files::SourceFile;
+use codectx_files::{SourceFile, Walked};
 
 use crate::Embedder;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
@@ -134,6 +134,33 @@ impl Store {
         Ok(lock)
     }
 
+    /// Records the module configurations a walk found (in `directories`, or everywhere)
+    /// and says whether any differs from what this handle's last walk there found.
+    fn note_module_configs(
+        &mut self,
+        found: &[SourceFile],
+        directories: Option<&BTreeSet<String>>,
+    ) -> bool {
+        let found: HashMap<String, (i64, u64)> = found
+            .iter()
+            .map(|f| (f.path.clone(), (f.mtime_ns, f.size)))
+            .collect();
+        let Some(seen) = &mut self.module_configs else {
+            self.module_configs = Some(found);
+            return false;
+        };
+        let Some(dirs) = directories else {
+            let before = std::mem::replace(seen, found);
+            return before != *seen;
+        };
+        let before: HashMap<String, (i64, u64)> = seen
+            .extract_if(|path, _| dirs.contains(codectx_files::directory_of(path)))
+            .collect();
+        let changed = before != found;
+        seen.extend(found);
+        changed
+    }
+
     pub(crate) async fn sync_structure(
         &mut self,
         scope: &SyncScope,
@@ -159,16 +186,26 @@ impl Store {
             let walked: Option<Vec<PathBuf>> =
                 directories.map(|dirs| dirs.iter().map(|dir| root.join(dir)).collect());
             tokio::task::spawn_blocking(move || match walked {
-                None => selection.walk(&root),
-                Some(dirs) => dirs
-                    .iter()
-                    .flat_map(|dir| selection.walk_directory(&root, dir))
-                    .collect(),
+                None => selection.walk_with_module_configs(&root),
+                Some(dirs) => {
+                    let mut all = Walked::default();
+                    for dir in dirs {
+                        let walked = selection.walk_directory(&root, &dir);
+                        all.sources.extend(walked.sources);
+                        all.module_configs.extend(walked.module_configs);
+                    }
+                    all
+                }
             })
             .await
             .expect("the walk does not panic")
         };
         stats.timings.walk = started.elapsed();
+        let configs_changed = self.note_module_configs(&disk.module_configs, directories);
+        if let Some(changes) = &mut self.changes {
+            changes.module_configs_changed = configs_changed;
+        }
+        let disk = disk.sources;
 
         // mtime (and size) is the trigger; only files that moved are read. Facts of another
         // extractor version make every file move once (vectors are carried over).
