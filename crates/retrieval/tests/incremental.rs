@@ -46,11 +46,9 @@ fn render(project: &Project) -> String {
     out
 }
 
-#[tokio::test]
-async fn a_patched_project_equals_a_fresh_load() {
-    let root = tempfile::tempdir().unwrap();
-    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/search"), root.path());
-    let options = EngineOptions {
+/// The default options but history (these tests' trees are not repositories).
+fn without_history() -> EngineOptions {
+    EngineOptions {
         store: StoreOptions {
             history: codectx_store::HistoryOptions {
                 max_commits: 0,
@@ -59,8 +57,14 @@ async fn a_patched_project_equals_a_fresh_load() {
             ..StoreOptions::default()
         },
         ..EngineOptions::default()
-    };
-    let mut engine = Engine::open(root.path(), options).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_patched_project_equals_a_fresh_load() {
+    let root = tempfile::tempdir().unwrap();
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/search"), root.path());
+    let mut engine = Engine::open(root.path(), without_history()).await.unwrap();
 
     // An edit that adds a cross-file call, a new file calling into another, a removal.
     let session = root.path().join("src/auth/session.ts");
@@ -215,17 +219,7 @@ async fn a_module_configuration_edit_resolves_imports_again() {
         "src/main.ts",
         "import { greet } from '@lib/greet';\nexport function main() {\n  greet();\n}\n",
     );
-    let options = EngineOptions {
-        store: StoreOptions {
-            history: codectx_store::HistoryOptions {
-                max_commits: 0,
-                ..Default::default()
-            },
-            ..StoreOptions::default()
-        },
-        ..EngineOptions::default()
-    };
-    let mut engine = Engine::open(root.path(), options).await.unwrap();
+    let mut engine = Engine::open(root.path(), without_history()).await.unwrap();
     let main_calls = |project: &Project| {
         render(project)
             .lines()
