@@ -348,6 +348,41 @@ pub fn bench(root: &Path, runs: usize) -> anyhow::Result<()> {
             median(outward)
         );
     }
+    // A new file beside the largest one, importing it, then the same file removed, then a
+    // module configuration changed: each resolves every import again and re-links where
+    // the resolution moved.
+    if let Some(abs) = largest {
+        let new = abs.with_file_name("codectxBenchAdded.ts");
+        let path = new
+            .strip_prefix(&root_abs)
+            .unwrap_or(&new)
+            .display()
+            .to_string();
+        let stem = abs.file_stem().unwrap_or_default().to_string_lossy();
+        let text = format!(
+            "import * as probed from './{stem}';\nexport function codectxBenchAdded() {{ return probed; }}\n"
+        );
+        let (mut added, mut removed, mut resolved) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut relinked_added, mut relinked_removed, mut relinked_resolved) = (0, 0, 0);
+        for _ in 0..runs {
+            let facts = codectx_graph::extract_facts(&path, &text);
+            let t = Instant::now();
+            relinked_added = graph.update_facts([(new.clone(), Some(facts))]);
+            added.push(t.elapsed().as_secs_f64() * 1e3);
+            let t = Instant::now();
+            relinked_removed = graph.update_facts([(new.clone(), None)]);
+            removed.push(t.elapsed().as_secs_f64() * 1e3);
+            let t = Instant::now();
+            relinked_resolved = graph.resolve_again();
+            resolved.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        println!(
+            "{path} added: {relinked_added} files re-linked in {:.1} ms; removed: {relinked_removed} in {:.1} ms; a module configuration changed, nothing moved: {relinked_resolved} in {:.1} ms (medians)",
+            median(added),
+            median(removed),
+            median(resolved)
+        );
+    }
     println!("peak RSS {:.1} MB", crate::bench::peak_rss_mb());
     Ok(())
 }
