@@ -160,9 +160,7 @@ impl ProjectGraph {
             links: link::Links::default(),
         };
         graph.index_paths();
-        for i in 0..graph.files.len() {
-            graph.resolve_requests(i);
-        }
+        graph.resolve_every_file();
         graph.links = link::Links::build(&graph.files);
         graph
     }
@@ -306,13 +304,9 @@ impl ProjectGraph {
         renumbered: &[Option<u32>],
     ) -> Vec<u32> {
         self.resolver.clear_cache();
+        let resolved_before = self.resolve_every_file();
         let mut changed = Vec::new();
-        for (i, old) in old_numbers.iter().enumerate() {
-            let before = (
-                std::mem::take(&mut self.files[i].resolved),
-                std::mem::take(&mut self.files[i].request_files),
-            );
-            self.resolve_requests(i);
+        for ((i, old), before) in old_numbers.iter().enumerate().zip(resolved_before) {
             let file = &self.files[i];
             // `Some(None)`: the request's old file was removed.
             let same = old.is_some()
@@ -345,6 +339,63 @@ impl ProjectGraph {
             .collect();
     }
 
+    /// Resolves every file's requests, on all cores (resolution probes the file system,
+    /// and the resolver's cache is shared between threads); returns what each file held
+    /// before, `(resolved, request_files)`.
+    fn resolve_every_file(&mut self) -> Vec<(Vec<Resolved>, Vec<Option<u32>>)> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let per_thread = self.files.len().div_ceil(threads).max(1);
+        let resolver = &self.resolver;
+        let resolved: Vec<Vec<Resolved>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = self
+                .files
+                .chunks(per_thread)
+                .map(|files| {
+                    scope.spawn(move || {
+                        files
+                            .iter()
+                            .map(|file| {
+                                let requests = file.facts.requests.iter();
+                                requests.map(|r| resolver.resolve(&file.abs, r)).collect()
+                            })
+                            .collect::<Vec<Vec<Resolved>>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|worker| {
+                    worker
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        resolved
+            .into_iter()
+            .enumerate()
+            .map(|(i, resolved)| {
+                let request_files = self.request_files(&resolved);
+                let file = &mut self.files[i];
+                (
+                    std::mem::replace(&mut file.resolved, resolved),
+                    std::mem::replace(&mut file.request_files, request_files),
+                )
+            })
+            .collect()
+    }
+
+    /// The file of the project each resolution names, if any.
+    fn request_files(&self, resolved: &[Resolved]) -> Vec<Option<u32>> {
+        resolved
+            .iter()
+            .map(|r| match r {
+                Resolved::File(p) => self.by_path.get(&relative(&self.root, p)).copied(),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn resolve_requests(&mut self, i: usize) {
         let file = &self.files[i];
         let resolved: Vec<Resolved> = file
@@ -353,13 +404,7 @@ impl ProjectGraph {
             .iter()
             .map(|r| self.resolver.resolve(&file.abs, r))
             .collect();
-        let request_files = resolved
-            .iter()
-            .map(|r| match r {
-                Resolved::File(p) => self.by_path.get(&relative(&self.root, p)).copied(),
-                _ => None,
-            })
-            .collect();
+        let request_files = self.request_files(&resolved);
         let file = &mut self.files[i];
         file.resolved = resolved;
         file.request_files = request_files;
