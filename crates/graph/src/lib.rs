@@ -160,7 +160,9 @@ impl ProjectGraph {
             links: link::Links::default(),
         };
         graph.index_paths();
-        graph.resolve_every_file();
+        // One thread: a project load links beside reading the chunk rows, which has the
+        // other cores.
+        graph.resolve_every_file(1);
         graph.links = link::Links::build(&graph.files);
         graph
     }
@@ -304,7 +306,8 @@ impl ProjectGraph {
         renumbered: &[Option<u32>],
     ) -> Vec<u32> {
         self.resolver.clear_cache();
-        let resolved_before = self.resolve_every_file();
+        let all_cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let resolved_before = self.resolve_every_file(all_cores);
         let mut changed = Vec::new();
         for ((i, old), before) in old_numbers.iter().enumerate().zip(resolved_before) {
             let file = &self.files[i];
@@ -339,11 +342,10 @@ impl ProjectGraph {
             .collect();
     }
 
-    /// Resolves every file's requests, on all cores (resolution probes the file system,
-    /// and the resolver's cache is shared between threads); returns what each file held
-    /// before, `(resolved, request_files)`.
-    fn resolve_every_file(&mut self) -> Vec<(Vec<Resolved>, Vec<Option<u32>>)> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    /// Resolves every file's requests on `threads` threads (resolution probes the file
+    /// system, and the resolver's cache is shared between them); returns what each file
+    /// held before, `(resolved, request_files)`.
+    fn resolve_every_file(&mut self, threads: usize) -> Vec<(Vec<Resolved>, Vec<Option<u32>>)> {
         let per_thread = self.files.len().div_ceil(threads).max(1);
         let resolver = &self.resolver;
         let resolved: Vec<Vec<Resolved>> = std::thread::scope(|scope| {
