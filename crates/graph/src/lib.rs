@@ -309,14 +309,15 @@ impl ProjectGraph {
         let all_cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let resolved_before = self.resolve_every_file(all_cores);
         let mut changed = Vec::new();
-        for ((i, old), before) in old_numbers.iter().enumerate().zip(resolved_before) {
+        for ((i, old), (resolved, request_files)) in
+            old_numbers.iter().enumerate().zip(resolved_before)
+        {
             let file = &self.files[i];
             // `Some(None)`: the request's old file was removed.
             let same = old.is_some()
-                && before.0 == file.resolved
-                && before.1.len() == file.request_files.len()
-                && before
-                    .1
+                && resolved == file.resolved
+                && request_files.len() == file.request_files.len()
+                && request_files
                     .iter()
                     .zip(&file.request_files)
                     .all(|(was, now)| was.map(|f| renumbered[f as usize]) == now.map(Some));
@@ -348,31 +349,35 @@ impl ProjectGraph {
     fn resolve_every_file(&mut self, threads: usize) -> Vec<(Vec<Resolved>, Vec<Option<u32>>)> {
         let per_thread = self.files.len().div_ceil(threads).max(1);
         let resolver = &self.resolver;
-        let resolved: Vec<Vec<Resolved>> = std::thread::scope(|scope| {
-            let workers: Vec<_> = self
-                .files
-                .chunks(per_thread)
-                .map(|files| {
-                    scope.spawn(move || {
-                        files
-                            .iter()
-                            .map(|file| {
-                                let requests = file.facts.requests.iter();
-                                requests.map(|r| resolver.resolve(&file.abs, r)).collect()
-                            })
-                            .collect::<Vec<Vec<Resolved>>>()
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|worker| {
-                    worker
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        let resolve = |files: &[FileNode]| -> Vec<Vec<Resolved>> {
+            files
+                .iter()
+                .map(|file| {
+                    let requests = file.facts.requests.iter();
+                    requests.map(|r| resolver.resolve(&file.abs, r)).collect()
                 })
                 .collect()
-        });
+        };
+        let resolved: Vec<Vec<Resolved>> = if threads <= 1 {
+            resolve(&self.files)
+        } else {
+            std::thread::scope(|scope| {
+                let resolve = &resolve;
+                let workers: Vec<_> = self
+                    .files
+                    .chunks(per_thread)
+                    .map(|files| scope.spawn(move || resolve(files)))
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|worker| {
+                        worker
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    })
+                    .collect()
+            })
+        };
         resolved
             .into_iter()
             .enumerate()
