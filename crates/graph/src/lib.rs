@@ -174,6 +174,33 @@ impl ProjectGraph {
         &mut self,
         changes: impl IntoIterator<Item = (PathBuf, Option<FileFacts>)>,
     ) -> usize {
+        self.update(changes, false)
+    }
+
+    /// [`ProjectGraph::update_facts`] after a module configuration (`package.json`,
+    /// `tsconfig.json`, `Cargo.toml`, `go.mod`) was written, added or removed: any import
+    /// may resolve differently, so every request resolves again, with no file-system lookup
+    /// remembered, and the files whose requests now resolve elsewhere re-link with what can
+    /// see them.
+    pub fn update_facts_resolving_again(
+        &mut self,
+        changes: impl IntoIterator<Item = (PathBuf, Option<FileFacts>)>,
+    ) -> usize {
+        self.update(changes, true)
+    }
+
+    /// [`ProjectGraph::update_facts_resolving_again`] with no file's facts changed.
+    pub fn resolve_again(&mut self) -> usize {
+        self.update([], true)
+    }
+
+    /// The one update: `resolve_every_import` as a module configuration's change requires
+    /// (an added or removed file requires it too).
+    fn update(
+        &mut self,
+        changes: impl IntoIterator<Item = (PathBuf, Option<FileFacts>)>,
+        resolve_every_import: bool,
+    ) -> usize {
         let mut edited = Vec::new();
         let mut added = Vec::new();
         let mut removed = Vec::new();
@@ -200,29 +227,37 @@ impl ProjectGraph {
             file.facts = facts;
             file.index_symbols();
         }
-        if added.is_empty() && removed.is_empty() {
+        let renumbered = !(added.is_empty() && removed.is_empty());
+        if renumbered {
+            let (new_numbers, changed) = self.add_and_remove(added, &removed);
+            inward = inward
+                .iter()
+                .filter_map(|&i| new_numbers[i as usize])
+                .collect();
+            outward = outward
+                .iter()
+                .filter_map(|&i| new_numbers[i as usize])
+                .chain(changed)
+                .collect();
+        } else if resolve_every_import {
+            let same: Vec<Option<u32>> = (0..self.files.len() as u32).map(Some).collect();
+            outward.extend(self.resolve_all_again(&same, &same));
+        } else {
             // Same files, so the same file numbers: only changed requests resolve again.
             for &i in &outward {
                 self.resolve_requests(i as usize);
             }
-        } else {
-            let (renumbered, changed) = self.add_and_remove(added, &removed);
-            inward = inward
-                .iter()
-                .filter_map(|&i| renumbered[i as usize])
-                .collect();
-            outward = outward
-                .iter()
-                .filter_map(|&i| renumbered[i as usize])
-                .chain(changed)
-                .collect();
         }
         let mut dirty = self.dependents(&outward);
         for i in inward {
             dirty[i as usize] = true;
         }
-        self.links.relink_files(&self.files, &dirty);
-        dirty.iter().filter(|&&d| d).count()
+        let relinked = dirty.iter().filter(|&&d| d).count();
+        // Renumbered links always re-derive their virtual dispatch.
+        if relinked > 0 || renumbered {
+            self.links.relink_files(&self.files, &dirty);
+        }
+        relinked
     }
 
     /// Adds and removes files, keeping them in path order as a fresh build has them, and
@@ -279,22 +314,6 @@ impl ProjectGraph {
             }
         }
         (renumbered, changed)
-    }
-
-    /// Resolves every request again, with no file-system lookup remembered: after a module
-    /// configuration (`package.json`, `tsconfig.json`, `Cargo.toml`, `go.mod`) was written,
-    /// added or removed, any import may resolve differently. Re-links the files whose
-    /// requests now resolve elsewhere and what can see them; returns how many files were
-    /// re-linked.
-    pub fn resolve_again(&mut self) -> usize {
-        let same: Vec<Option<u32>> = (0..self.files.len() as u32).map(Some).collect();
-        let changed = self.resolve_all_again(&same, &same);
-        if changed.is_empty() {
-            return 0;
-        }
-        let dirty = self.dependents(&changed);
-        self.links.relink_files(&self.files, &dirty);
-        dirty.iter().filter(|&&d| d).count()
     }
 
     /// Resolves every file's requests with the resolver's cache cleared; returns the files

@@ -287,6 +287,21 @@ fn editing_one_file_relinks() {
     assert!(callers(&g).is_empty());
 }
 
+/// Every graph fixture copied into a temporary directory of its own (`{purpose}-{name}`),
+/// with its name: the tests that edit files edit the copies.
+fn fixture_copies(purpose: &str) -> Vec<(String, PathBuf)> {
+    std::fs::read_dir(fixtures_dir())
+        .unwrap()
+        .map(|entry| {
+            let fixture = entry.unwrap().path();
+            let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
+            let dir = tempdir(&format!("{purpose}-{name}"));
+            codectx_corpus::copy_tree(&fixture, &dir);
+            (name, dir)
+        })
+        .collect()
+}
+
 fn tempdir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("codectx-graph-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -310,11 +325,7 @@ fn syntax_errors_keep_the_rest_of_the_file() {
 #[test]
 fn an_added_or_removed_file_relinks_to_what_a_fresh_load_gives() {
     let mut changes = 0;
-    for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
-        let fixture = entry.unwrap().path();
-        let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
-        let dir = tempdir(&format!("add-remove-{name}"));
-        codectx_corpus::copy_tree(&fixture, &dir);
+    for (name, dir) in fixture_copies("add-remove") {
         let mut g = ProjectGraph::load(&dir).unwrap();
         let files: Vec<(String, PathBuf)> = g
             .files()
@@ -375,15 +386,11 @@ fn an_added_or_removed_file_relinks_to_what_a_fresh_load_gives() {
 
 /// Every module configuration of every fixture replaced in turn by one that says nothing
 /// (then restored): after `resolve_again`, the graph renders as a fresh load of the tree as
-/// it then is. The replacements that change what imports resolve to are listed. Most replacements must change what imports resolve to.
+/// it then is. The replacements that change what imports resolve to are listed.
 #[test]
 fn a_module_configuration_edit_resolves_imports_again() {
     let mut effective = Vec::new();
-    for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
-        let fixture = entry.unwrap().path();
-        let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
-        let dir = tempdir(&format!("configs-{name}"));
-        codectx_corpus::copy_tree(&fixture, &dir);
+    for (name, dir) in fixture_copies("configs") {
         let mut g = ProjectGraph::load(&dir).unwrap();
         let configs = codectx_files::FileSelection::default()
             .walk_with_module_configs(&dir)
@@ -434,13 +441,7 @@ fn a_module_configuration_edit_resolves_imports_again() {
 fn an_edited_file_relinks_to_what_a_fresh_load_gives() {
     let mut inward_edits = 0;
     let mut edits = 0;
-    for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
-        let fixture = entry.unwrap().path();
-        let dir = tempdir(&format!(
-            "relink-{}",
-            fixture.file_name().unwrap().to_string_lossy()
-        ));
-        codectx_corpus::copy_tree(&fixture, &dir);
+    for (name, dir) in fixture_copies("relink") {
         let mut g = ProjectGraph::load(&dir).unwrap();
         let paths: Vec<(String, PathBuf)> = g
             .files()
@@ -467,8 +468,7 @@ fn an_edited_file_relinks_to_what_a_fresh_load_gives() {
                 assert_eq!(
                     render(&g),
                     render(&fresh),
-                    "{}: {path} without line {}",
-                    fixture.display(),
+                    "{name}: {path} without line {}",
                     skip + 1
                 );
                 std::fs::write(&abs, &original).unwrap();
@@ -476,7 +476,7 @@ fn an_edited_file_relinks_to_what_a_fresh_load_gives() {
             }
         }
         let fresh = ProjectGraph::load(&dir).unwrap();
-        assert_eq!(render(&g), render(&fresh), "{} restored", fixture.display());
+        assert_eq!(render(&g), render(&fresh), "{name} restored");
         let _ = std::fs::remove_dir_all(&dir);
     }
     assert!(

@@ -276,41 +276,50 @@ impl Project {
             &changes.rewritten,
             changes.facts.into_iter().collect(),
             chunks,
+            changes.module_configs_changed,
         );
         if !elsewhere.is_empty() {
             // What another process's sync wrote is only in the index.
             let facts = store.load_facts_of(&elsewhere).await?.into_iter().collect();
             let chunks = by_file(&elsewhere, store.code_chunks_of_files(&elsewhere).await?);
-            self.patch(&elsewhere, facts, chunks);
-        }
-        if changes.module_configs_changed {
-            let started = Instant::now();
-            let relinked = self.graph.resolve_again();
-            tracing::debug!(relinked, elapsed = ?started.elapsed(), "imports resolved again after a module configuration changed");
+            self.patch(&elsewhere, facts, chunks, false);
         }
         self.skipped = skipped_files(store);
         Ok(())
     }
 
     /// Replaces the chunks and facts of `changed` (a file absent from `chunks` and `facts`
-    /// is gone) and re-links the graph.
+    /// is gone) and re-links the graph, every import resolved again when a module
+    /// configuration changed.
     fn patch(
         &mut self,
         changed: &[String],
         mut facts: HashMap<String, codectx_graph::FileFacts>,
         chunks: HashMap<String, Vec<CodeChunk>>,
+        module_configs_changed: bool,
     ) {
-        if changed.is_empty() {
+        if changed.is_empty() && !module_configs_changed {
             return;
         }
         let started = std::time::Instant::now();
-        let relinked = self.graph.update_facts(
-            changed
-                .iter()
-                .map(|p| (self.root.join(p), facts.remove(p)))
-                .collect::<Vec<_>>(),
-        );
+        let graph_changes: Vec<_> = changed
+            .iter()
+            .map(|p| (self.root.join(p), facts.remove(p)))
+            .collect();
+        let relinked = if module_configs_changed {
+            self.graph.update_facts_resolving_again(graph_changes)
+        } else {
+            self.graph.update_facts(graph_changes)
+        };
         let linked = started.elapsed();
+        if changed.is_empty() {
+            tracing::debug!(
+                relinked,
+                ?linked,
+                "imports resolved again after a module configuration changed"
+            );
+            return;
+        }
         // Files edited in place (each there before and still holding chunks) keep their
         // positions, so the name index is patched for them instead of built anew.
         let position = |files: &[ProjectFile], path: &str| {
@@ -351,6 +360,7 @@ impl Project {
         };
         tracing::debug!(
             files = changed.len(),
+            module_configs_changed,
             relinked,
             ?linked,
             total = ?started.elapsed(),

@@ -183,16 +183,16 @@ impl Store {
         let disk = {
             let root = self.root.clone();
             let selection = self.options.files.clone();
-            let walked: Option<Vec<PathBuf>> =
+            let scoped: Option<Vec<PathBuf>> =
                 directories.map(|dirs| dirs.iter().map(|dir| root.join(dir)).collect());
-            tokio::task::spawn_blocking(move || match walked {
+            tokio::task::spawn_blocking(move || match scoped {
                 None => selection.walk_with_module_configs(&root),
                 Some(dirs) => {
                     let mut all = Walked::default();
                     for dir in dirs {
-                        let walked = selection.walk_directory(&root, &dir);
-                        all.sources.extend(walked.sources);
-                        all.module_configs.extend(walked.module_configs);
+                        let found = selection.walk_directory(&root, &dir);
+                        all.sources.extend(found.sources);
+                        all.module_configs.extend(found.module_configs);
                     }
                     all
                 }
