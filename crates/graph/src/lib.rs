@@ -33,14 +33,18 @@ pub use metadata::{
 use modules::{ModuleResolver, Resolved};
 
 /// One declaration of the project: file index and declaration index in that file's facts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct SymbolRef {
     pub file: u32,
     pub decl: u32,
 }
 
 /// Where a call comes from: a declaration, or a file's top-level code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum CallerRef {
     Symbol(SymbolRef),
     Module(u32),
@@ -165,6 +169,77 @@ impl ProjectGraph {
         graph.resolve_every_file(1);
         graph.links = link::Links::build(&graph.files);
         graph
+    }
+
+    /// The linked graph as bytes ([`ProjectGraph::decode_linked`] reads them back): each
+    /// file's facts with where its requests resolved, and the links. Reading them back
+    /// resolves and links nothing.
+    pub fn encode_linked(&self) -> Vec<u8> {
+        #[derive(serde::Serialize)]
+        struct Node<'a> {
+            path: &'a str,
+            facts: &'a FileFacts,
+            resolved: &'a [Resolved],
+            request_files: &'a [Option<u32>],
+        }
+        let files: Vec<Node<'_>> = self
+            .files
+            .iter()
+            .map(|f| Node {
+                path: &f.path,
+                facts: &f.facts,
+                resolved: &f.resolved,
+                request_files: &f.request_files,
+            })
+            .collect();
+        // Writing owned data into a `Vec` fails only on allocation failure.
+        postcard::to_stdvec(&(files, &self.links)).expect("a linked graph serialises")
+    }
+
+    /// The graph [`ProjectGraph::encode_linked`] wrote, under `root` (which must be the root
+    /// it was linked under: resolved paths are absolute). An error says why the bytes do not
+    /// read.
+    pub fn decode_linked(root: &Path, bytes: &[u8]) -> Result<Self, String> {
+        #[derive(serde::Deserialize)]
+        struct Node {
+            path: String,
+            facts: FileFacts,
+            resolved: Vec<Resolved>,
+            request_files: Vec<Option<u32>>,
+        }
+        let (nodes, links): (Vec<Node>, link::Links) =
+            postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+        let count = nodes.len();
+        let files: Vec<FileNode> = nodes
+            .into_iter()
+            .map(|n| {
+                let abs = root.join(&n.path);
+                let mut node = FileNode::new(n.path, abs, n.facts);
+                node.resolved = n.resolved;
+                node.request_files = n.request_files;
+                node
+            })
+            .collect();
+        let requests_fit = files.iter().all(|f| {
+            f.resolved.len() == f.facts.requests.len()
+                && f.request_files.len() == f.facts.requests.len()
+                && f.request_files
+                    .iter()
+                    .flatten()
+                    .all(|&i| (i as usize) < count)
+        });
+        if !requests_fit || !links.fits(&files) {
+            return Err("the links name files or declarations the graph does not hold".into());
+        }
+        let mut graph = Self {
+            root: root.to_path_buf(),
+            resolver: ModuleResolver::new(root),
+            files,
+            by_path: HashMap::new(),
+            links,
+        };
+        graph.index_paths();
+        Ok(graph)
     }
 
     /// Replaces, adds or (`None`) removes the facts of several files, extracted elsewhere

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::facts::{
     Callee, Contextual, ExportTarget, FileFacts, Receiver, SiteKind, SymbolKind, Target, TypedSlot,
@@ -36,7 +36,7 @@ const MAX_HOPS: usize = 32;
 /// The links of a project, as a fresh build over files in path order gives them. Every
 /// entry except virtual dispatch comes from one file's own sites and declarations, so an
 /// edit re-links only the files whose resolution can see it ([`Links::relink_files`]).
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub(crate) struct Links {
     callees: HashMap<CallerRef, Vec<(SymbolRef, u32)>>,
     /// Per callee: the call sites as written, in caller-file order, then the calls that
@@ -52,6 +52,41 @@ pub(crate) struct Links {
 }
 
 impl Links {
+    /// Whether every entry names a declaration or file of `files`, and every count of
+    /// dispatched callers fits its list: links read from bytes are checked before use, so
+    /// damaged bytes are an error, never a panic later.
+    pub(crate) fn fits(&self, files: &[FileNode]) -> bool {
+        let n = files.len();
+        let symbol = |s: &SymbolRef| {
+            files
+                .get(s.file as usize)
+                .is_some_and(|f| (s.decl as usize) < f.facts.decls.len())
+        };
+        let caller = |c: &CallerRef| match c {
+            CallerRef::Symbol(s) => symbol(s),
+            CallerRef::Module(f) => (*f as usize) < n,
+        };
+        self.callees
+            .iter()
+            .all(|(c, callees)| caller(c) && callees.iter().all(|(s, _)| symbol(s)))
+            && self
+                .callers
+                .iter()
+                .all(|(s, callers)| symbol(s) && callers.iter().all(|(c, _)| caller(c)))
+            && self.dispatched.iter().all(|(s, &count)| {
+                self.callers
+                    .get(s)
+                    .is_some_and(|callers| count <= callers.len())
+            })
+            && self
+                .refs
+                .iter()
+                .all(|(s, by_file)| symbol(s) && by_file.iter().all(|&(f, _)| (f as usize) < n))
+            && [&self.supertypes, &self.subtypes]
+                .iter()
+                .all(|map| map.iter().all(|(s, to)| symbol(s) && to.iter().all(symbol)))
+    }
+
     pub(crate) fn build(files: &[FileNode]) -> Self {
         let linker = Linker::new(files);
         let mut links = Links::default();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use oxc_resolver::{ResolveError, ResolveOptions, Resolver, TsconfigDiscovery};
 
 /// Where a specifier leads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Resolved {
     /// A file of the project (absolute path).
     File(PathBuf),

@@ -73,13 +73,27 @@ impl Engine {
         let started = Instant::now();
         let mut index = Indexer::open(root, &options).await?;
         let opened = started.elapsed();
+        // The state a saved project image must be of, for the sync's changes to patch it.
+        let before = index.store.content_digest();
         let sync = index.sync(observer).await?;
         tracing::debug!(?opened, steps = ?sync.timings, "index opened and synced");
-        // A new index: link what the sync parsed instead of reading it back.
-        let project = match index.store.take_changes() {
-            Some(changes) if changes.complete => Project::from_changes(&index.store, changes)?,
-            _ => Project::from_index(&index.store).await?,
+        let (project, image_current) = match index.store.take_changes() {
+            // A new index: link what the sync parsed instead of reading it back.
+            Some(changes) if changes.complete => {
+                (Project::from_changes(&index.store, changes)?, false)
+            }
+            // A repair forgets rows the sync did not write: only the index knows the state.
+            changes if !sync.repaired => {
+                match Project::from_image(&index.store, &before, changes).await? {
+                    Some((project, patched)) => (project, !patched),
+                    None => (Project::from_index(&index.store).await?, false),
+                }
+            }
+            _ => (Project::from_index(&index.store).await?, false),
         };
+        if !image_current {
+            project.save_image(&index.store);
+        }
         Ok(Self {
             index,
             project,

@@ -19,6 +19,8 @@ use codectx_store::{ChunksByFile, Store, SyncChanges};
 
 use crate::RetrievalError;
 
+mod image;
+
 /// One source file: its chunks, and its source and parse once loaded.
 #[derive(Debug)]
 pub struct ProjectFile {
@@ -243,6 +245,77 @@ impl Project {
             "project loaded from the index"
         );
         Ok(project)
+    }
+
+    /// The project saved beside the index in the state `digest` names (a
+    /// [`Store::content_digest`] taken before the sync that followed), with `changes`,
+    /// that sync's hand-over, applied: what [`Project::from_index`] reads, without reading
+    /// the rows or linking. `None` when there is no such image (another state, none, or one
+    /// that does not read), said at debug level; with the project, whether anything was
+    /// applied to it (then its image is out of date).
+    pub async fn from_image(
+        store: &Store,
+        digest: &[u8; 32],
+        changes: Option<SyncChanges>,
+    ) -> Result<Option<(Self, bool)>, RetrievalError> {
+        let Some(dir) = store.local_dir() else {
+            return Ok(None);
+        };
+        let started = Instant::now();
+        let root = canonical_root(store.root())?;
+        let (dir, at) = (dir.to_path_buf(), root.clone());
+        let digest = *digest;
+        let loaded = tokio::task::spawn_blocking(move || image::read(&dir, &at, &digest))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        let loaded = match loaded {
+            Ok(loaded) => loaded,
+            Err(unused) => {
+                tracing::debug!(%unused, "project not loaded from its image");
+                return Ok(None);
+            }
+        };
+        let read = started.elapsed();
+        // Links resolved under other module configurations (or unknown ones) resolve again.
+        let configs_moved = loaded.module_configs.as_ref() != store.module_config_stamps();
+        let mut project = Self::new(root, loaded.files, loaded.graph, skipped_files(store));
+        project.name_index = OnceLock::from(loaded.names);
+        let mut changes = changes.unwrap_or_default();
+        changes.module_configs_changed |= configs_moved;
+        let patched = changes.module_configs_changed
+            || !changes.rewritten.is_empty()
+            || !changes.elsewhere.is_empty();
+        project.apply_changes(store, changes).await?;
+        tracing::debug!(
+            ?read,
+            total = ?started.elapsed(),
+            patched,
+            "project loaded from its image"
+        );
+        Ok(Some((project, patched)))
+    }
+
+    /// Saves the project beside the index (when the index is local), for
+    /// [`Project::from_image`]: it must hold what `store` holds now. A failure is only
+    /// logged: the image is a cache.
+    pub fn save_image(&self, store: &Store) {
+        let Some(dir) = store.local_dir() else {
+            return;
+        };
+        let started = Instant::now();
+        let written = image::write(
+            dir,
+            &self.root,
+            &store.content_digest(),
+            &self.graph,
+            &self.files,
+            self.name_index(),
+            store.module_config_stamps(),
+        );
+        match written {
+            Ok(()) => tracing::debug!(elapsed = ?started.elapsed(), "project image saved"),
+            Err(e) => tracing::warn!("the project image was not saved: {e}"),
+        }
     }
 
     /// Links what the first sync of a new index parsed ([`Store::take_changes`], with

@@ -816,7 +816,7 @@ impl ChunkName {
 /// Where [`name_channel`] looks a question's words up, instead of meeting every chunk
 /// name of the project (a tenth of a warm answer's time on eslint). Each key holds what a
 /// question must contain for the chunk to be named, so the chunks found are all that can be.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct NameIndex {
     /// Declarations by their lowercase name, when it is [`ChunkName::identifier_like`]:
     /// (file, chunk) positions in [`crate::Project::files`], in order.
@@ -828,6 +828,23 @@ pub(crate) struct NameIndex {
 }
 
 impl NameIndex {
+    /// Whether every position names a file of `files` and a chunk of it: an index read
+    /// from bytes is checked before use.
+    pub(crate) fn fits(&self, files: &[crate::ProjectFile]) -> bool {
+        let chunk = |&(f, c): &(u32, u32)| {
+            files
+                .get(f as usize)
+                .is_some_and(|file| (c as usize) < file.chunks.len())
+        };
+        [&self.by_identifier, &self.by_first_word]
+            .iter()
+            .all(|lists| lists.values().all(|list| list.iter().all(chunk)))
+            && self
+                .files_by_first_word
+                .values()
+                .all(|list| list.iter().all(|&f| (f as usize) < files.len()))
+    }
+
     pub(crate) fn of(files: &[crate::ProjectFile]) -> Self {
         let mut index = NameIndex::default();
         let mut roots = WordRoots::new();

@@ -65,7 +65,9 @@ pub use history::{HistoryCatchUp, MAX_NOTES_PER_SYMBOL};
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
-pub use store::{ChunksByFile, HistoryStatus, Shared, Store, StoreOptions, SyncChanges};
+pub use store::{
+    ChunksByFile, HistoryStatus, PROJECT_IMAGE, Shared, Store, StoreOptions, SyncChanges,
+};
 pub use sync::SyncScope;
 pub use text_table::TextSearch;
 

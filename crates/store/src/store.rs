@@ -14,8 +14,8 @@ use lancedb::{Connection, Table};
 use crate::lock::{LOCK_FILE, WriteLock};
 use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR};
 use crate::schema::{
-    self, CHUNKS, FILES, FileRecord, META, StoredChunk, batch_to_chunks, batch_to_files,
-    batch_to_meta, chunk_schema, files_schema, meta_to_batch,
+    self, CHUNKS, FILES, FileRecord, FileStatus, META, StoredChunk, batch_to_chunks,
+    batch_to_files, batch_to_meta, chunk_schema, files_schema, meta_to_batch,
 };
 use crate::sql::{in_list, reader, sql_string, text_column};
 use crate::text_table::TextSearch;
@@ -540,6 +540,50 @@ impl Store {
         self.known.values()
     }
 
+    /// The index directory, when the index is on the local disk.
+    pub fn local_dir(&self) -> Option<&Path> {
+        self.local_dir.as_deref()
+    }
+
+    /// The module configurations (`package.json`, `tsconfig*.json`, `Cargo.toml`,
+    /// `go.mod`) this handle's syncs walked past, path → (mtime in ns, size); `None` before
+    /// its first sync.
+    pub fn module_config_stamps(&self) -> Option<&HashMap<String, (i64, u64)>> {
+        self.module_configs.as_ref()
+    }
+
+    /// A digest of what the index holds as this handle last saw it: every file's path,
+    /// content hash, status and chunk count, with the index layout and the extractors'
+    /// versions. Chunks and facts are functions of a file's content and those versions, so
+    /// two states with one digest hold the same chunks and facts.
+    pub fn content_digest(&self) -> [u8; 32] {
+        use sha2::Digest;
+        let mut files: Vec<&FileRecord> = self.known.values().collect();
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let mut digest = sha2::Sha256::new();
+        for part in [
+            FORMAT,
+            &FACTS_VERSION.to_string(),
+            env!("CARGO_PKG_VERSION"),
+        ] {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        for file in files {
+            let status = match &file.status {
+                FileStatus::Indexed => "indexed".to_string(),
+                FileStatus::Recovered => "recovered".to_string(),
+                FileStatus::Skipped { reason, detail } => format!("{reason:?} {detail}"),
+            };
+            for part in [&file.path, &file.content_hash, &status] {
+                digest.update(part.as_bytes());
+                digest.update([0]);
+            }
+            digest.update(file.chunk_count.to_le_bytes());
+        }
+        digest.finalize().into()
+    }
+
     /// The LanceDB chunk table, for queries the store does not wrap (vector, full-text).
     pub fn chunk_table(&self) -> &Table {
         &self.chunks
@@ -893,6 +937,10 @@ pub(crate) fn lance_error(
 /// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
 /// The index directory's subdirectory of revisions ([`StoreOptions::revision_dir`]).
 const REVISIONS_DIR: &str = "refs";
+
+/// The file in a local index directory where a linked project is saved beside the index
+/// (`codectx_retrieval`'s project image), and the prefix of its files being written.
+pub const PROJECT_IMAGE: &str = "project.image";
 /// The shared vectors' directory in a local index outside git ([`StoreOptions::shared_vectors`]).
 const VECTORS_DIR: &str = "vectors";
 
@@ -918,6 +966,7 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
                 && n != VECTORS_DIR
                 && n != crate::lock::LOCK_FILE
                 && n != crate::lock::DIRTY_FILE
+                && !n.starts_with(PROJECT_IMAGE)
         })
         .collect()
 }

@@ -1,0 +1,266 @@
+//! The linked project saved beside the index (`project.image`): a one-shot command (a CLI
+//! search) reads it in one go instead of reading every chunk row and every file's facts
+//! and linking the whole graph again.
+//!
+//! An image is a cache, never the truth. It names the index state it was made from
+//! ([`codectx_store::Store::content_digest`]); one that does not match, or does not read, is ignored and
+//! the project is loaded from the index as before. It records the module configurations
+//! its links were resolved under: when the walk finds them changed, every import resolves
+//! again.
+//!
+//! Layout: the magic (which carries the layout's version), the digest, then three
+//! length-prefixed sections: the root it was linked under, and in postcard the graph
+//! ([`ProjectGraph::encode_linked`]) and the files with their chunks and the name index.
+//! The last two decode on two threads.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use codectx_chunker::CodeChunk;
+use codectx_graph::ProjectGraph;
+use codectx_parser::{ByteSpan, Naming, SymbolKind};
+use codectx_store::PROJECT_IMAGE as FILE_NAME;
+use serde::{Deserialize, Serialize};
+
+use super::ProjectFile;
+use crate::search::NameIndex;
+
+/// The first bytes of an image; the last byte is the layout's version.
+const MAGIC: &[u8; 16] = b"codectx-project\x01";
+
+/// A chunk as an image holds it: a [`CodeChunk`] without the paths its file gives.
+#[derive(Serialize, Deserialize)]
+struct ImageChunk<S> {
+    id: S,
+    node_kind: SymbolKind,
+    name: S,
+    naming: Naming,
+    parent_name: Option<S>,
+    parent_chunk_id: Option<S>,
+    child_chunk_ids: Vec<S>,
+    depth: u32,
+    signature: S,
+    full_source: S,
+    start_line: u32,
+    end_line: u32,
+    span: ByteSpan,
+    symbol: u32,
+    jsdoc: Option<S>,
+    relevant_imports: Vec<S>,
+    embedding_text: S,
+    breadcrumb: S,
+}
+
+impl<'a> ImageChunk<&'a str> {
+    fn of(c: &'a CodeChunk) -> Self {
+        ImageChunk {
+            id: &c.id,
+            node_kind: c.node_kind,
+            name: &c.name,
+            naming: c.naming,
+            parent_name: c.parent_name.as_deref(),
+            parent_chunk_id: c.parent_chunk_id.as_deref(),
+            child_chunk_ids: c.child_chunk_ids.iter().map(String::as_str).collect(),
+            depth: c.depth,
+            signature: &c.signature,
+            full_source: &c.full_source,
+            start_line: c.start_line,
+            end_line: c.end_line,
+            span: c.span,
+            symbol: c.symbol,
+            jsdoc: c.jsdoc.as_deref(),
+            relevant_imports: c.relevant_imports.iter().map(String::as_str).collect(),
+            embedding_text: &c.embedding_text,
+            breadcrumb: &c.breadcrumb,
+        }
+    }
+}
+
+impl ImageChunk<String> {
+    fn into_chunk(self, relative_path: &str, file_path: &str) -> CodeChunk {
+        CodeChunk {
+            id: self.id,
+            file_path: file_path.to_string(),
+            relative_path: relative_path.to_string(),
+            node_kind: self.node_kind,
+            name: self.name,
+            naming: self.naming,
+            parent_name: self.parent_name,
+            parent_chunk_id: self.parent_chunk_id,
+            child_chunk_ids: self.child_chunk_ids,
+            depth: self.depth,
+            signature: self.signature,
+            full_source: self.full_source,
+            start_line: self.start_line,
+            end_line: self.end_line,
+            span: self.span,
+            symbol: self.symbol,
+            jsdoc: self.jsdoc,
+            relevant_imports: self.relevant_imports,
+            embedding_text: self.embedding_text,
+            breadcrumb: self.breadcrumb,
+        }
+    }
+}
+
+/// Module configurations as a sync stamps them: path → (mtime in ns, size).
+pub(super) type ConfigStamps = HashMap<String, (i64, u64)>;
+
+/// The image's second section.
+#[derive(Serialize, Deserialize)]
+struct Files<S, C, N> {
+    /// `None` when the project was made by a handle that had not walked yet: its links'
+    /// configurations are unknown.
+    module_configs: Option<Vec<(S, i64, u64)>>,
+    files: Vec<(S, Vec<C>)>,
+    names: N,
+}
+
+/// What an image gave: the project's parts, and the configurations its links assume.
+pub(super) struct Loaded {
+    pub(super) files: Vec<ProjectFile>,
+    pub(super) graph: ProjectGraph,
+    pub(super) names: NameIndex,
+    pub(super) module_configs: Option<ConfigStamps>,
+}
+
+/// Writes the image of a project in the state `digest` names, replacing the one there
+/// (written beside it, then renamed: a reader sees the old image or the new one).
+pub(super) fn write(
+    dir: &Path,
+    root: &Path,
+    digest: &[u8; 32],
+    graph: &ProjectGraph,
+    files: &[ProjectFile],
+    names: &NameIndex,
+    module_configs: Option<&ConfigStamps>,
+) -> std::io::Result<()> {
+    let graph = graph.encode_linked();
+    let files = Files {
+        module_configs: module_configs.map(|stamps| {
+            stamps
+                .iter()
+                .map(|(path, &(mtime, size))| (path.as_str(), mtime, size))
+                .collect()
+        }),
+        files: files
+            .iter()
+            .map(|f| {
+                let chunks: Vec<ImageChunk<&str>> = f.chunks.iter().map(ImageChunk::of).collect();
+                (f.relative_path.as_str(), chunks)
+            })
+            .collect(),
+        names,
+    };
+    let files = postcard::to_stdvec(&files).map_err(std::io::Error::other)?;
+    let temporary = dir.join(format!("{FILE_NAME}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&temporary)?);
+        out.write_all(MAGIC)?;
+        out.write_all(digest)?;
+        let root = root.to_string_lossy();
+        for section in [root.as_bytes(), &graph, &files] {
+            out.write_all(&(section.len() as u64).to_le_bytes())?;
+            out.write_all(section)?;
+        }
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&temporary, dir.join(FILE_NAME))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// Why an image was not used.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unused {
+    #[error("no image ({0})")]
+    Missing(std::io::Error),
+    #[error("the image is of another index state")]
+    OtherState,
+    #[error("the image does not read: {0}")]
+    Damaged(String),
+}
+
+/// The project in `dir`'s image, if the image is of the index state `digest` names.
+pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded, Unused> {
+    let bytes = std::fs::read(dir.join(FILE_NAME)).map_err(Unused::Missing)?;
+    let damaged = |what: &str| Unused::Damaged(what.to_string());
+    let rest = bytes
+        .strip_prefix(MAGIC.as_slice())
+        .ok_or_else(|| damaged("not an image of this version"))?;
+    let (stamp, rest) = rest
+        .split_first_chunk::<32>()
+        .ok_or_else(|| damaged("truncated"))?;
+    let (linked_under, rest) = section(rest).ok_or_else(|| damaged("truncated"))?;
+    // Resolved paths are absolute: an image made in another checkout of a shared index
+    // is of another state too.
+    if stamp != digest || linked_under != root.to_string_lossy().as_bytes() {
+        return Err(Unused::OtherState);
+    }
+    let (graph_bytes, rest) = section(rest).ok_or_else(|| damaged("truncated"))?;
+    let (files_bytes, rest) = section(rest).ok_or_else(|| damaged("truncated"))?;
+    if !rest.is_empty() {
+        return Err(damaged("trailing bytes"));
+    }
+    // The graph and the files decode side by side.
+    let (graph, files) = std::thread::scope(|scope| {
+        let graph = scope.spawn(|| ProjectGraph::decode_linked(root, graph_bytes));
+        let files = decode_files(root, files_bytes);
+        let graph = graph
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (graph, files)
+    });
+    let graph = graph.map_err(Unused::Damaged)?;
+    let (files, names, module_configs) = files?;
+    Ok(Loaded {
+        files,
+        graph,
+        names,
+        module_configs,
+    })
+}
+
+/// The section at the start of `bytes` (a little-endian u64 length, then that many bytes)
+/// and what follows it.
+fn section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = bytes.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    (len <= rest.len()).then(|| rest.split_at(len))
+}
+
+type DecodedFiles = (Vec<ProjectFile>, NameIndex, Option<ConfigStamps>);
+
+fn decode_files(root: &Path, bytes: &[u8]) -> Result<DecodedFiles, Unused> {
+    let decoded: Files<String, ImageChunk<String>, NameIndex> =
+        postcard::from_bytes(bytes).map_err(|e| Unused::Damaged(e.to_string()))?;
+    let files: Vec<ProjectFile> = decoded
+        .files
+        .into_iter()
+        .map(|(relative_path, chunks)| {
+            let abs: PathBuf = root.join(&relative_path);
+            let file_path = abs.to_string_lossy();
+            let chunks = chunks
+                .into_iter()
+                .map(|c| c.into_chunk(&relative_path, &file_path))
+                .collect();
+            ProjectFile::new(root, relative_path, chunks, None)
+        })
+        .collect();
+    let sorted = files.is_sorted_by(|a, b| a.relative_path < b.relative_path);
+    if !sorted || !decoded.names.fits(&files) {
+        return Err(Unused::Damaged(
+            "files out of order, or names pointing past them".into(),
+        ));
+    }
+    let module_configs = decoded.module_configs.map(|stamps| {
+        stamps
+            .into_iter()
+            .map(|(path, mtime, size)| (path, (mtime, size)))
+            .collect()
+    });
+    Ok((files, decoded.names, module_configs))
+}

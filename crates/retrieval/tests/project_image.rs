@@ -1,0 +1,204 @@
+//! A project saved beside the index (`project.image`) loads back as the project a fresh
+//! load of the index gives, with a later sync's changes applied to it; an image of another
+//! state, or one that does not read, is not used.
+
+use codectx_retrieval::{Engine, EngineOptions, Project};
+use codectx_store::{Store, StoreOptions};
+
+/// Files, chunks (every field) and every declaration's callees and callers.
+fn assert_same(project: &Project, fresh: &Project) {
+    assert!(
+        project.chunks().eq(fresh.chunks()),
+        "the chunks differ from the index's"
+    );
+    let edges = |project: &Project| {
+        let graph = project.graph();
+        let mut out = Vec::new();
+        for (f, file) in graph.files().iter().enumerate() {
+            for d in 0..file.facts.decls.len() {
+                let s = codectx_graph::SymbolRef {
+                    file: f as u32,
+                    decl: d as u32,
+                };
+                let mut callees: Vec<String> = graph
+                    .callees(s)
+                    .iter()
+                    .map(|(c, _)| graph.symbol_id(*c))
+                    .collect();
+                let mut callers: Vec<String> = graph
+                    .callers(s)
+                    .iter()
+                    .map(|(c, _)| graph.caller_id(*c))
+                    .collect();
+                callees.sort();
+                callers.sort();
+                out.push(format!(
+                    "{} calls {callees:?} called by {callers:?}",
+                    graph.symbol_id(s)
+                ));
+            }
+        }
+        out
+    };
+    assert_eq!(edges(project), edges(fresh));
+    let facts = |project: &Project| -> Vec<_> {
+        project
+            .graph()
+            .files()
+            .iter()
+            .map(|f| (f.path.clone(), f.facts.clone(), f.resolved.clone()))
+            .collect()
+    };
+    assert!(
+        facts(project) == facts(fresh),
+        "the facts or resolutions differ"
+    );
+}
+
+fn store_options() -> StoreOptions {
+    StoreOptions {
+        hand_over_changes: true,
+        history: codectx_store::HistoryOptions {
+            max_commits: 0,
+            ..Default::default()
+        },
+        ..StoreOptions::default()
+    }
+}
+
+/// The calls of `main` in `src/main.ts`, by id.
+fn main_calls(project: &Project) -> Vec<String> {
+    let graph = project.graph();
+    let main = graph
+        .find_by_name("main")
+        .into_iter()
+        .next()
+        .expect("main is declared");
+    graph
+        .callees(main)
+        .iter()
+        .map(|(c, _)| graph.symbol_id(*c))
+        .collect()
+}
+
+/// Loads the image as an engine's open does: the state before a sync, then the sync's
+/// change set applied.
+async fn sync_and_load_image(root: &std::path::Path) -> (Store, Option<(Project, bool)>) {
+    let mut store = Store::open(root, store_options()).await.unwrap();
+    let before = store.content_digest();
+    store.sync(None, &()).await.unwrap();
+    let changes = store.take_changes();
+    let loaded = Project::from_image(&store, &before, changes).await.unwrap();
+    (store, loaded)
+}
+
+#[tokio::test]
+async fn a_project_from_its_image_equals_a_fresh_load() {
+    let root = tempfile::tempdir().unwrap();
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/search"), root.path());
+    let write = |path: &str, text: &str| {
+        let path = root.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let paths = |to: &str| {
+        format!(
+            r#"{{ "compilerOptions": {{ "baseUrl": ".", "paths": {{ "@lib/*": ["{to}/*"] }} }} }}"#
+        )
+    };
+    write("tsconfig.json", &paths("src/lib"));
+    write("src/lib/greet.ts", "export function greet() {}\n");
+    write("src/alternative/greet.ts", "export function greet() {}\n");
+    write(
+        "src/main.ts",
+        "import { greet } from '@lib/greet';\nexport function main() {\n  greet();\n}\n",
+    );
+    let options = EngineOptions {
+        store: store_options(),
+        ..EngineOptions::default()
+    };
+    // The first build saves the project it linked.
+    let engine = Engine::open(root.path(), options.clone()).await.unwrap();
+    let image = root.path().join(".codectx/project.image");
+    assert!(image.is_file(), "the first build saves an image");
+    drop(engine);
+
+    // Nothing changed since: the image is the project, with nothing applied.
+    let (store, loaded) = sync_and_load_image(root.path()).await;
+    let (project, patched) = loaded.expect("the image of this state is used");
+    assert!(!patched);
+    assert_same(&project, &Project::from_index(&store).await.unwrap());
+    assert_eq!(main_calls(&project), ["src/lib/greet.ts::greet@1"]);
+    drop(store);
+
+    // Only a module configuration changed: the files are the image's, its links are not.
+    write("tsconfig.json", &paths("src/alternative"));
+    let (store, loaded) = sync_and_load_image(root.path()).await;
+    let (project, patched) = loaded.expect("the image of these files is used");
+    assert!(patched, "imports resolve again");
+    assert_same(&project, &Project::from_index(&store).await.unwrap());
+    assert_eq!(main_calls(&project), ["src/alternative/greet.ts::greet@1"]);
+    drop(store);
+
+    // An edit, a new file and a removal: the image is of the state before the sync, which
+    // hands them over.
+    let session = root.path().join("src/auth/session.ts");
+    let source = std::fs::read_to_string(&session).unwrap();
+    std::fs::write(
+        &session,
+        format!("{source}\nexport function touchSession() {{}}\n"),
+    )
+    .unwrap();
+    write(
+        "src/auth/logout.ts",
+        "import { endSession } from \"./session\";\n\nexport function logout(token: string) {\n  endSession(token);\n}\n",
+    );
+    std::fs::remove_file(root.path().join("src/utils/retry.ts")).unwrap();
+    let (store, loaded) = sync_and_load_image(root.path()).await;
+    let (project, patched) = loaded.expect("the image of the state before the sync is used");
+    assert!(patched);
+    assert_same(&project, &Project::from_index(&store).await.unwrap());
+    assert_eq!(main_calls(&project), ["src/alternative/greet.ts::greet@1"]);
+
+    // The image is still of the old state: not used for the new one.
+    let now = store.content_digest();
+    assert!(
+        Project::from_image(&store, &now, None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    drop(store);
+
+    // An engine opened now loads from the index and saves the image of this state.
+    drop(Engine::open(root.path(), options.clone()).await.unwrap());
+    let (store, loaded) = sync_and_load_image(root.path()).await;
+    let (project, patched) = loaded.expect("the saved image is used");
+    assert!(!patched);
+    assert_same(&project, &Project::from_index(&store).await.unwrap());
+
+    // An image cut short, or not an image at all, is not used, and nothing panics.
+    let bytes = std::fs::read(&image).unwrap();
+    for damaged in [
+        bytes[..bytes.len() / 2].to_vec(),
+        bytes[..bytes.len() - 1].to_vec(),
+        b"codectx-project\x01".repeat(5),
+        Vec::new(),
+    ] {
+        std::fs::write(&image, &damaged).unwrap();
+        let now = store.content_digest();
+        assert!(
+            Project::from_image(&store, &now, None)
+                .await
+                .unwrap()
+                .is_none(),
+            "a damaged image of {} bytes was used",
+            damaged.len()
+        );
+    }
+    // An engine opening over it loads from the index and puts a good image back.
+    drop(store);
+    drop(Engine::open(root.path(), options).await.unwrap());
+    let (_store, loaded) = sync_and_load_image(root.path()).await;
+    assert!(loaded.is_some());
+}
