@@ -171,10 +171,10 @@ impl ProjectGraph {
         graph
     }
 
-    /// The linked graph as bytes ([`ProjectGraph::decode_linked`] reads them back): each
-    /// file's facts with where its requests resolved, and the links. Reading them back
+    /// Writes the linked graph to `out` ([`ProjectGraph::decode_linked`] reads it back):
+    /// each file's facts with where its requests resolved, and the links. Reading it back
     /// resolves and links nothing.
-    pub fn encode_linked(&self) -> Vec<u8> {
+    pub fn write_linked(&self, out: impl std::io::Write) -> std::io::Result<()> {
         #[derive(serde::Serialize)]
         struct Node<'a> {
             path: &'a str,
@@ -182,21 +182,24 @@ impl ProjectGraph {
             resolved: &'a [Resolved],
             request_files: &'a [Option<u32>],
         }
-        let files: Vec<Node<'_>> = self
-            .files
-            .iter()
-            .map(|f| Node {
-                path: &f.path,
-                facts: &f.facts,
-                resolved: &f.resolved,
-                request_files: &f.request_files,
-            })
-            .collect();
-        // Writing owned data into a `Vec` fails only on allocation failure.
-        postcard::to_stdvec(&(files, &self.links)).expect("a linked graph serialises")
+        /// The files, serialised one by one as they are written.
+        struct Nodes<'a>(&'a [FileNode]);
+        impl serde::Serialize for Nodes<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(|f| Node {
+                    path: &f.path,
+                    facts: &f.facts,
+                    resolved: &f.resolved,
+                    request_files: &f.request_files,
+                }))
+            }
+        }
+        postcard::to_io(&(Nodes(&self.files), &self.links), out)
+            .map(drop)
+            .map_err(std::io::Error::other)
     }
 
-    /// The graph [`ProjectGraph::encode_linked`] wrote, under `root` (which must be the root
+    /// The graph [`ProjectGraph::write_linked`] wrote, under `root` (which must be the root
     /// it was linked under: resolved paths are absolute). An error says why the bytes do not
     /// read.
     pub fn decode_linked(root: &Path, bytes: &[u8]) -> Result<Self, String> {

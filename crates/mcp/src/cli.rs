@@ -379,6 +379,9 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
             )?;
             writeln!(out)?;
         }
+        out.flush()?;
+        engine.save_project_image();
+        leave(engine);
         return Ok(());
     }
     let query = args.query.as_deref().unwrap_or_default();
@@ -408,6 +411,8 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
         }
     }
     out.flush()?;
+    // After the answer: the next search reads the project instead of linking it.
+    engine.save_project_image();
     leave(engine);
     Ok(())
 }
@@ -449,7 +454,7 @@ pub async fn lookup(
 ) -> anyhow::Result<()> {
     // A bare name (`symbolize`, `Router > match`) or a whole `symbol = …` query.
     let parsed = codectx_retrieval::Query::lookup_of(query)?;
-    let engine = open(root, config, false, git_ref).await?;
+    let mut engine = open(root, config, false, git_ref).await?;
     let project: &Project = engine.project();
     let found = codectx_retrieval::lookup(project, &parsed);
     if found.matches.is_empty() {
@@ -458,6 +463,7 @@ pub async fn lookup(
         } else {
             format!(" Closest names: {}.", found.closest.join(", "))
         };
+        engine.save_project_image();
         anyhow::bail!(
             "symbol_not_found: no symbol matches {:?}.{hint}",
             parsed.name
@@ -485,6 +491,7 @@ pub async fn lookup(
             println!("{}\n", item.text);
         }
     }
+    engine.save_project_image();
     leave(engine);
     Ok(())
 }

@@ -153,6 +153,42 @@ impl std::fmt::Debug for Project {
     }
 }
 
+/// A project image read from disk, not yet checked against the sync that follows: see
+/// [`Project::from_saved`].
+pub struct SavedProject {
+    root: PathBuf,
+    loaded: image::Loaded,
+    /// How long reading and decoding took.
+    read: std::time::Duration,
+}
+
+impl SavedProject {
+    /// A blocking read of the image of `store`'s index in the state `digest` names, to run
+    /// off the async workers: `None` when there is none that reads (said at debug level).
+    pub fn read(
+        store: &Store,
+        digest: &[u8; 32],
+    ) -> Result<impl FnOnce() -> Option<SavedProject> + Send + 'static, RetrievalError> {
+        let root = canonical_root(store.root())?;
+        let dir = store.local_dir().map(Path::to_path_buf);
+        let digest = *digest;
+        Ok(move || {
+            let started = Instant::now();
+            match image::read(dir.as_deref()?, &root, &digest) {
+                Ok(loaded) => Some(SavedProject {
+                    root,
+                    loaded,
+                    read: started.elapsed(),
+                }),
+                Err(unused) => {
+                    tracing::debug!(%unused, "project not loaded from its image");
+                    None
+                }
+            }
+        })
+    }
+}
+
 impl Project {
     /// Reads, parses and chunks every source file under `root` (gitignore-aware, the same
     /// selection as the graph) and links the graph. Unreadable files are listed in
@@ -258,24 +294,24 @@ impl Project {
         digest: &[u8; 32],
         changes: Option<SyncChanges>,
     ) -> Result<Option<(Self, bool)>, RetrievalError> {
-        let Some(dir) = store.local_dir() else {
+        let saved = SavedProject::read(store, digest)?;
+        let saved = tokio::task::spawn_blocking(saved)
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        Self::from_saved(store, saved, changes).await
+    }
+
+    /// [`Project::from_image`] from an image read beforehand ([`SavedProject::read`], which
+    /// can run beside the sync).
+    pub async fn from_saved(
+        store: &Store,
+        saved: Option<SavedProject>,
+        changes: Option<SyncChanges>,
+    ) -> Result<Option<(Self, bool)>, RetrievalError> {
+        let Some(SavedProject { root, loaded, read }) = saved else {
             return Ok(None);
         };
         let started = Instant::now();
-        let root = canonical_root(store.root())?;
-        let (dir, at) = (dir.to_path_buf(), root.clone());
-        let digest = *digest;
-        let loaded = tokio::task::spawn_blocking(move || image::read(&dir, &at, &digest))
-            .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-        let loaded = match loaded {
-            Ok(loaded) => loaded,
-            Err(unused) => {
-                tracing::debug!(%unused, "project not loaded from its image");
-                return Ok(None);
-            }
-        };
-        let read = started.elapsed();
         // Links resolved under other module configurations (or unknown ones) resolve again.
         let configs_moved = loaded.module_configs.as_ref() != store.module_config_stamps();
         let mut project = Self::new(root, loaded.files, loaded.graph, skipped_files(store));
@@ -288,7 +324,7 @@ impl Project {
         project.apply_changes(store, changes).await?;
         tracing::debug!(
             ?read,
-            total = ?started.elapsed(),
+            patch = ?started.elapsed(),
             patched,
             "project loaded from its image"
         );

@@ -117,10 +117,12 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
         store: store_options(),
         ..EngineOptions::default()
     };
-    // The first build saves the project it linked.
-    let engine = Engine::open(root.path(), options.clone()).await.unwrap();
+    // The first build's project, saved.
+    let mut engine = Engine::open(root.path(), options.clone()).await.unwrap();
     let image = root.path().join(".codectx/project.image");
-    assert!(image.is_file(), "the first build saves an image");
+    assert!(!image.exists(), "saved only when asked");
+    engine.save_project_image();
+    assert!(image.is_file());
     drop(engine);
 
     // Nothing changed since: the image is the project, with nothing applied.
@@ -171,7 +173,10 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     drop(store);
 
     // An engine opened now loads from the index and saves the image of this state.
-    drop(Engine::open(root.path(), options.clone()).await.unwrap());
+    Engine::open(root.path(), options.clone())
+        .await
+        .unwrap()
+        .save_project_image();
     let (store, loaded) = sync_and_load_image(root.path()).await;
     let (project, patched) = loaded.expect("the saved image is used");
     assert!(!patched);
@@ -198,7 +203,10 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     }
     // An engine opening over it loads from the index and puts a good image back.
     drop(store);
-    drop(Engine::open(root.path(), options).await.unwrap());
+    Engine::open(root.path(), options)
+        .await
+        .unwrap()
+        .save_project_image();
     let (_store, loaded) = sync_and_load_image(root.path()).await;
     assert!(loaded.is_some());
 }

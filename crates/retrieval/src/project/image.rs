@@ -10,11 +10,11 @@
 //!
 //! Layout: the magic (which carries the layout's version), the digest, then three
 //! length-prefixed sections: the root it was linked under, and in postcard the graph
-//! ([`ProjectGraph::encode_linked`]) and the files with their chunks and the name index.
+//! ([`ProjectGraph::write_linked`]) and the files with their chunks and the name index.
 //! The last two decode on two threads.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use codectx_chunker::CodeChunk;
@@ -107,14 +107,41 @@ impl ImageChunk<String> {
 /// Module configurations as a sync stamps them: path → (mtime in ns, size).
 pub(super) type ConfigStamps = HashMap<String, (i64, u64)>;
 
-/// The image's second section.
-#[derive(Serialize, Deserialize)]
-struct Files<S, C, N> {
+/// The image's second section, as read.
+#[derive(Deserialize)]
+struct Files {
     /// `None` when the project was made by a handle that had not walked yet: its links'
     /// configurations are unknown.
-    module_configs: Option<Vec<(S, i64, u64)>>,
-    files: Vec<(S, Vec<C>)>,
-    names: N,
+    module_configs: Option<Vec<(String, i64, u64)>>,
+    files: Vec<(String, Vec<ImageChunk<String>>)>,
+    names: NameIndex,
+}
+
+/// The same section as written: the files' chunks are serialised one by one, never
+/// gathered.
+#[derive(Serialize)]
+struct FilesOut<'a> {
+    module_configs: Option<Vec<(&'a str, i64, u64)>>,
+    files: ChunksOf<'a>,
+    names: &'a NameIndex,
+}
+
+struct ChunksOf<'a>(&'a [ProjectFile]);
+
+impl Serialize for ChunksOf<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Chunks<'a>(&'a [CodeChunk]);
+        impl Serialize for Chunks<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(ImageChunk::of))
+            }
+        }
+        serializer.collect_seq(
+            self.0
+                .iter()
+                .map(|f| (f.relative_path.as_str(), Chunks(&f.chunks))),
+        )
+    }
 }
 
 /// What an image gave: the project's parts, and the configurations its links assume.
@@ -126,7 +153,8 @@ pub(super) struct Loaded {
 }
 
 /// Writes the image of a project in the state `digest` names, replacing the one there
-/// (written beside it, then renamed: a reader sees the old image or the new one).
+/// (written beside it, then renamed: a reader sees the old image or the new one). The
+/// sections stream to the file; nothing is encoded in memory first.
 pub(super) fn write(
     dir: &Path,
     root: &Path,
@@ -136,41 +164,56 @@ pub(super) fn write(
     names: &NameIndex,
     module_configs: Option<&ConfigStamps>,
 ) -> std::io::Result<()> {
-    let graph = graph.encode_linked();
-    let files = Files {
+    let files = FilesOut {
         module_configs: module_configs.map(|stamps| {
             stamps
                 .iter()
                 .map(|(path, &(mtime, size))| (path.as_str(), mtime, size))
                 .collect()
         }),
-        files: files
-            .iter()
-            .map(|f| {
-                let chunks: Vec<ImageChunk<&str>> = f.chunks.iter().map(ImageChunk::of).collect();
-                (f.relative_path.as_str(), chunks)
-            })
-            .collect(),
+        files: ChunksOf(files),
         names,
     };
-    let files = postcard::to_stdvec(&files).map_err(std::io::Error::other)?;
     let temporary = dir.join(format!("{FILE_NAME}.{}.tmp", std::process::id()));
     let written = (|| {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&temporary)?);
+        let mut out = BufWriter::new(std::fs::File::create(&temporary)?);
         out.write_all(MAGIC)?;
         out.write_all(digest)?;
-        let root = root.to_string_lossy();
-        for section in [root.as_bytes(), &graph, &files] {
-            out.write_all(&(section.len() as u64).to_le_bytes())?;
-            out.write_all(section)?;
-        }
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        section(&mut out, |out| {
+            out.write_all(root.to_string_lossy().as_bytes())
+        })?;
+        section(&mut out, |out| graph.write_linked(out))?;
+        section(&mut out, |out| {
+            postcard::to_io(&files, out)
+                .map(drop)
+                .map_err(std::io::Error::other)
+        })?;
+        // Not synced to the disk: a cache lost to a crash is only read from the index again
+        // (an image cut short does not read).
+        out.flush()?;
+        drop(out);
         std::fs::rename(&temporary, dir.join(FILE_NAME))
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
     written
+}
+
+/// Writes a section: its length (a little-endian u64, filled in once known), then what
+/// `write` writes.
+fn section(
+    out: &mut BufWriter<std::fs::File>,
+    write: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let at = out.stream_position()?;
+    out.write_all(&0u64.to_le_bytes())?;
+    write(out)?;
+    let end = out.stream_position()?;
+    out.seek(SeekFrom::Start(at))?;
+    out.write_all(&(end - at - 8).to_le_bytes())?;
+    out.seek(SeekFrom::Start(end))?;
+    Ok(())
 }
 
 /// Why an image was not used.
@@ -194,24 +237,30 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
     let (stamp, rest) = rest
         .split_first_chunk::<32>()
         .ok_or_else(|| damaged("truncated"))?;
-    let (linked_under, rest) = section(rest).ok_or_else(|| damaged("truncated"))?;
+    let (linked_under, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
     // Resolved paths are absolute: an image made in another checkout of a shared index
     // is of another state too.
     if stamp != digest || linked_under != root.to_string_lossy().as_bytes() {
         return Err(Unused::OtherState);
     }
-    let (graph_bytes, rest) = section(rest).ok_or_else(|| damaged("truncated"))?;
-    let (files_bytes, rest) = section(rest).ok_or_else(|| damaged("truncated"))?;
+    let (graph_bytes, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
+    let (files_bytes, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
     if !rest.is_empty() {
         return Err(damaged("trailing bytes"));
     }
     // The graph and the files decode side by side.
+    let started = std::time::Instant::now();
     let (graph, files) = std::thread::scope(|scope| {
-        let graph = scope.spawn(|| ProjectGraph::decode_linked(root, graph_bytes));
+        let graph = scope.spawn(|| {
+            let graph = ProjectGraph::decode_linked(root, graph_bytes);
+            (graph, started.elapsed())
+        });
         let files = decode_files(root, files_bytes);
-        let graph = graph
+        let files_decoded = started.elapsed();
+        let (graph, graph_decoded) = graph
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        tracing::debug!(?graph_decoded, ?files_decoded, "project image decoded");
         (graph, files)
     });
     let graph = graph.map_err(Unused::Damaged)?;
@@ -226,7 +275,7 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
 
 /// The section at the start of `bytes` (a little-endian u64 length, then that many bytes)
 /// and what follows it.
-fn section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+fn split_section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     let (len, rest) = bytes.split_first_chunk::<8>()?;
     let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
     (len <= rest.len()).then(|| rest.split_at(len))
@@ -235,8 +284,7 @@ fn section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
 type DecodedFiles = (Vec<ProjectFile>, NameIndex, Option<ConfigStamps>);
 
 fn decode_files(root: &Path, bytes: &[u8]) -> Result<DecodedFiles, Unused> {
-    let decoded: Files<String, ImageChunk<String>, NameIndex> =
-        postcard::from_bytes(bytes).map_err(|e| Unused::Damaged(e.to_string()))?;
+    let decoded: Files = postcard::from_bytes(bytes).map_err(|e| Unused::Damaged(e.to_string()))?;
     let files: Vec<ProjectFile> = decoded
         .files
         .into_iter()
