@@ -229,7 +229,11 @@ pub(super) enum Unused {
 
 /// The project in `dir`'s image, if the image is of the index state `digest` names.
 pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded, Unused> {
-    let bytes = std::fs::read(dir.join(FILE_NAME)).map_err(Unused::Missing)?;
+    let file = std::fs::File::open(dir.join(FILE_NAME)).map_err(Unused::Missing)?;
+    // SAFETY: an image is never written in place: each is written under another name and
+    // renamed over the last, so the file mapped here does not change while it is read.
+    // Mapped, its pages are the page cache's: reading it copies nothing.
+    let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(Unused::Missing)?;
     let damaged = |what: &str| Unused::Damaged(what.to_string());
     let rest = bytes
         .strip_prefix(MAGIC.as_slice())
