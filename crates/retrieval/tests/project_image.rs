@@ -210,3 +210,37 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     let (_store, loaded) = sync_and_load_image(root.path()).await;
     assert!(loaded.is_some());
 }
+
+/// A save removes what a killed save left half written, but not another process's save
+/// in progress.
+#[tokio::test]
+async fn a_save_removes_images_killed_writers_left() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.ts"), "export function a() {}\n").unwrap();
+    let options = EngineOptions {
+        store: store_options(),
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::open(root.path(), options).await.unwrap();
+    let dir = root.path().join(".codectx");
+    let abandoned = dir.join("project.image.4242.tmp");
+    let in_progress = dir.join("project.image.4343.tmp");
+    for path in [&abandoned, &in_progress] {
+        std::fs::write(path, b"half an image").unwrap();
+    }
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    std::fs::File::options()
+        .write(true)
+        .open(&abandoned)
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
+    engine.save_project_image();
+    assert!(dir.join("project.image").is_file());
+    assert!(!abandoned.exists(), "an abandoned image is removed");
+    assert!(in_progress.exists(), "a recent one may be another save's");
+    // The index still opens: what it holds beside its tables is its own.
+    drop(engine);
+    let (_store, loaded) = sync_and_load_image(root.path()).await;
+    assert!(loaded.is_some());
+}
