@@ -2,49 +2,12 @@
 //! result must be the project a fresh load of the index gives: same files, chunks, facts
 //! and cross-file edges.
 
+mod common;
+
 use codectx_retrieval::{Engine, EngineOptions, Project};
 use codectx_store::StoreOptions;
 
-/// Everything a query reads from a project, as text: files and chunks, then every
-/// declaration with its callees and callers by id.
-fn render(project: &Project) -> String {
-    let mut out = String::new();
-    for file in project.files() {
-        out.push_str(&format!("file {}\n", file.relative_path));
-        for chunk in &file.chunks {
-            out.push_str(&format!(
-                "  chunk {} {} {}\n",
-                chunk.id, chunk.node_kind, chunk.breadcrumb
-            ));
-        }
-    }
-    let graph = project.graph();
-    for (f, file) in graph.files().iter().enumerate() {
-        for d in 0..file.facts.decls.len() {
-            let s = codectx_graph::SymbolRef {
-                file: f as u32,
-                decl: d as u32,
-            };
-            let mut callees: Vec<String> = graph
-                .callees(s)
-                .iter()
-                .map(|(c, _)| graph.symbol_id(*c))
-                .collect();
-            let mut callers: Vec<String> = graph
-                .callers(s)
-                .iter()
-                .map(|(c, _)| graph.caller_id(*c))
-                .collect();
-            callees.sort();
-            callers.sort();
-            out.push_str(&format!(
-                "decl {} calls {callees:?} called by {callers:?}\n",
-                graph.symbol_id(s)
-            ));
-        }
-    }
-    out
-}
+use common::render;
 
 /// The default options but history (these tests' trees are not repositories).
 fn without_history() -> EngineOptions {

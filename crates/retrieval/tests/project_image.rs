@@ -2,45 +2,19 @@
 //! load of the index gives, with a later sync's changes applied to it; an image of another
 //! state, or one that does not read, is not used.
 
+mod common;
+
 use codectx_retrieval::{Engine, EngineOptions, Project};
 use codectx_store::{Store, StoreOptions};
 
-/// Files, chunks (every field) and every declaration's callees and callers.
+/// Files, chunks (every field), every declaration's callees and callers, and every
+/// file's facts and resolutions.
 fn assert_same(project: &Project, fresh: &Project) {
     assert!(
         project.chunks().eq(fresh.chunks()),
         "the chunks differ from the index's"
     );
-    let edges = |project: &Project| {
-        let graph = project.graph();
-        let mut out = Vec::new();
-        for (f, file) in graph.files().iter().enumerate() {
-            for d in 0..file.facts.decls.len() {
-                let s = codectx_graph::SymbolRef {
-                    file: f as u32,
-                    decl: d as u32,
-                };
-                let mut callees: Vec<String> = graph
-                    .callees(s)
-                    .iter()
-                    .map(|(c, _)| graph.symbol_id(*c))
-                    .collect();
-                let mut callers: Vec<String> = graph
-                    .callers(s)
-                    .iter()
-                    .map(|(c, _)| graph.caller_id(*c))
-                    .collect();
-                callees.sort();
-                callers.sort();
-                out.push(format!(
-                    "{} calls {callees:?} called by {callers:?}",
-                    graph.symbol_id(s)
-                ));
-            }
-        }
-        out
-    };
-    assert_eq!(edges(project), edges(fresh));
+    assert_eq!(common::render(project), common::render(fresh));
     let facts = |project: &Project| -> Vec<_> {
         project
             .graph()

@@ -48,3 +48,45 @@ pub async fn engine_at(
     engine.embed_pending(&()).await.unwrap();
     engine
 }
+
+/// Everything a query reads from a project, as text: files and chunks, then every
+/// declaration with its callees and callers by id.
+#[allow(dead_code)] // for the tests that compare projects
+pub fn render(project: &Project) -> String {
+    let mut out = String::new();
+    for file in project.files() {
+        out.push_str(&format!("file {}\n", file.relative_path));
+        for chunk in &file.chunks {
+            out.push_str(&format!(
+                "  chunk {} {} {}\n",
+                chunk.id, chunk.node_kind, chunk.breadcrumb
+            ));
+        }
+    }
+    let graph = project.graph();
+    for (f, file) in graph.files().iter().enumerate() {
+        for d in 0..file.facts.decls.len() {
+            let s = codectx_graph::SymbolRef {
+                file: f as u32,
+                decl: d as u32,
+            };
+            let mut callees: Vec<String> = graph
+                .callees(s)
+                .iter()
+                .map(|(c, _)| graph.symbol_id(*c))
+                .collect();
+            let mut callers: Vec<String> = graph
+                .callers(s)
+                .iter()
+                .map(|(c, _)| graph.caller_id(*c))
+                .collect();
+            callees.sort();
+            callers.sort();
+            out.push_str(&format!(
+                "decl {} calls {callees:?} called by {callers:?}\n",
+                graph.symbol_id(s)
+            ));
+        }
+    }
+    out
+}
