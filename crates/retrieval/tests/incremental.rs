@@ -110,30 +110,11 @@ async fn a_syncs_change_set_patches_the_project_to_a_fresh_load() {
     same_as_a_fresh_load(&project, &Project::from_index(&store).await.unwrap());
 
     // This store's own sync: an edit, a new file, a removal.
-    let session = root.path().join("src/auth/session.ts");
-    let source = std::fs::read_to_string(&session).unwrap();
-    std::fs::write(
-        &session,
-        format!("{source}\nexport function touchSession() {{}}\n"),
-    )
-    .unwrap();
-    std::fs::write(
-        root.path().join("src/auth/logout.ts"),
-        "import { endSession } from \"./session\";\n\nexport function logout(token: string) {\n  endSession(token);\n}\n",
-    )
-    .unwrap();
-    std::fs::remove_file(root.path().join("src/utils/retry.ts")).unwrap();
+    let edited = common::edit_add_and_remove(root.path());
     store.sync(None, &()).await.unwrap();
     let changes = store.take_changes().unwrap();
     assert!(!changes.complete);
-    assert_eq!(
-        changes.rewritten,
-        [
-            "src/auth/logout.ts",
-            "src/auth/session.ts",
-            "src/utils/retry.ts"
-        ]
-    );
+    assert_eq!(changes.rewritten, edited);
     assert!(changes.elsewhere.is_empty(), "nothing to read back");
     // Built before the patch, the name index is patched or dropped with it.
     project.prepare_search();
@@ -165,23 +146,9 @@ async fn a_syncs_change_set_patches_the_project_to_a_fresh_load() {
 #[tokio::test]
 async fn a_module_configuration_edit_resolves_imports_again() {
     let root = tempfile::tempdir().unwrap();
-    let write = |path: &str, text: &str| {
-        let path = root.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    let paths = |to: &str| {
-        format!(
-            r#"{{ "compilerOptions": {{ "baseUrl": ".", "paths": {{ "@lib/*": ["{to}/*"] }} }} }}"#
-        )
-    };
-    write("tsconfig.json", &paths("src/lib"));
-    write("src/lib/greet.ts", "export function greet() {}\n");
-    write("src/alternative/greet.ts", "export function greet() {}\n");
-    write(
-        "src/main.ts",
-        "import { greet } from '@lib/greet';\nexport function main() {\n  greet();\n}\n",
-    );
+    common::write_aliased_greet(root.path());
+    let write = |path: &str, text: &str| common::write_file(root.path(), path, text);
+    let paths = common::tsconfig_paths;
     let mut engine = Engine::open(root.path(), without_history()).await.unwrap();
     let main_calls = |project: &Project| {
         render(project)

@@ -70,23 +70,9 @@ async fn sync_and_load_image(root: &std::path::Path) -> (Store, Option<(Project,
 async fn a_project_from_its_image_equals_a_fresh_load() {
     let root = tempfile::tempdir().unwrap();
     codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/search"), root.path());
-    let write = |path: &str, text: &str| {
-        let path = root.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    let paths = |to: &str| {
-        format!(
-            r#"{{ "compilerOptions": {{ "baseUrl": ".", "paths": {{ "@lib/*": ["{to}/*"] }} }} }}"#
-        )
-    };
-    write("tsconfig.json", &paths("src/lib"));
-    write("src/lib/greet.ts", "export function greet() {}\n");
-    write("src/alternative/greet.ts", "export function greet() {}\n");
-    write(
-        "src/main.ts",
-        "import { greet } from '@lib/greet';\nexport function main() {\n  greet();\n}\n",
-    );
+    common::write_aliased_greet(root.path());
+    let write = |path: &str, text: &str| common::write_file(root.path(), path, text);
+    let paths = common::tsconfig_paths;
     let options = EngineOptions {
         store: store_options(),
         ..EngineOptions::default()
@@ -118,18 +104,7 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
 
     // An edit, a new file and a removal: the image is of the state before the sync, which
     // hands them over.
-    let session = root.path().join("src/auth/session.ts");
-    let source = std::fs::read_to_string(&session).unwrap();
-    std::fs::write(
-        &session,
-        format!("{source}\nexport function touchSession() {{}}\n"),
-    )
-    .unwrap();
-    write(
-        "src/auth/logout.ts",
-        "import { endSession } from \"./session\";\n\nexport function logout(token: string) {\n  endSession(token);\n}\n",
-    );
-    std::fs::remove_file(root.path().join("src/utils/retry.ts")).unwrap();
+    common::edit_add_and_remove(root.path());
     let (store, loaded) = sync_and_load_image(root.path()).await;
     let (project, patched) = loaded.expect("the image of the state before the sync is used");
     assert!(patched);

@@ -90,3 +90,60 @@ pub fn render(project: &Project) -> String {
     }
     out
 }
+
+/// Writes `text` to `path` under `root`, making its directories.
+#[allow(dead_code)] // for the tests that edit a tree
+pub fn write_file(root: &std::path::Path, path: &str, text: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A `tsconfig.json` mapping `@lib/*` to `to/*`.
+#[allow(dead_code)] // for the tests that change module configurations
+pub fn tsconfig_paths(to: &str) -> String {
+    format!(r#"{{ "compilerOptions": {{ "baseUrl": ".", "paths": {{ "@lib/*": ["{to}/*"] }} }} }}"#)
+}
+
+/// `src/main.ts` calling `greet` through the `@lib/*` alias, which points at `src/lib`;
+/// `src/alternative` declares another `greet` for the alias to point at instead.
+#[allow(dead_code)] // for the tests that change module configurations
+pub fn write_aliased_greet(root: &std::path::Path) {
+    write_file(root, "tsconfig.json", &tsconfig_paths("src/lib"));
+    write_file(root, "src/lib/greet.ts", "export function greet() {}\n");
+    write_file(
+        root,
+        "src/alternative/greet.ts",
+        "export function greet() {}\n",
+    );
+    write_file(
+        root,
+        "src/main.ts",
+        "import { greet } from '@lib/greet';\nexport function main() {\n  greet();\n}\n",
+    );
+}
+
+/// In a copy of `fixtures/retrieval/search`: a declaration added to `src/auth/session.ts`,
+/// a new file calling into it, and `src/utils/retry.ts` removed. Returns those paths, in
+/// order.
+#[allow(dead_code)] // for the tests that patch projects
+pub fn edit_add_and_remove(root: &std::path::Path) -> [&'static str; 3] {
+    let session = root.join("src/auth/session.ts");
+    let source = std::fs::read_to_string(&session).unwrap();
+    std::fs::write(
+        &session,
+        format!("{source}\nexport function touchSession() {{}}\n"),
+    )
+    .unwrap();
+    write_file(
+        root,
+        "src/auth/logout.ts",
+        "import { endSession } from \"./session\";\n\nexport function logout(token: string) {\n  endSession(token);\n}\n",
+    );
+    std::fs::remove_file(root.join("src/utils/retry.ts")).unwrap();
+    [
+        "src/auth/logout.ts",
+        "src/auth/session.ts",
+        "src/utils/retry.ts",
+    ]
+}
