@@ -56,7 +56,7 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
         }
         let f = f as u32;
         let mut edges: Vec<(SymbolRef, u32)> = graph.module_callees(f).to_vec();
-        for d in 0..file.facts.decls.len() as u32 {
+        for d in 0..file.facts().decls.len() as u32 {
             edges.extend_from_slice(graph.callees(SymbolRef { file: f, decl: d }));
         }
         for (callee, line) in edges {

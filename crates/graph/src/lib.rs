@@ -22,6 +22,7 @@ pub mod modules;
 use codectx_files::relative_path as relative;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use codectx_files::FileSelection;
 pub use facts::{FileFacts, SymbolKind, extract_facts};
@@ -58,13 +59,51 @@ pub enum GraphError {
     Walk { path: PathBuf, message: String },
 }
 
+/// A file's facts, decoded the first time they are read: a graph read back from bytes
+/// ([`ProjectGraph::decode_linked`]) decodes only the files a question reaches.
+#[derive(Debug, Clone)]
+struct Facts {
+    decoded: OnceLock<FileFacts>,
+    /// [`FileFacts::encode`]'s bytes, when the facts came as bytes (kept once decoded, for
+    /// the next [`ProjectGraph::write_linked`]).
+    encoded: Option<Box<[u8]>>,
+    /// How many declarations they hold, known without decoding.
+    decls: u32,
+}
+
+impl Facts {
+    fn decoded(facts: FileFacts) -> Self {
+        Facts {
+            decls: facts.decls.len() as u32,
+            decoded: OnceLock::from(facts),
+            encoded: None,
+        }
+    }
+
+    fn get(&self) -> &FileFacts {
+        self.decoded.get_or_init(|| {
+            let bytes = self.encoded.as_deref().unwrap_or_default();
+            // The bytes were checked against the digest `write_linked` stored beside them
+            // before the graph was made: they are what `FileFacts::encode` wrote.
+            FileFacts::decode(bytes).expect("verified facts decode")
+        })
+    }
+
+    fn encoded(&self) -> std::borrow::Cow<'_, [u8]> {
+        match &self.encoded {
+            Some(bytes) => std::borrow::Cow::Borrowed(bytes),
+            None => std::borrow::Cow::Owned(self.get().encode()),
+        }
+    }
+}
+
 /// A file of the graph.
 #[derive(Debug, Clone)]
 pub struct FileNode {
     /// Path relative to the root, with `/` separators.
     pub path: String,
     pub abs: PathBuf,
-    pub facts: FileFacts,
+    facts: Facts,
     /// Resolution of each of `facts.requests`.
     pub resolved: Vec<Resolved>,
     /// File index of each request that resolved inside the project.
@@ -79,7 +118,7 @@ impl FileNode {
         let mut node = FileNode {
             path,
             abs,
-            facts,
+            facts: Facts::decoded(facts),
             resolved: Vec::new(),
             request_files: Vec::new(),
             by_symbol: Vec::new(),
@@ -88,9 +127,24 @@ impl FileNode {
         node
     }
 
+    /// The file's facts (decoded now if they came as bytes).
+    pub fn facts(&self) -> &FileFacts {
+        self.facts.get()
+    }
+
+    /// How many declarations the facts hold, without decoding them.
+    pub fn decl_count(&self) -> usize {
+        self.facts.decls as usize
+    }
+
+    fn set_facts(&mut self, facts: FileFacts) {
+        self.facts = Facts::decoded(facts);
+        self.index_symbols();
+    }
+
     fn index_symbols(&mut self) {
         let mut by_symbol: Vec<(u32, u32)> = (0u32..)
-            .zip(&self.facts.decls)
+            .zip(&self.facts().decls)
             .filter_map(|(decl, d)| d.symbol.map(|s| (s, decl)))
             .collect();
         by_symbol.sort_unstable();
@@ -172,66 +226,93 @@ impl ProjectGraph {
     }
 
     /// Writes the linked graph to `out` ([`ProjectGraph::decode_linked`] reads it back):
-    /// each file's facts with where its requests resolved, and the links. Reading it back
-    /// resolves and links nothing.
-    pub fn write_linked(&self, out: impl std::io::Write) -> std::io::Result<()> {
+    /// each file's path, where its requests resolved and its declarations by parser
+    /// symbol, the links, a digest of the facts, then every file's encoded facts. Reading
+    /// it back resolves and links nothing, and decodes a file's facts only when read.
+    pub fn write_linked(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
         #[derive(serde::Serialize)]
         struct Node<'a> {
             path: &'a str,
-            facts: &'a FileFacts,
+            facts_len: u32,
+            decls: u32,
+            by_symbol: &'a [(u32, u32)],
             resolved: &'a [Resolved],
             request_files: &'a [Option<u32>],
         }
-        /// The files, serialised one by one as they are written.
-        struct Nodes<'a>(&'a [FileNode]);
-        impl serde::Serialize for Nodes<'_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_seq(self.0.iter().map(|f| Node {
-                    path: &f.path,
-                    facts: &f.facts,
-                    resolved: &f.resolved,
-                    request_files: &f.request_files,
-                }))
-            }
+        let facts: Vec<std::borrow::Cow<'_, [u8]>> =
+            self.files.iter().map(|f| f.facts.encoded()).collect();
+        let mut digest = blake3::Hasher::new();
+        for bytes in &facts {
+            digest.update(bytes);
         }
-        postcard::to_io(&(Nodes(&self.files), &self.links), out)
-            .map(drop)
-            .map_err(std::io::Error::other)
+        let nodes: Vec<Node<'_>> = self
+            .files
+            .iter()
+            .zip(&facts)
+            .map(|(f, bytes)| Node {
+                path: &f.path,
+                facts_len: bytes.len() as u32,
+                decls: f.facts.decls,
+                by_symbol: &f.by_symbol,
+                resolved: &f.resolved,
+                request_files: &f.request_files,
+            })
+            .collect();
+        let digest: [u8; 32] = digest.finalize().into();
+        postcard::to_io(&(nodes, &self.links, digest), &mut out).map_err(std::io::Error::other)?;
+        facts.iter().try_for_each(|bytes| out.write_all(bytes))
     }
 
     /// The graph [`ProjectGraph::write_linked`] wrote, under `root` (which must be the root
     /// it was linked under: resolved paths are absolute). An error says why the bytes do not
-    /// read.
+    /// read; bytes that read are checked (the facts against their digest, every link and
+    /// resolution against the files), so a graph from them never fails later.
     pub fn decode_linked(root: &Path, bytes: &[u8]) -> Result<Self, String> {
         #[derive(serde::Deserialize)]
         struct Node {
             path: String,
-            facts: FileFacts,
+            facts_len: u32,
+            decls: u32,
+            by_symbol: Vec<(u32, u32)>,
             resolved: Vec<Resolved>,
             request_files: Vec<Option<u32>>,
         }
-        let (nodes, links): (Vec<Node>, link::Links) =
-            postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+        type Head = (Vec<Node>, link::Links, [u8; 32]);
+        let ((nodes, links, digest), mut facts): (Head, &[u8]) =
+            postcard::take_from_bytes(bytes).map_err(|e| e.to_string())?;
+        if *blake3::hash(facts).as_bytes() != digest {
+            return Err("the facts do not match their digest".into());
+        }
         let count = nodes.len();
-        let files: Vec<FileNode> = nodes
-            .into_iter()
-            .map(|n| {
-                let abs = root.join(&n.path);
-                let mut node = FileNode::new(n.path, abs, n.facts);
-                node.resolved = n.resolved;
-                node.request_files = n.request_files;
-                node
-            })
-            .collect();
-        let requests_fit = files.iter().all(|f| {
-            f.resolved.len() == f.facts.requests.len()
-                && f.request_files.len() == f.facts.requests.len()
-                && f.request_files
-                    .iter()
-                    .flatten()
-                    .all(|&i| (i as usize) < count)
-        });
-        if !requests_fit || !links.fits(&files) {
+        let mut files = Vec::with_capacity(count);
+        for n in nodes {
+            let (encoded, rest) = facts
+                .split_at_checked(n.facts_len as usize)
+                .ok_or("the facts are cut short")?;
+            facts = rest;
+            files.push(FileNode {
+                abs: root.join(&n.path),
+                path: n.path,
+                facts: Facts {
+                    decoded: OnceLock::new(),
+                    encoded: Some(encoded.into()),
+                    decls: n.decls,
+                },
+                resolved: n.resolved,
+                request_files: n.request_files,
+                by_symbol: n.by_symbol,
+            });
+        }
+        let fits = facts.is_empty()
+            && files.iter().all(|f| {
+                f.resolved.len() == f.request_files.len()
+                    && f.request_files
+                        .iter()
+                        .flatten()
+                        .all(|&i| (i as usize) < count)
+                    && f.by_symbol.iter().all(|&(_, d)| d < f.facts.decls)
+            });
+        if !fits || !links.fits(&files) {
             return Err("the links name files or declarations the graph does not hold".into());
         }
         let mut graph = Self {
@@ -297,13 +378,12 @@ impl ProjectGraph {
         let mut outward = Vec::new();
         for (i, facts) in edited {
             let file = &mut self.files[i as usize];
-            if file.facts.same_outward_facts(&facts) {
+            if file.facts().same_outward_facts(&facts) {
                 inward.push(i);
             } else {
                 outward.push(i);
             }
-            file.facts = facts;
-            file.index_symbols();
+            file.set_facts(facts);
         }
         let renumbered = !(added.is_empty() && removed.is_empty());
         if renumbered {
@@ -450,7 +530,7 @@ impl ProjectGraph {
             files
                 .iter()
                 .map(|file| {
-                    let requests = file.facts.requests.iter();
+                    let requests = file.facts().requests.iter();
                     requests.map(|r| resolver.resolve(&file.abs, r)).collect()
                 })
                 .collect()
@@ -503,7 +583,7 @@ impl ProjectGraph {
     fn resolve_requests(&mut self, i: usize) {
         let file = &self.files[i];
         let resolved: Vec<Resolved> = file
-            .facts
+            .facts()
             .requests
             .iter()
             .map(|r| self.resolver.resolve(&file.abs, r))
@@ -586,13 +666,13 @@ impl ProjectGraph {
     }
 
     pub fn decl(&self, s: SymbolRef) -> &facts::Decl {
-        &self.files[s.file as usize].facts.decls[s.decl as usize]
+        &self.files[s.file as usize].facts().decls[s.decl as usize]
     }
 
     /// Every declaration of the project.
     pub fn symbols(&self) -> impl Iterator<Item = SymbolRef> + '_ {
         self.files.iter().enumerate().flat_map(|(f, file)| {
-            (0..file.facts.decls.len()).map(move |d| SymbolRef {
+            (0..file.facts().decls.len()).map(move |d| SymbolRef {
                 file: f as u32,
                 decl: d as u32,
             })
@@ -615,7 +695,7 @@ impl ProjectGraph {
             return Vec::new();
         };
         self.files[file as usize]
-            .facts
+            .facts()
             .decls
             .iter()
             .enumerate()

@@ -60,7 +60,7 @@ impl Links {
         let symbol = |s: &SymbolRef| {
             files
                 .get(s.file as usize)
-                .is_some_and(|f| (s.decl as usize) < f.facts.decls.len())
+                .is_some_and(|f| (s.decl as usize) < f.decl_count())
         };
         let caller = |c: &CallerRef| match c {
             CallerRef::Symbol(s) => symbol(s),
@@ -180,7 +180,7 @@ impl Links {
     /// place (no dispatched entries may be present).
     fn add_file(&mut self, linker: &Linker<'_>, files: &[FileNode], f: u32) {
         let file = &files[f as usize];
-        for call in &file.facts.calls {
+        for call in &file.facts().calls {
             let Some(target) = linker.callee(f, &call.callee) else {
                 continue;
             };
@@ -216,7 +216,7 @@ impl Links {
                 );
             }
         }
-        for r in &file.facts.refs {
+        for r in &file.facts().refs {
             let Some(target) = linker.referenced(f, &r.to) else {
                 continue;
             };
@@ -227,7 +227,7 @@ impl Links {
                 None => by_file.push((f, 1)),
             }
         }
-        for (d, decl) in file.facts.decls.iter().enumerate() {
+        for (d, decl) in file.facts().decls.iter().enumerate() {
             let me = SymbolRef {
                 file: f,
                 decl: d as u32,
@@ -250,7 +250,7 @@ impl Links {
     /// Outgoing calls stay with the declaration the call names, as go-to-definition does.
     /// Appends them to `callers` (which must hold direct calls only) and records how many.
     fn dispatch_virtual_calls(&mut self, files: &[FileNode]) {
-        let decl = |s: SymbolRef| &files[s.file as usize].facts.decls[s.decl as usize];
+        let decl = |s: SymbolRef| &files[s.file as usize].facts().decls[s.decl as usize];
         let mut virtual_methods: Vec<SymbolRef> = self
             .callers
             .keys()
@@ -259,7 +259,7 @@ impl Links {
                 decl(s).kind.is_callable()
                     && decl(s).container.is_some_and(|c| {
                         matches!(
-                            files[s.file as usize].facts.decls[c as usize].kind,
+                            files[s.file as usize].facts().decls[c as usize].kind,
                             SymbolKind::Interface | SymbolKind::Class
                         )
                     })
@@ -364,7 +364,7 @@ fn insert_in_file_order<T: PartialEq>(v: &mut Vec<T>, item: T, file: impl Fn(&T)
 
 /// `s` and the other declarations of the same callable (overload signatures).
 fn find_overloads(files: &[FileNode], s: SymbolRef) -> Vec<SymbolRef> {
-    let decls = &files[s.file as usize].facts.decls;
+    let decls = &files[s.file as usize].facts().decls;
     let d = &decls[s.decl as usize];
     // Only members: same-named functions of one file are usually distinct nested helpers.
     let (true, Some(c)) = (d.kind.is_callable(), d.container) else {
@@ -519,7 +519,7 @@ impl<'g> Linker<'g> {
     }
 
     fn facts(&self, f: u32) -> &'g FileFacts {
-        &self.files[f as usize].facts
+        &self.files[f as usize].facts()
     }
 
     fn decl(&self, s: SymbolRef) -> &'g crate::facts::Decl {
@@ -951,7 +951,7 @@ pub struct FileRelationships {
 pub(crate) fn file_relationships(files: &[FileNode], file: u32) -> FileRelationships {
     let me = &files[file as usize];
     let edge = |node: &FileNode, i: usize, other: String, resolution| {
-        let r = &node.facts.requests[i];
+        let r = &node.facts().requests[i];
         FileEdge {
             file: other,
             specifier: r.specifier.clone(),
@@ -961,7 +961,7 @@ pub(crate) fn file_relationships(files: &[FileNode], file: u32) -> FileRelations
             resolution,
         }
     };
-    let imports = (0..me.facts.requests.len())
+    let imports = (0..me.facts().requests.len())
         .map(|i| match (&me.resolved[i], me.request_files[i]) {
             (_, Some(t)) => edge(me, i, files[t as usize].path.clone(), Resolution::File),
             (Resolved::External(s), None) => edge(me, i, s.clone(), Resolution::External),

@@ -176,7 +176,7 @@ fn caller_info(g: &ProjectGraph, c: CallerRef) -> SymbolInfo {
                 kind: SymbolKind::Module,
                 file: file.path.clone(),
                 start_line: 1,
-                end_line: file.facts.line_count,
+                end_line: file.facts().line_count,
                 is_abstract: None,
             }
         }
@@ -406,7 +406,7 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
     let mut seen = HashSet::from([s]);
     let top_level = |f: u32| {
         g.files()[f as usize]
-            .facts
+            .facts()
             .decls
             .iter()
             .enumerate()

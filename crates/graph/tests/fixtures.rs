@@ -23,7 +23,8 @@ fn render(g: &ProjectGraph) -> String {
         writeln!(
             out,
             "== {} ({} syntax errors)",
-            file.path, file.facts.syntax_errors
+            file.path,
+            file.facts().syntax_errors
         )
         .unwrap();
         let rel = g.file_relationships(f as u32);
@@ -52,7 +53,7 @@ fn render(g: &ProjectGraph) -> String {
             )
             .unwrap();
         }
-        for d in 0..file.facts.decls.len() {
+        for d in 0..file.facts().decls.len() {
             let s = SymbolRef {
                 file: f as u32,
                 decl: d as u32,

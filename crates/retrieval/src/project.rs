@@ -564,7 +564,7 @@ impl Project {
             return false;
         };
         self.graph.files()[symbol.file as usize]
-            .facts
+            .facts()
             .exports
             .iter()
             .any(|e| matches!(e.target, codectx_graph::facts::ExportTarget::Local { decl } if decl == symbol.decl))

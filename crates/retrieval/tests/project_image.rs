@@ -20,7 +20,7 @@ fn assert_same(project: &Project, fresh: &Project) {
             .graph()
             .files()
             .iter()
-            .map(|f| (f.path.clone(), f.facts.clone(), f.resolved.clone()))
+            .map(|f| (f.path.clone(), f.facts().clone(), f.resolved.clone()))
             .collect()
     };
     assert!(
@@ -131,12 +131,23 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     assert!(!patched);
     assert_same(&project, &Project::from_index(&store).await.unwrap());
 
-    // An image cut short, or not an image at all, is not used, and nothing panics.
+    // An image cut short, with a byte of its facts changed (they are decoded only when
+    // read, so a digest guards them), or not an image at all, is not used, and nothing
+    // panics.
     let bytes = std::fs::read(&image).unwrap();
+    let section_end = |at: usize| {
+        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        at + 8 + len as usize
+    };
+    // The magic and the state's digest, then the root, then the graph: its facts last.
+    let graph_end = section_end(section_end(16 + 32));
+    let mut facts_changed = bytes.clone();
+    facts_changed[graph_end - 3] ^= 0x20;
     for damaged in [
+        facts_changed,
         bytes[..bytes.len() / 2].to_vec(),
         bytes[..bytes.len() - 1].to_vec(),
-        b"codectx-project\x01".repeat(5),
+        b"codectx-project\x02".repeat(5),
         Vec::new(),
     ] {
         std::fs::write(&image, &damaged).unwrap();

@@ -65,7 +65,7 @@ pub fn render(project: &Project) -> String {
     }
     let graph = project.graph();
     for (f, file) in graph.files().iter().enumerate() {
-        for d in 0..file.facts.decls.len() {
+        for d in 0..file.facts().decls.len() {
             let s = codectx_graph::SymbolRef {
                 file: f as u32,
                 decl: d as u32,
