@@ -8,11 +8,10 @@
 //! configurations its links were resolved under: when the walk finds them changed, every
 //! import resolves again.
 //!
-//! Layout: the magic (which carries the layout's version), the digest, then five
-//! length-prefixed sections: the root it was linked under, then in postcard the graph
-//! ([`ProjectGraph::write_linked`]: its facts decode only when read), the name index and
-//! module configurations, and the files with their chunks in two halves. The graph with
-//! one half, and the rest, decode on two threads.
+//! Layout: the magic (which carries the layout's version), the digest, then three
+//! length-prefixed sections: the root it was linked under, and in postcard the graph
+//! ([`ProjectGraph::write_linked`]: its facts decode only when read) and the files with
+//! their chunks and the name index. The last two decode on two threads.
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -108,22 +107,28 @@ impl ImageChunk<String> {
 /// Module configurations as a sync stamps them: path → (mtime in ns, size).
 pub(super) type ConfigStamps = HashMap<String, (i64, u64)>;
 
-/// What the image holds besides the graph and the files: the name index, and the module
-/// configurations the links were resolved under (`None` when the project was made by a
-/// handle that had not walked yet: unknown).
-#[derive(Serialize, Deserialize)]
-struct Rest<S, N> {
-    module_configs: Option<Vec<(S, i64, u64)>>,
-    names: N,
+/// The image's second section, as read.
+#[derive(Deserialize)]
+struct Files {
+    /// `None` when the project was made by a handle that had not walked yet: its links'
+    /// configurations are unknown.
+    module_configs: Option<Vec<(String, i64, u64)>>,
+    files: Vec<(String, Vec<ImageChunk<String>>)>,
+    names: NameIndex,
 }
 
-/// Files with their chunks, as read.
-type Files = Vec<(String, Vec<ImageChunk<String>>)>;
+/// The same section as written: the files' chunks are serialised one by one, never
+/// gathered.
+#[derive(Serialize)]
+struct FilesOut<'a> {
+    module_configs: Option<Vec<(&'a str, i64, u64)>>,
+    files: ChunksOf<'a>,
+    names: &'a NameIndex,
+}
 
-/// Files with their chunks as written: serialised one by one, never gathered.
-struct FilesOut<'a>(&'a [ProjectFile]);
+struct ChunksOf<'a>(&'a [ProjectFile]);
 
-impl Serialize for FilesOut<'_> {
+impl Serialize for ChunksOf<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         struct Chunks<'a>(&'a [CodeChunk]);
         impl Serialize for Chunks<'_> {
@@ -159,26 +164,16 @@ pub(super) fn write(
     names: &NameIndex,
     module_configs: Option<&ConfigStamps>,
 ) -> std::io::Result<()> {
-    let rest = Rest {
+    let files = FilesOut {
         module_configs: module_configs.map(|stamps| {
             stamps
                 .iter()
                 .map(|(path, &(mtime, size))| (path.as_str(), mtime, size))
-                .collect::<Vec<_>>()
+                .collect()
         }),
+        files: ChunksOf(files),
         names,
     };
-    // The files in two halves of about as many chunks, decoded on two threads.
-    let total: usize = files.iter().map(|f| f.chunks.len()).sum();
-    let mut seen = 0;
-    let half = files
-        .iter()
-        .position(|f| {
-            seen += f.chunks.len();
-            seen * 2 >= total
-        })
-        .map_or(files.len(), |i| i + 1);
-    let (first, second) = files.split_at(half);
     remove_abandoned(dir);
     let temporary = dir.join(format!("{FILE_NAME}.{}.tmp", std::process::id()));
     let written = (|| {
@@ -189,9 +184,11 @@ pub(super) fn write(
             out.write_all(root.to_string_lossy().as_bytes())
         })?;
         section(&mut out, |out| graph.write_linked(out))?;
-        section(&mut out, |out| to_io(&rest, out))?;
-        section(&mut out, |out| to_io(&FilesOut(first), out))?;
-        section(&mut out, |out| to_io(&FilesOut(second), out))?;
+        section(&mut out, |out| {
+            postcard::to_io(&files, out)
+                .map(drop)
+                .map_err(std::io::Error::other)
+        })?;
         // Not synced to the disk: a cache lost to a crash is only read from the index again
         // (an image cut short does not read).
         out.flush()?;
@@ -224,12 +221,6 @@ fn remove_abandoned(dir: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-}
-
-fn to_io(value: &impl Serialize, out: &mut BufWriter<std::fs::File>) -> std::io::Result<()> {
-    postcard::to_io(value, out)
-        .map(drop)
-        .map_err(std::io::Error::other)
 }
 
 /// Writes a section: its length (a little-endian u64, filled in once known), then what
@@ -279,50 +270,32 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
     if stamp != digest || linked_under != root.to_string_lossy().as_bytes() {
         return Err(Unused::OtherState);
     }
-    let mut sections = [&[][..]; 4];
-    let mut rest = rest;
-    for section in &mut sections {
-        (*section, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
-    }
+    let (graph_bytes, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
+    let (files_bytes, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
     if !rest.is_empty() {
         return Err(damaged("trailing bytes"));
     }
-    let [graph_bytes, rest_bytes, first, second] = sections;
-    // The graph and the second half of the files on one thread, the rest on this one.
+    // The graph and the files decode side by side.
     let started = std::time::Instant::now();
-    let (graph, second, first, rest) = std::thread::scope(|scope| {
-        let other = scope.spawn(|| {
+    let (graph, files) = std::thread::scope(|scope| {
+        let graph = scope.spawn(|| {
             let graph = ProjectGraph::decode_linked(root, graph_bytes);
-            let second = decode_files(root, second);
-            (graph, second, started.elapsed())
+            (graph, started.elapsed())
         });
-        let first = decode_files(root, first);
-        let rest = postcard::from_bytes::<Rest<String, NameIndex>>(rest_bytes);
-        let here = started.elapsed();
-        let (graph, second, there) = other
+        let files = decode_files(root, files_bytes);
+        let files_decoded = started.elapsed();
+        let (graph, graph_decoded) = graph
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        tracing::debug!(?here, ?there, "project image decoded");
-        (graph, second, first, rest)
+        tracing::debug!(?graph_decoded, ?files_decoded, "project image decoded");
+        (graph, files)
     });
     let graph = graph.map_err(Unused::Damaged)?;
-    let rest = rest.map_err(|e| Unused::Damaged(e.to_string()))?;
-    let mut files = first?;
-    files.extend(second?);
-    let sorted = files.is_sorted_by(|a, b| a.relative_path < b.relative_path);
-    if !sorted || !rest.names.fits(&files) {
-        return Err(damaged("files out of order, or names pointing past them"));
-    }
-    let module_configs = rest.module_configs.map(|stamps| {
-        stamps
-            .into_iter()
-            .map(|(path, mtime, size)| (path, (mtime, size)))
-            .collect()
-    });
+    let (files, names, module_configs) = files?;
     Ok(Loaded {
         files,
         graph,
-        names: rest.names,
+        names,
         module_configs,
     })
 }
@@ -335,9 +308,12 @@ fn split_section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     (len <= rest.len()).then(|| rest.split_at(len))
 }
 
-fn decode_files(root: &Path, bytes: &[u8]) -> Result<Vec<ProjectFile>, Unused> {
+type DecodedFiles = (Vec<ProjectFile>, NameIndex, Option<ConfigStamps>);
+
+fn decode_files(root: &Path, bytes: &[u8]) -> Result<DecodedFiles, Unused> {
     let decoded: Files = postcard::from_bytes(bytes).map_err(|e| Unused::Damaged(e.to_string()))?;
-    Ok(decoded
+    let files: Vec<ProjectFile> = decoded
+        .files
         .into_iter()
         .map(|(relative_path, chunks)| {
             let abs: PathBuf = root.join(&relative_path);
@@ -348,5 +324,18 @@ fn decode_files(root: &Path, bytes: &[u8]) -> Result<Vec<ProjectFile>, Unused> {
                 .collect();
             ProjectFile::new(root, relative_path, chunks, None)
         })
-        .collect())
+        .collect();
+    let sorted = files.is_sorted_by(|a, b| a.relative_path < b.relative_path);
+    if !sorted || !decoded.names.fits(&files) {
+        return Err(Unused::Damaged(
+            "files out of order, or names pointing past them".into(),
+        ));
+    }
+    let module_configs = decoded.module_configs.map(|stamps| {
+        stamps
+            .into_iter()
+            .map(|(path, mtime, size)| (path, (mtime, size)))
+            .collect()
+    });
+    Ok((files, decoded.names, module_configs))
 }
