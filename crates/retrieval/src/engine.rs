@@ -79,7 +79,7 @@ impl Engine {
         // A saved project image is of the state before the sync, whose changes patch it: it
         // is read beside the sync.
         let before = index.store.content_digest();
-        let saved = tokio::task::spawn_blocking(SavedProject::read(&index.store, &before)?);
+        let saved = tokio::task::spawn_blocking(SavedProject::reader(&index.store, &before)?);
         let sync = index.sync(observer).await?;
         let saved = saved
             .await
@@ -93,7 +93,7 @@ impl Engine {
             // A repair forgets rows the sync did not write: only the index knows the state.
             changes if !sync.repaired => {
                 match Project::from_saved(&index.store, saved, changes).await? {
-                    Some((project, patched)) => (project, !patched),
+                    Some(loaded) => (loaded.project, !loaded.patched),
                     None => (Project::from_index(&index.store).await?, false),
                 }
             }

@@ -153,6 +153,14 @@ impl std::fmt::Debug for Project {
     }
 }
 
+/// A project read from its image: [`Project::from_image`].
+pub struct FromImage {
+    pub project: Project,
+    /// The sync's changes, or module configurations other than those the image's links
+    /// were resolved under, were applied to it: the image no longer holds it.
+    pub patched: bool,
+}
+
 /// A project image read from disk, not yet checked against the sync that follows: see
 /// [`Project::from_saved`].
 pub struct SavedProject {
@@ -165,7 +173,7 @@ pub struct SavedProject {
 impl SavedProject {
     /// A blocking read of the image of `store`'s index in the state `digest` names, to run
     /// off the async workers: `None` when there is none that reads (said at debug level).
-    pub fn read(
+    pub fn reader(
         store: &Store,
         digest: &[u8; 32],
     ) -> Result<impl FnOnce() -> Option<SavedProject> + Send + 'static, RetrievalError> {
@@ -287,27 +295,26 @@ impl Project {
     /// [`Store::content_digest`] taken before the sync that followed), with `changes`,
     /// that sync's hand-over, applied: what [`Project::from_index`] reads, without reading
     /// the rows or linking. `None` when there is no such image (another state, none, or one
-    /// that does not read), said at debug level; with the project, whether anything was
-    /// applied to it (then its image is out of date).
+    /// that does not read), said at debug level.
     pub async fn from_image(
         store: &Store,
         digest: &[u8; 32],
         changes: Option<SyncChanges>,
-    ) -> Result<Option<(Self, bool)>, RetrievalError> {
-        let saved = SavedProject::read(store, digest)?;
+    ) -> Result<Option<FromImage>, RetrievalError> {
+        let saved = SavedProject::reader(store, digest)?;
         let saved = tokio::task::spawn_blocking(saved)
             .await
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         Self::from_saved(store, saved, changes).await
     }
 
-    /// [`Project::from_image`] from an image read beforehand ([`SavedProject::read`], which
-    /// can run beside the sync).
+    /// [`Project::from_image`] from an image read beforehand ([`SavedProject::reader`],
+    /// which can run beside the sync).
     pub async fn from_saved(
         store: &Store,
         saved: Option<SavedProject>,
         changes: Option<SyncChanges>,
-    ) -> Result<Option<(Self, bool)>, RetrievalError> {
+    ) -> Result<Option<FromImage>, RetrievalError> {
         let Some(SavedProject { root, loaded, read }) = saved else {
             return Ok(None);
         };
@@ -328,7 +335,7 @@ impl Project {
             patched,
             "project loaded from its image"
         );
-        Ok(Some((project, patched)))
+        Ok(Some(FromImage { project, patched }))
     }
 
     /// Saves the project beside the index (when the index is local), for

@@ -4,7 +4,7 @@
 
 mod common;
 
-use codectx_retrieval::{Engine, EngineOptions, Project};
+use codectx_retrieval::{Engine, EngineOptions, FromImage, Project};
 use codectx_store::{Store, StoreOptions};
 
 /// Files, chunks (every field), every declaration's callees and callers, and every
@@ -57,7 +57,7 @@ fn main_calls(project: &Project) -> Vec<String> {
 
 /// Loads the image as an engine's open does: the state before a sync, then the sync's
 /// change set applied.
-async fn sync_and_load_image(root: &std::path::Path) -> (Store, Option<(Project, bool)>) {
+async fn sync_and_load_image(root: &std::path::Path) -> (Store, Option<FromImage>) {
     let mut store = Store::open(root, store_options()).await.unwrap();
     let before = store.content_digest();
     store.sync(None, &()).await.unwrap();
@@ -87,7 +87,7 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
 
     // Nothing changed since: the image is the project, with nothing applied.
     let (store, loaded) = sync_and_load_image(root.path()).await;
-    let (project, patched) = loaded.expect("the image of this state is used");
+    let FromImage { project, patched } = loaded.expect("the image of this state is used");
     assert!(!patched);
     assert_same(&project, &Project::from_index(&store).await.unwrap());
     assert_eq!(main_calls(&project), ["src/lib/greet.ts::greet@1"]);
@@ -96,7 +96,7 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     // Only a module configuration changed: the files are the image's, its links are not.
     write("tsconfig.json", &paths("src/alternative"));
     let (store, loaded) = sync_and_load_image(root.path()).await;
-    let (project, patched) = loaded.expect("the image of these files is used");
+    let FromImage { project, patched } = loaded.expect("the image of these files is used");
     assert!(patched, "imports resolve again");
     assert_same(&project, &Project::from_index(&store).await.unwrap());
     assert_eq!(main_calls(&project), ["src/alternative/greet.ts::greet@1"]);
@@ -106,7 +106,8 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     // hands them over.
     common::edit_add_and_remove(root.path());
     let (store, loaded) = sync_and_load_image(root.path()).await;
-    let (project, patched) = loaded.expect("the image of the state before the sync is used");
+    let FromImage { project, patched } =
+        loaded.expect("the image of the state before the sync is used");
     assert!(patched);
     assert_same(&project, &Project::from_index(&store).await.unwrap());
     assert_eq!(main_calls(&project), ["src/alternative/greet.ts::greet@1"]);
@@ -127,7 +128,7 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
         .unwrap()
         .save_project_image();
     let (store, loaded) = sync_and_load_image(root.path()).await;
-    let (project, patched) = loaded.expect("the saved image is used");
+    let FromImage { project, patched } = loaded.expect("the saved image is used");
     assert!(!patched);
     assert_same(&project, &Project::from_index(&store).await.unwrap());
 
