@@ -167,11 +167,7 @@ impl Engine {
             Some(c) if c.elsewhere.len() > MAX_PATCHED_FILES => {
                 self.project = Project::from_index(&self.index.store).await?
             }
-            Some(c)
-                if !c.rewritten.is_empty()
-                    || !c.elsewhere.is_empty()
-                    || c.module_configs_changed =>
-            {
+            Some(c) if c.moves_project() => {
                 self.project.apply_changes(&self.index.store, c).await?
             }
             _ => return Ok(stats),

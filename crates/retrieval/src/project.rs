@@ -325,9 +325,7 @@ impl Project {
         project.name_index = OnceLock::from(loaded.names);
         let mut changes = changes.unwrap_or_default();
         changes.module_configs_changed |= configs_moved;
-        let patched = changes.module_configs_changed
-            || !changes.rewritten.is_empty()
-            || !changes.elsewhere.is_empty();
+        let patched = changes.moves_project();
         project.apply_changes(store, changes).await?;
         tracing::debug!(
             ?read,

@@ -182,6 +182,14 @@ pub struct SyncChanges {
     pub module_configs_changed: bool,
 }
 
+impl SyncChanges {
+    /// Whether a project of the state before the sync must change: files were rewritten
+    /// here or elsewhere, or imports may resolve differently.
+    pub fn moves_project(&self) -> bool {
+        !self.rewritten.is_empty() || !self.elsewhere.is_empty() || self.module_configs_changed
+    }
+}
+
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use codectx_chunker::CodeChunk;
 use codectx_graph::ProjectGraph;
@@ -112,7 +112,7 @@ pub(super) type ConfigStamps = HashMap<String, (i64, u64)>;
 struct Files {
     /// `None` when the project was made by a handle that had not walked yet: its links'
     /// configurations are unknown.
-    module_configs: Option<Vec<(String, i64, u64)>>,
+    module_configs: Option<ConfigStamps>,
     files: Vec<(String, Vec<ImageChunk<String>>)>,
     names: NameIndex,
 }
@@ -121,7 +121,7 @@ struct Files {
 /// gathered.
 #[derive(Serialize)]
 struct FilesOut<'a> {
-    module_configs: Option<Vec<(&'a str, i64, u64)>>,
+    module_configs: Option<&'a ConfigStamps>,
     files: ChunksOf<'a>,
     names: &'a NameIndex,
 }
@@ -165,12 +165,7 @@ pub(super) fn write(
     module_configs: Option<&ConfigStamps>,
 ) -> std::io::Result<()> {
     let files = FilesOut {
-        module_configs: module_configs.map(|stamps| {
-            stamps
-                .iter()
-                .map(|(path, &(mtime, size))| (path.as_str(), mtime, size))
-                .collect()
-        }),
+        module_configs,
         files: ChunksOf(files),
         names,
     };
@@ -316,13 +311,13 @@ fn decode_files(root: &Path, bytes: &[u8]) -> Result<DecodedFiles, Unused> {
         .files
         .into_iter()
         .map(|(relative_path, chunks)| {
-            let abs: PathBuf = root.join(&relative_path);
-            let file_path = abs.to_string_lossy();
-            let chunks = chunks
+            let mut file = ProjectFile::new(root, relative_path, Vec::new(), None);
+            let file_path = file.abs.to_string_lossy().into_owned();
+            file.chunks = chunks
                 .into_iter()
-                .map(|c| c.into_chunk(&relative_path, &file_path))
+                .map(|c| c.into_chunk(&file.relative_path, &file_path))
                 .collect();
-            ProjectFile::new(root, relative_path, chunks, None)
+            file
         })
         .collect();
     let sorted = files.is_sorted_by(|a, b| a.relative_path < b.relative_path);
@@ -331,11 +326,5 @@ fn decode_files(root: &Path, bytes: &[u8]) -> Result<DecodedFiles, Unused> {
             "files out of order, or names pointing past them".into(),
         ));
     }
-    let module_configs = decoded.module_configs.map(|stamps| {
-        stamps
-            .into_iter()
-            .map(|(path, mtime, size)| (path, (mtime, size)))
-            .collect()
-    });
-    Ok((files, decoded.names, module_configs))
+    Ok((files, decoded.names, decoded.module_configs))
 }
