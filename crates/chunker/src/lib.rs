@@ -22,9 +22,11 @@
 //! assert_eq!(verify.relevant_imports, ["import jwt from 'jsonwebtoken';"]);
 //! ```
 
+mod text;
 pub mod validate;
 mod view;
 
+pub use text::ChunkText;
 pub use view::{natural_language_view, words};
 
 use codectx_parser::{ByteSpan, LineIndex, Naming, ParsedFile, ParsedSymbol, SymbolKind};
@@ -54,7 +56,7 @@ pub struct CodeChunk {
     pub depth: u32,
     pub signature: String,
     /// Exactly the file's text on `start_line..=end_line`.
-    pub full_source: String,
+    pub full_source: ChunkText,
     pub start_line: u32,
     pub end_line: u32,
     /// Bytes of the declaration from its JSDoc or decorators to its end (not whole lines).
@@ -67,7 +69,7 @@ pub struct CodeChunk {
     /// references, as resolved by oxc_semantic.
     pub relevant_imports: Vec<String>,
     /// Raw source with body-bearing children collapsed to `signature;` stubs.
-    pub embedding_text: String,
+    pub embedding_text: ChunkText,
     /// `relativePath > parent > … > name`.
     pub breadcrumb: String,
 }
@@ -221,14 +223,14 @@ impl<'p> Context<'p, '_> {
             child_chunk_ids: Vec::new(),
             depth,
             signature: sym.signature.clone(),
-            full_source: self.source[start as usize..end as usize].to_string(),
+            full_source: self.source[start as usize..end as usize].into(),
             start_line: sym.range.start,
             end_line: sym.range.end,
             span: sym.span,
             symbol: sym.index,
             jsdoc: sym.jsdoc.clone(),
             relevant_imports: self.relevant_imports(sym, (start, end), &collapsed),
-            embedding_text: cap_tokens(collapse(self.source, start, end, &collapsed)),
+            embedding_text: cap_tokens(collapse(self.source, start, end, &collapsed)).into(),
             breadcrumb: crumbs.join(BREADCRUMB_SEPARATOR),
         };
         let index = out.len();

@@ -209,7 +209,7 @@ fn source_fidelity(chunks: &[CodeChunk], source: &str, lines: &LineIndex, v: &mu
                     c.breadcrumb, c.start_line, c.end_line
                 ),
             );
-        } else if lines.lines_text(source, c.start_line, c.end_line) != c.full_source {
+        } else if lines.lines_text(source, c.start_line, c.end_line) != c.full_source.as_str() {
             violation(
                 v,
                 Rule::SourceFidelity,
@@ -600,7 +600,7 @@ mod tests {
 
         let (_, mut c) = setup();
         let i = find(&c, "verify");
-        c[i].full_source.push(' ');
+        c[i].full_source = format!("{} ", c[i].full_source).into();
         let mut v = Vec::new();
         source_fidelity(&c, SOURCE, &lines, &mut v);
         assert_eq!(rules(&v), [Rule::SourceFidelity]);
@@ -613,7 +613,7 @@ mod tests {
         assert_eq!(rules(&v), [Rule::HierarchyConsistency]);
 
         let (_, mut c) = setup();
-        c[0].embedding_text = "x".repeat(MAX_CHUNK_TOKENS * 4 + 4);
+        c[0].embedding_text = "x".repeat(MAX_CHUNK_TOKENS * 4 + 4).into();
         let mut v = Vec::new();
         token_limit(&c, &mut v);
         assert_eq!(rules(&v), [Rule::TokenLimit]);

@@ -76,7 +76,7 @@ fn chunk_texts(root: &Path, view: EmbeddingView, limit: usize) -> Vec<String> {
         let parsed = codectx_parser::parse_source(&file.path, &source);
         for chunk in codectx_chunker::chunk_file(&parsed, &source, &file.path) {
             texts.push(match view {
-                EmbeddingView::Code => chunk.embedding_text.clone(),
+                EmbeddingView::Code => chunk.embedding_text.to_string(),
                 EmbeddingView::NaturalLanguage => codectx_chunker::natural_language_view(&chunk),
             });
             if texts.len() == limit {

@@ -65,8 +65,8 @@ pub enum GraphError {
 struct Facts {
     decoded: OnceLock<FileFacts>,
     /// [`FileFacts::encode`]'s bytes, when the facts came as bytes (kept once decoded, for
-    /// the next [`ProjectGraph::write_linked`]).
-    encoded: Option<Box<[u8]>>,
+    /// the next [`ProjectGraph::write_linked`]): a slice of the buffer they were read from.
+    encoded: Option<bytes::Bytes>,
     /// How many declarations they hold, known without decoding.
     decls: u32,
 }
@@ -266,8 +266,9 @@ impl ProjectGraph {
     /// The graph [`ProjectGraph::write_linked`] wrote, under `root` (which must be the root
     /// it was linked under: resolved paths are absolute). An error says why the bytes do not
     /// read; bytes that read are checked (the facts against their digest, every link and
-    /// resolution against the files), so a graph from them never fails later.
-    pub fn decode_linked(root: &Path, bytes: &[u8]) -> Result<Self, String> {
+    /// resolution against the files), so a graph from them never fails later. The files'
+    /// facts stay slices of `bytes` until read.
+    pub fn decode_linked(root: &Path, bytes: bytes::Bytes) -> Result<Self, String> {
         #[derive(serde::Deserialize)]
         struct Node {
             path: String,
@@ -279,7 +280,7 @@ impl ProjectGraph {
         }
         type Head = (Vec<Node>, link::Links, [u8; 32]);
         let ((nodes, links, digest), mut facts): (Head, &[u8]) =
-            postcard::take_from_bytes(bytes).map_err(|e| e.to_string())?;
+            postcard::take_from_bytes(&bytes).map_err(|e| e.to_string())?;
         if *blake3::hash(facts).as_bytes() != digest {
             return Err("the facts do not match their digest".into());
         }
@@ -295,7 +296,7 @@ impl ProjectGraph {
                 path: n.path,
                 facts: Facts {
                     decoded: OnceLock::new(),
-                    encoded: Some(encoded.into()),
+                    encoded: Some(bytes.slice_ref(encoded)),
                     decls: n.decls,
                 },
                 resolved: n.resolved,

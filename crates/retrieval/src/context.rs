@@ -80,7 +80,7 @@ pub fn code_context(
             signature_form(project, chunk).unwrap_or_default(),
         );
         let body = (strategy == Strategy::Depth)
-            .then(|| item(chunk, Detail::Body, chunk.full_source.clone()));
+            .then(|| item(chunk, Detail::Body, chunk.full_source.to_string()));
         // Depth prefers the body; any strategy falls back to the signature.
         let fitting = body
             .into_iter()

@@ -606,7 +606,7 @@ async fn rerank(
         .map(|c| {
             project
                 .chunk(&c.relative_path, &c.chunk_id)
-                .map_or_else(String::new, |chunk| chunk.embedding_text.clone())
+                .map_or_else(String::new, |chunk| chunk.embedding_text.to_string())
         })
         .collect();
     let scores = reranker.rerank(query, &documents).await?;

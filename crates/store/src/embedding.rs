@@ -272,7 +272,7 @@ impl Store {
 /// The text of `chunk` a model with `view` embeds.
 pub(crate) fn embedding_input(chunk: &CodeChunk, view: EmbeddingView) -> Cow<'_, str> {
     match view {
-        EmbeddingView::Code => Cow::Borrowed(&chunk.embedding_text),
+        EmbeddingView::Code => Cow::Borrowed(chunk.embedding_text.as_str()),
         EmbeddingView::NaturalLanguage => Cow::Owned(codectx_chunker::natural_language_view(chunk)),
     }
 }

@@ -204,7 +204,7 @@ impl ParseCache {
                 }
                 chunk.full_source = lines
                     .lines_text(source, chunk.start_line, chunk.end_line)
-                    .to_string();
+                    .into();
                 chunk.file_path = file_path.to_string();
             }
             Some(parse)
@@ -304,7 +304,7 @@ impl PackWriter<'_> {
         if lock(&self.cache.index).entries.contains_key(&key) {
             return;
         }
-        let texts: Vec<String> = chunks
+        let texts: Vec<codectx_chunker::ChunkText> = chunks
             .iter_mut()
             .map(|c| std::mem::take(&mut c.full_source))
             .collect();

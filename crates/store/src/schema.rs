@@ -294,7 +294,7 @@ pub(crate) fn chunks_to_batch(
         list(&|r| &r.chunk.child_chunk_ids),
         number(&|r| r.chunk.depth),
         text(&|r| &r.chunk.signature),
-        text(&|r| &r.chunk.full_source),
+        text(&|r| r.chunk.full_source.as_str()),
         number(&|r| r.chunk.start_line),
         number(&|r| r.chunk.end_line),
         number(&|r| r.chunk.span.start),
@@ -302,7 +302,7 @@ pub(crate) fn chunks_to_batch(
         number(&|r| r.chunk.symbol),
         optional(&|r| r.chunk.jsdoc.as_deref()),
         list(&|r| &r.chunk.relevant_imports),
-        text(&|r| &r.chunk.embedding_text),
+        text(&|r| r.chunk.embedding_text.as_str()),
         text(&|r| &r.chunk.breadcrumb),
         Arc::new(StringArray::from_iter_values(
             rows.iter().map(|r| search_names(&r.chunk)),

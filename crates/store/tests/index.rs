@@ -1582,7 +1582,7 @@ async fn embed_steps_on_a_second_handle_interleave_with_syncs() {
     assert_eq!(after.embedded, after.total, "{after:?}");
     for row in rows(&foreground).await {
         let expected = hash
-            .embed_documents(std::slice::from_ref(&row.chunk.embedding_text))
+            .embed_documents(&[row.chunk.embedding_text.to_string()])
             .await
             .unwrap();
         assert_eq!(row.vector.as_ref(), Some(&expected[0]), "{}", row.chunk.id);
@@ -1688,7 +1688,7 @@ async fn a_configured_index_directory_inside_the_root_is_not_indexed() {
 fn texts(rows: &[StoredChunk]) -> Vec<String> {
     let mut texts: Vec<String> = rows
         .iter()
-        .map(|r| r.chunk.embedding_text.clone())
+        .map(|r| r.chunk.embedding_text.to_string())
         .collect();
     texts.sort();
     texts
@@ -1698,7 +1698,7 @@ fn texts(rows: &[StoredChunk]) -> Vec<String> {
 async fn assert_model_vectors(rows: &[StoredChunk], embedder: &TokenHashEmbedder) {
     let texts: Vec<String> = rows
         .iter()
-        .map(|r| r.chunk.embedding_text.clone())
+        .map(|r| r.chunk.embedding_text.to_string())
         .collect();
     let expected = embedder.embed_documents(&texts).await.unwrap();
     embedder.take_seen();

@@ -12,12 +12,17 @@
 //! length-prefixed sections: the root it was linked under, and in postcard the graph
 //! ([`ProjectGraph::write_linked`]: its facts decode only when read) and the files with
 //! their chunks and the name index. The last two decode on two threads.
+//!
+//! The mapped image stays mapped while the project uses it: the graph's encoded facts and
+//! the chunks' texts ([`ChunkText::shared`]) are slices of it, not copies, so the pages of
+//! what an answer never reads are never loaded.
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use codectx_chunker::CodeChunk;
+use bytes::Bytes;
+use codectx_chunker::{ChunkText, CodeChunk};
 use codectx_graph::ProjectGraph;
 use codectx_parser::{ByteSpan, Naming, SymbolKind};
 use codectx_store::PROJECT_IMAGE as FILE_NAME;
@@ -29,9 +34,10 @@ use crate::search::NameIndex;
 /// The first bytes of an image; the last byte is the layout's version.
 const MAGIC: &[u8; 16] = b"codectx-project\x02";
 
-/// A chunk as an image holds it: a [`CodeChunk`] without the paths its file gives.
+/// A chunk as an image holds it: a [`CodeChunk`] without the paths its file gives. `T`, its
+/// texts' type, is read as bytes borrowed from the image.
 #[derive(Serialize, Deserialize)]
-struct ImageChunk<S> {
+struct ImageChunk<S, T> {
     id: S,
     node_kind: SymbolKind,
     name: S,
@@ -41,18 +47,18 @@ struct ImageChunk<S> {
     child_chunk_ids: Vec<S>,
     depth: u32,
     signature: S,
-    full_source: S,
+    full_source: T,
     start_line: u32,
     end_line: u32,
     span: ByteSpan,
     symbol: u32,
     jsdoc: Option<S>,
     relevant_imports: Vec<S>,
-    embedding_text: S,
+    embedding_text: T,
     breadcrumb: S,
 }
 
-impl<'a> ImageChunk<&'a str> {
+impl<'a> ImageChunk<&'a str, &'a str> {
     fn of(c: &'a CodeChunk) -> Self {
         ImageChunk {
             id: &c.id,
@@ -64,21 +70,22 @@ impl<'a> ImageChunk<&'a str> {
             child_chunk_ids: c.child_chunk_ids.iter().map(String::as_str).collect(),
             depth: c.depth,
             signature: &c.signature,
-            full_source: &c.full_source,
+            full_source: c.full_source.as_str(),
             start_line: c.start_line,
             end_line: c.end_line,
             span: c.span,
             symbol: c.symbol,
             jsdoc: c.jsdoc.as_deref(),
             relevant_imports: c.relevant_imports.iter().map(String::as_str).collect(),
-            embedding_text: &c.embedding_text,
+            embedding_text: c.embedding_text.as_str(),
             breadcrumb: &c.breadcrumb,
         }
     }
 }
 
-impl ImageChunk<String> {
-    fn into_chunk(self, relative_path: &str, file_path: &str) -> CodeChunk {
+impl ImageChunk<String, &[u8]> {
+    /// The chunk, its texts sliced from `image`, the buffer they were decoded from.
+    fn into_chunk(self, relative_path: &str, file_path: &str, image: &Bytes) -> CodeChunk {
         CodeChunk {
             id: self.id,
             file_path: file_path.to_string(),
@@ -91,14 +98,14 @@ impl ImageChunk<String> {
             child_chunk_ids: self.child_chunk_ids,
             depth: self.depth,
             signature: self.signature,
-            full_source: self.full_source,
+            full_source: ChunkText::shared(image.slice_ref(self.full_source)),
             start_line: self.start_line,
             end_line: self.end_line,
             span: self.span,
             symbol: self.symbol,
             jsdoc: self.jsdoc,
             relevant_imports: self.relevant_imports,
-            embedding_text: self.embedding_text,
+            embedding_text: ChunkText::shared(image.slice_ref(self.embedding_text)),
             breadcrumb: self.breadcrumb,
         }
     }
@@ -109,11 +116,12 @@ pub(super) type ConfigStamps = HashMap<String, (i64, u64)>;
 
 /// The image's second section, as read.
 #[derive(Deserialize)]
-struct Files {
+struct Files<'a> {
     /// `None` when the project was made by a handle that had not walked yet: its links'
     /// configurations are unknown.
     module_configs: Option<ConfigStamps>,
-    files: Vec<(String, Vec<ImageChunk<String>>)>,
+    #[serde(borrow)]
+    files: Vec<(String, Vec<ImageChunk<String, &'a [u8]>>)>,
     names: NameIndex,
 }
 
@@ -249,9 +257,12 @@ pub(super) enum Unused {
 pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded, Unused> {
     let file = std::fs::File::open(dir.join(FILE_NAME)).map_err(Unused::Missing)?;
     // SAFETY: an image is never written in place: each is written under another name and
-    // renamed over the last, so the file mapped here does not change while it is read.
-    // Mapped, its pages are the page cache's: reading it copies nothing.
-    let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(Unused::Missing)?;
+    // renamed over the last, so the file mapped here does not change while the project
+    // holds it (an unlinked file stays readable while mapped). Mapped, its pages are the
+    // page cache's: reading it copies nothing, and a page nobody reads is never loaded.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(Unused::Missing)?;
+    let image = Bytes::from_owner(map);
+    let bytes: &[u8] = &image;
     let damaged = |what: &str| Unused::Damaged(what.to_string());
     let rest = bytes
         .strip_prefix(MAGIC.as_slice())
@@ -274,10 +285,10 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
     let started = std::time::Instant::now();
     let (graph, files) = std::thread::scope(|scope| {
         let graph = scope.spawn(|| {
-            let graph = ProjectGraph::decode_linked(root, graph_bytes);
+            let graph = ProjectGraph::decode_linked(root, image.slice_ref(graph_bytes));
             (graph, started.elapsed())
         });
-        let files = decode_files(root, files_bytes);
+        let files = decode_files(root, &image.slice_ref(files_bytes));
         let files_decoded = started.elapsed();
         let (graph, graph_decoded) = graph
             .join()
@@ -305,8 +316,10 @@ fn split_section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
 
 type DecodedFiles = (Vec<ProjectFile>, NameIndex, Option<ConfigStamps>);
 
-fn decode_files(root: &Path, bytes: &[u8]) -> Result<DecodedFiles, Unused> {
-    let decoded: Files = postcard::from_bytes(bytes).map_err(|e| Unused::Damaged(e.to_string()))?;
+/// The files section `section`, its chunks' texts left in it.
+fn decode_files(root: &Path, section: &Bytes) -> Result<DecodedFiles, Unused> {
+    let decoded: Files =
+        postcard::from_bytes(section).map_err(|e| Unused::Damaged(e.to_string()))?;
     let files: Vec<ProjectFile> = decoded
         .files
         .into_iter()
@@ -315,7 +328,7 @@ fn decode_files(root: &Path, bytes: &[u8]) -> Result<DecodedFiles, Unused> {
             let file_path = file.abs.to_string_lossy().into_owned();
             file.chunks = chunks
                 .into_iter()
-                .map(|c| c.into_chunk(&file.relative_path, &file_path))
+                .map(|c| c.into_chunk(&file.relative_path, &file_path, section))
                 .collect();
             file
         })
