@@ -114,19 +114,13 @@ impl ImageChunk<String, &[u8]> {
 /// Module configurations as a sync stamps them: path → (mtime in ns, size).
 pub(super) type ConfigStamps = HashMap<String, (i64, u64)>;
 
-/// The image's second section, as read.
-#[derive(Deserialize)]
-struct Files<'a> {
-    /// `None` when the project was made by a handle that had not walked yet: its links'
-    /// configurations are unknown.
-    module_configs: Option<ConfigStamps>,
-    #[serde(borrow)]
-    files: Vec<(String, Vec<ImageChunk<String, &'a [u8]>>)>,
-    names: NameIndex,
-}
+/// One file of the image's second section, as read: its path and its chunks, their texts
+/// borrowed from the image.
+type ImageFile<'a> = (String, Vec<ImageChunk<String, &'a [u8]>>);
 
-/// The same section as written: the files' chunks are serialised one by one, never
-/// gathered.
+/// The image's second section as written: the files' chunks are serialised one by one,
+/// never gathered. It is read field by field ([`decode_files`]), each file turned into a
+/// [`ProjectFile`] as soon as it is read.
 #[derive(Serialize)]
 struct FilesOut<'a> {
     module_configs: Option<&'a ConfigStamps>,
@@ -318,26 +312,39 @@ type DecodedFiles = (Vec<ProjectFile>, NameIndex, Option<ConfigStamps>);
 
 /// The files section `section`, its chunks' texts left in it.
 fn decode_files(root: &Path, section: &Bytes) -> Result<DecodedFiles, Unused> {
-    let decoded: Files =
-        postcard::from_bytes(section).map_err(|e| Unused::Damaged(e.to_string()))?;
-    let files: Vec<ProjectFile> = decoded
-        .files
-        .into_iter()
-        .map(|(relative_path, chunks)| {
-            let mut file = ProjectFile::new(root, relative_path, Vec::new(), None);
-            let file_path = file.abs.to_string_lossy().into_owned();
-            file.chunks = chunks
-                .into_iter()
-                .map(|c| c.into_chunk(&file.relative_path, &file_path, section))
-                .collect();
-            file
-        })
-        .collect();
+    fn take<'a, T: Deserialize<'a>>(bytes: &mut &'a [u8]) -> Result<T, Unused> {
+        let (value, rest) =
+            postcard::take_from_bytes(bytes).map_err(|e| Unused::Damaged(e.to_string()))?;
+        *bytes = rest;
+        Ok(value)
+    }
+    // The fields of `FilesOut` in order; postcard writes a sequence as its length (a
+    // varint, as a `usize` is) and then its elements. Each file becomes a `ProjectFile` as
+    // it is read, so all the files' chunks are never held twice.
+    let mut bytes: &[u8] = section;
+    let module_configs: Option<ConfigStamps> = take(&mut bytes)?;
+    let count: usize = take(&mut bytes)?;
+    // A damaged count must not reserve memory it does not describe.
+    let mut files = Vec::with_capacity(count.min(bytes.len()));
+    for _ in 0..count {
+        let (relative_path, chunks): ImageFile = take(&mut bytes)?;
+        let mut file = ProjectFile::new(root, relative_path, Vec::new(), None);
+        let file_path = file.abs.to_string_lossy().into_owned();
+        file.chunks = chunks
+            .into_iter()
+            .map(|c| c.into_chunk(&file.relative_path, &file_path, section))
+            .collect();
+        files.push(file);
+    }
+    let names: NameIndex = take(&mut bytes)?;
+    if !bytes.is_empty() {
+        return Err(Unused::Damaged("trailing bytes in the files".into()));
+    }
     let sorted = files.is_sorted_by(|a, b| a.relative_path < b.relative_path);
-    if !sorted || !decoded.names.fits(&files) {
+    if !sorted || !names.fits(&files) {
         return Err(Unused::Damaged(
             "files out of order, or names pointing past them".into(),
         ));
     }
-    Ok((files, decoded.names, decoded.module_configs))
+    Ok((files, names, module_configs))
 }
