@@ -133,8 +133,8 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     assert_same(&project, &Project::from_index(&store).await.unwrap());
 
     // An image cut short, with a byte of its facts changed (they are decoded only when
-    // read, so a digest guards them), or not an image at all, is not used, and nothing
-    // panics.
+    // read, so a digest guards them), with chunks pointing past its texts, or not an image
+    // at all, is not used, and nothing panics.
     let bytes = std::fs::read(&image).unwrap();
     let section_end = |at: usize| {
         let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
@@ -144,11 +144,16 @@ async fn a_project_from_its_image_equals_a_fresh_load() {
     let graph_end = section_end(section_end(16 + 32));
     let mut facts_changed = bytes.clone();
     facts_changed[graph_end - 3] ^= 0x20;
+    // Then the files, then the texts their chunks point into: here, none.
+    let files_end = section_end(graph_end);
+    let mut texts_missing = bytes[..files_end].to_vec();
+    texts_missing.extend(0u64.to_le_bytes());
     for damaged in [
         facts_changed,
+        texts_missing,
         bytes[..bytes.len() / 2].to_vec(),
         bytes[..bytes.len() - 1].to_vec(),
-        b"codectx-project\x02".repeat(5),
+        b"codectx-project\x03".repeat(5),
         Vec::new(),
     ] {
         std::fs::write(&image, &damaged).unwrap();

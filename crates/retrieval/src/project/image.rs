@@ -8,14 +8,16 @@
 //! configurations its links were resolved under: when the walk finds them changed, every
 //! import resolves again.
 //!
-//! Layout: the magic (which carries the layout's version), the digest, then three
-//! length-prefixed sections: the root it was linked under, and in postcard the graph
+//! Layout: the magic (which carries the layout's version), the digest, then four
+//! length-prefixed sections: the root it was linked under; in postcard the graph
 //! ([`ProjectGraph::write_linked`]: its facts decode only when read) and the files with
-//! their chunks and the name index. The last two decode on two threads.
+//! their chunks and the name index, which decode on two threads; last, the chunks' texts
+//! one after another, which the chunks point into.
 //!
 //! The mapped image stays mapped while the project uses it: the graph's encoded facts and
-//! the chunks' texts ([`ChunkText::shared`]) are slices of it, not copies, so the pages of
-//! what an answer never reads are never loaded.
+//! the chunks' texts ([`ChunkText::shared`]) are slices of it, not copies. The texts have a
+//! section of their own so that decoding the chunks never touches their pages: only those
+//! an answer reads are loaded.
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -32,12 +34,12 @@ use super::ProjectFile;
 use crate::search::NameIndex;
 
 /// The first bytes of an image; the last byte is the layout's version.
-const MAGIC: &[u8; 16] = b"codectx-project\x02";
+const MAGIC: &[u8; 16] = b"codectx-project\x03";
 
-/// A chunk as an image holds it: a [`CodeChunk`] without the paths its file gives. `T`, its
-/// texts' type, is read as bytes borrowed from the image.
+/// A chunk as an image holds it: a [`CodeChunk`] without the paths its file gives, and
+/// with its texts' places in the texts section.
 #[derive(Serialize, Deserialize)]
-struct ImageChunk<S, T> {
+struct ImageChunk<S> {
     id: S,
     node_kind: SymbolKind,
     name: S,
@@ -47,19 +49,53 @@ struct ImageChunk<S, T> {
     child_chunk_ids: Vec<S>,
     depth: u32,
     signature: S,
-    full_source: T,
+    full_source: TextAt,
     start_line: u32,
     end_line: u32,
     span: ByteSpan,
     symbol: u32,
     jsdoc: Option<S>,
     relevant_imports: Vec<S>,
-    embedding_text: T,
+    embedding_text: TextAt,
     breadcrumb: S,
 }
 
-impl<'a> ImageChunk<&'a str, &'a str> {
-    fn of(c: &'a CodeChunk) -> Self {
+/// Where a text lies in the texts section.
+#[derive(Serialize, Deserialize, Clone, Copy)]
+struct TextAt {
+    start: u64,
+    len: u64,
+}
+
+/// The texts section as it is written: each text's place follows the one before, in the
+/// order of the files, their chunks, and each chunk's source then embedding text.
+#[derive(Default)]
+struct TextsOut {
+    next: std::cell::Cell<u64>,
+}
+
+impl TextsOut {
+    fn place(&self, text: &ChunkText) -> TextAt {
+        let at = TextAt {
+            start: self.next.get(),
+            len: text.as_str().len() as u64,
+        };
+        self.next.set(at.start + at.len);
+        at
+    }
+
+    /// Writes the texts in the order [`TextsOut::place`] placed them.
+    fn write(files: &[ProjectFile], out: &mut impl Write) -> std::io::Result<()> {
+        for chunk in files.iter().flat_map(|f| &f.chunks) {
+            out.write_all(chunk.full_source.as_str().as_bytes())?;
+            out.write_all(chunk.embedding_text.as_str().as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> ImageChunk<&'a str> {
+    fn of(c: &'a CodeChunk, texts: &TextsOut) -> Self {
         ImageChunk {
             id: &c.id,
             node_kind: c.node_kind,
@@ -70,23 +106,29 @@ impl<'a> ImageChunk<&'a str, &'a str> {
             child_chunk_ids: c.child_chunk_ids.iter().map(String::as_str).collect(),
             depth: c.depth,
             signature: &c.signature,
-            full_source: c.full_source.as_str(),
+            full_source: texts.place(&c.full_source),
             start_line: c.start_line,
             end_line: c.end_line,
             span: c.span,
             symbol: c.symbol,
             jsdoc: c.jsdoc.as_deref(),
             relevant_imports: c.relevant_imports.iter().map(String::as_str).collect(),
-            embedding_text: c.embedding_text.as_str(),
+            embedding_text: texts.place(&c.embedding_text),
             breadcrumb: &c.breadcrumb,
         }
     }
 }
 
-impl ImageChunk<String, &[u8]> {
-    /// The chunk, its texts sliced from `image`, the buffer they were decoded from.
-    fn into_chunk(self, relative_path: &str, file_path: &str, image: &Bytes) -> CodeChunk {
-        CodeChunk {
+impl ImageChunk<String> {
+    /// The chunk, its texts sliced from `texts`, the image's texts section; `None` when
+    /// they lie outside it.
+    fn into_chunk(self, relative_path: &str, file_path: &str, texts: &Bytes) -> Option<CodeChunk> {
+        let text = |at: TextAt| {
+            let start = usize::try_from(at.start).ok()?;
+            let end = start.checked_add(usize::try_from(at.len).ok()?)?;
+            (end <= texts.len()).then(|| ChunkText::shared(texts.slice(start..end)))
+        };
+        Some(CodeChunk {
             id: self.id,
             file_path: file_path.to_string(),
             relative_path: relative_path.to_string(),
@@ -98,25 +140,24 @@ impl ImageChunk<String, &[u8]> {
             child_chunk_ids: self.child_chunk_ids,
             depth: self.depth,
             signature: self.signature,
-            full_source: ChunkText::shared(image.slice_ref(self.full_source)),
+            full_source: text(self.full_source)?,
             start_line: self.start_line,
             end_line: self.end_line,
             span: self.span,
             symbol: self.symbol,
             jsdoc: self.jsdoc,
             relevant_imports: self.relevant_imports,
-            embedding_text: ChunkText::shared(image.slice_ref(self.embedding_text)),
+            embedding_text: text(self.embedding_text)?,
             breadcrumb: self.breadcrumb,
-        }
+        })
     }
 }
 
 /// Module configurations as a sync stamps them: path → (mtime in ns, size).
 pub(super) type ConfigStamps = HashMap<String, (i64, u64)>;
 
-/// One file of the image's second section, as read: its path and its chunks, their texts
-/// borrowed from the image.
-type ImageFile<'a> = (String, Vec<ImageChunk<String, &'a [u8]>>);
+/// One file of the image's files section, as read: its path and its chunks.
+type ImageFile = (String, Vec<ImageChunk<String>>);
 
 /// The image's second section as written: the files' chunks are serialised one by one,
 /// never gathered. It is read field by field ([`decode_files`]), each file turned into a
@@ -128,20 +169,21 @@ struct FilesOut<'a> {
     names: &'a NameIndex,
 }
 
-struct ChunksOf<'a>(&'a [ProjectFile]);
+/// The files' chunks, their texts placed in the texts section as they are serialised.
+struct ChunksOf<'a>(&'a [ProjectFile], TextsOut);
 
 impl Serialize for ChunksOf<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Chunks<'a>(&'a [CodeChunk]);
+        struct Chunks<'a>(&'a [CodeChunk], &'a TextsOut);
         impl Serialize for Chunks<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_seq(self.0.iter().map(ImageChunk::of))
+                serializer.collect_seq(self.0.iter().map(|c| ImageChunk::of(c, self.1)))
             }
         }
         serializer.collect_seq(
             self.0
                 .iter()
-                .map(|f| (f.relative_path.as_str(), Chunks(&f.chunks))),
+                .map(|f| (f.relative_path.as_str(), Chunks(&f.chunks, &self.1))),
         )
     }
 }
@@ -168,7 +210,7 @@ pub(super) fn write(
 ) -> std::io::Result<()> {
     let files = FilesOut {
         module_configs,
-        files: ChunksOf(files),
+        files: ChunksOf(files, TextsOut::default()),
         names,
     };
     remove_abandoned(dir);
@@ -186,6 +228,7 @@ pub(super) fn write(
                 .map(drop)
                 .map_err(std::io::Error::other)
         })?;
+        section(&mut out, |out| TextsOut::write(files.files.0, out))?;
         // Not synced to the disk: a cache lost to a crash is only read from the index again
         // (an image cut short does not read).
         out.flush()?;
@@ -272,6 +315,7 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
     }
     let (graph_bytes, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
     let (files_bytes, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
+    let (texts, rest) = split_section(rest).ok_or_else(|| damaged("truncated"))?;
     if !rest.is_empty() {
         return Err(damaged("trailing bytes"));
     }
@@ -282,7 +326,7 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
             let graph = ProjectGraph::decode_linked(root, image.slice_ref(graph_bytes));
             (graph, started.elapsed())
         });
-        let files = decode_files(root, &image.slice_ref(files_bytes));
+        let files = decode_files(root, files_bytes, &image.slice_ref(texts));
         let files_decoded = started.elapsed();
         let (graph, graph_decoded) = graph
             .join()
@@ -310,8 +354,8 @@ fn split_section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
 
 type DecodedFiles = (Vec<ProjectFile>, NameIndex, Option<ConfigStamps>);
 
-/// The files section `section`, its chunks' texts left in it.
-fn decode_files(root: &Path, section: &Bytes) -> Result<DecodedFiles, Unused> {
+/// The files section `section`, its chunks' texts left in `texts`, the texts section.
+fn decode_files(root: &Path, section: &[u8], texts: &Bytes) -> Result<DecodedFiles, Unused> {
     fn take<'a, T: Deserialize<'a>>(bytes: &mut &'a [u8]) -> Result<T, Unused> {
         let (value, rest) =
             postcard::take_from_bytes(bytes).map_err(|e| Unused::Damaged(e.to_string()))?;
@@ -332,8 +376,9 @@ fn decode_files(root: &Path, section: &Bytes) -> Result<DecodedFiles, Unused> {
         let file_path = file.abs.to_string_lossy().into_owned();
         file.chunks = chunks
             .into_iter()
-            .map(|c| c.into_chunk(&file.relative_path, &file_path, section))
-            .collect();
+            .map(|c| c.into_chunk(&file.relative_path, &file_path, texts))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Unused::Damaged("a chunk's text outside the texts".into()))?;
         files.push(file);
     }
     let names: NameIndex = take(&mut bytes)?;
