@@ -22,6 +22,7 @@
 use std::collections::HashMap;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use codectx_chunker::{ChunkText, CodeChunk};
@@ -279,6 +280,16 @@ fn section(
     Ok(())
 }
 
+/// The mapped image as the owner of the [`Bytes`] sliced from it, kept beside them so that
+/// [`read`] can advise the kernel about its pages.
+struct SharedMap(Arc<memmap2::Mmap>);
+
+impl AsRef<[u8]> for SharedMap {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// Why an image was not used.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum Unused {
@@ -297,8 +308,8 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
     // renamed over the last, so the file mapped here does not change while the project
     // holds it (an unlinked file stays readable while mapped). Mapped, its pages are the
     // page cache's: reading it copies nothing, and a page nobody reads is never loaded.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(Unused::Missing)?;
-    let image = Bytes::from_owner(map);
+    let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(Unused::Missing)?);
+    let image = Bytes::from_owner(SharedMap(Arc::clone(&map)));
     let bytes: &[u8] = &image;
     let damaged = |what: &str| Unused::Damaged(what.to_string());
     let rest = bytes
@@ -334,6 +345,15 @@ pub(super) fn read(dir: &Path, root: &Path, digest: &[u8; 32]) -> Result<Loaded,
         tracing::debug!(?graph_decoded, ?files_decoded, "project image decoded");
         (graph, files)
     });
+    // What was decoded is in the heap now; the pages it was read from are given back to
+    // the page cache, so the process holds only the pages of the facts and texts it reads
+    // from here on, each mapped again when first read.
+    // SAFETY: the map is a shared, read-only mapping of a file never written in place (see
+    // above): after MADV_DONTNEED a read maps the same page-cache pages again, so no slice
+    // of it sees other bytes.
+    if let Err(e) = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) } {
+        tracing::debug!("the decoded image's pages stay mapped: {e}");
+    }
     let graph = graph.map_err(Unused::Damaged)?;
     let (files, names, module_configs) = files?;
     Ok(Loaded {
