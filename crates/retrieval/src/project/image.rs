@@ -165,6 +165,8 @@ type ImageFile = (String, Vec<ImageChunk<String>>);
 /// [`ProjectFile`] as soon as it is read.
 #[derive(Serialize)]
 struct FilesOut<'a> {
+    /// `None` when the project was made by a handle that had not walked yet: its links'
+    /// configurations are unknown.
     module_configs: Option<&'a ConfigStamps>,
     files: ChunksOf<'a>,
     names: &'a NameIndex,
