@@ -23,9 +23,12 @@
 //! assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["src/a.ts"]);
 //! ```
 
+mod listings;
+
+pub use listings::Listings;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::UNIX_EPOCH;
 
 /// What is indexed, beyond `.gitignore`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,11 +227,7 @@ impl FileSelection {
 
     fn stat(root: &Path, entry: ignore::DirEntry) -> Option<SourceFile> {
         let meta = entry.metadata().ok()?;
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i64);
+        let mtime_ns = listings::mtime_ns(&meta);
         let abs = entry.into_path();
         Some(SourceFile {
             path: relative_path(root, &abs),
