@@ -25,7 +25,7 @@ use crate::{FileSelection, Found, Walked};
 /// Stamps younger than this at the walk's start are not trusted.
 const RACY: i64 = 1_000_000_000;
 
-/// Bumped when the listings' meaning changes: older ones are dropped.
+/// Bumped when the listings' meaning or layout changes: older ones are dropped.
 const FORMAT: u32 = 1;
 
 /// The directory listings of the last walk of one root, by directory.
@@ -35,6 +35,10 @@ pub struct Listings {
     outside: Outside,
     /// By `/`-separated directory path relative to the root (`""` is the root).
     dirs: HashMap<String, Listing>,
+    /// Whether the last walk read a directory again or dropped one: the listings are
+    /// worth saving.
+    #[serde(skip)]
+    read_again: bool,
 }
 
 /// What decides the walk outside the tree's own directories.
@@ -51,15 +55,35 @@ struct Outside {
     global: Option<(PathBuf, Option<Stamp>)>,
 }
 
-/// One directory as the walk left it.
+/// One directory as the walk left it. Kept for every directory of a large tree, so it is
+/// compact: names are joined by NUL (which no file name holds), not a vector of strings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Listing {
     stamp: Stamp,
-    ignore: IgnoreFiles,
-    /// Subdirectories the walk enters.
-    dirs: Vec<String>,
-    /// Regular files the ignore rules let through.
-    files: Vec<String>,
+    /// `None` when the directory holds no ignore file and no `.git`, as most do.
+    ignore: Option<Box<IgnoreFiles>>,
+    /// Subdirectories the walk enters, NUL-separated.
+    dirs: String,
+    /// Regular files the ignore rules let through, NUL-separated.
+    files: String,
+}
+
+impl Listing {
+    fn dirs(&self) -> impl Iterator<Item = &str> {
+        names(&self.dirs)
+    }
+
+    fn files(&self) -> impl Iterator<Item = &str> {
+        names(&self.files)
+    }
+
+    fn ignore(&self) -> IgnoreFiles {
+        self.ignore.as_deref().cloned().unwrap_or_default()
+    }
+}
+
+fn names(joined: &str) -> impl Iterator<Item = &str> {
+    joined.split('\0').filter(|n| !n.is_empty())
 }
 
 /// What tells that a directory or a file changed.
@@ -73,7 +97,9 @@ struct Stamp {
 
 impl Stamp {
     fn of(path: &Path) -> Option<Stamp> {
-        std::fs::symlink_metadata(path).ok().map(|m| Stamp::from(&m))
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| Stamp::from(&m))
     }
 
     fn racy(&self, started_ns: i64) -> bool {
@@ -131,10 +157,15 @@ impl IgnoreFiles {
     }
 
     fn racy(&self, started_ns: i64) -> bool {
-        [self.gitignore, self.ignore, self.git.flatten(), self.exclude]
-            .iter()
-            .flatten()
-            .any(|s| s.racy(started_ns))
+        [
+            self.gitignore,
+            self.ignore,
+            self.git.flatten(),
+            self.exclude,
+        ]
+        .iter()
+        .flatten()
+        .any(|s| s.racy(started_ns))
     }
 }
 
@@ -208,22 +239,23 @@ impl Listing {
                 Check::Entries
             };
         }
+        let ignore = self.ignore();
         if stamp == self.stamp {
             // The ignore files that exist are stat'ed; one created or removed would have
             // changed the directory's stamp.
-            let holds = [
-                (self.ignore.gitignore, ".gitignore"),
-                (self.ignore.ignore, ".ignore"),
-            ]
-            .iter()
-            .all(|(kept, name)| kept.is_none_or(|kept| Stamp::of(&dir.join(name)) == Some(kept)))
-                && self.ignore.git.flatten().is_none_or(|kept| {
-                    Stamp::of(&dir.join(".git")) == Some(kept)
+            let holds = [(ignore.gitignore, ".gitignore"), (ignore.ignore, ".ignore")]
+                .iter()
+                .all(|(kept, name)| {
+                    kept.is_none_or(|kept| Stamp::of(&dir.join(name)) == Some(kept))
                 })
-                && (self.ignore.git.is_none() || IgnoreFiles::of(dir).exclude == self.ignore.exclude);
+                && ignore
+                    .git
+                    .flatten()
+                    .is_none_or(|kept| Stamp::of(&dir.join(".git")) == Some(kept))
+                && (ignore.git.is_none() || IgnoreFiles::of(dir).exclude == ignore.exclude);
             return if holds { Check::Holds } else { Check::Rules };
         }
-        if IgnoreFiles::of(dir) == self.ignore {
+        if IgnoreFiles::of(dir) == ignore {
             Check::Entries
         } else {
             Check::Rules
@@ -252,6 +284,7 @@ impl FileSelection {
         }
         let mut old = std::mem::take(&mut listings.dirs);
         let mut kept = HashMap::with_capacity(old.len());
+        let mut reused = 0;
         let mut found = Vec::new();
         let mut pending = vec![String::new()];
         while let Some(rel) = pending.pop() {
@@ -262,9 +295,10 @@ impl FileSelection {
             match check {
                 Check::Holds => {
                     let listing = old.remove(&rel).expect("checked above");
-                    self.stat_files(root, &rel, &listing.files, &mut found);
-                    pending.extend(listing.dirs.iter().map(|d| join_rel(&rel, d)));
+                    self.stat_files(root, &rel, listing.files(), &mut found);
+                    pending.extend(listing.dirs().map(|d| join_rel(&rel, d)));
                     kept.insert(rel, listing);
+                    reused += 1;
                 }
                 Check::Entries => {
                     let read = self.read_tree(root, &abs, Some(1), &mut found);
@@ -282,6 +316,7 @@ impl FileSelection {
                 }
             }
         }
+        listings.read_again = !old.is_empty() || kept.len() != reused;
         listings.outside = outside;
         listings.dirs = kept;
         Walked::of(found)
@@ -312,9 +347,9 @@ impl FileSelection {
             rel,
             Listing {
                 stamp,
-                ignore,
-                dirs: read.dirs,
-                files: read.files,
+                ignore: (ignore != IgnoreFiles::default()).then(|| Box::new(ignore)),
+                dirs: read.dirs.join("\0"),
+                files: read.files.join("\0"),
             },
         );
     }
@@ -379,7 +414,13 @@ impl FileSelection {
     }
 
     /// The files of a listing that the selection takes, stat'ed.
-    fn stat_files(&self, root: &Path, rel: &str, names: &[String], found: &mut Vec<Found>) {
+    fn stat_files<'a>(
+        &self,
+        root: &Path,
+        rel: &str,
+        names: impl Iterator<Item = &'a str>,
+        found: &mut Vec<Found>,
+    ) {
         for name in names {
             let source = self.is_source_name(name);
             if !source && !crate::is_module_config_name(name) {
@@ -421,6 +462,12 @@ impl Listings {
             .ok()
             .filter(|l| l.outside.format == FORMAT)
             .unwrap_or_default()
+    }
+
+    /// Whether the last [`FileSelection::walk_reusing`] read a directory again or dropped
+    /// one: what it leaves differs from what it was given.
+    pub fn read_again(&self) -> bool {
+        self.read_again
     }
 
     /// How many directories are listed.

@@ -31,7 +31,10 @@ fn age(root: &Path, seconds: u64) {
             .is_ok_and(|d| d < Duration::from_secs(60))
             || meta.modified().unwrap() > now;
         if !meta.is_symlink() && recent {
-            std::fs::File::open(path).unwrap().set_modified(when).unwrap();
+            std::fs::File::open(path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
         }
     }
     visit(root, now, when);
@@ -40,7 +43,11 @@ fn age(root: &Path, seconds: u64) {
 fn paths(walked: &Walked) -> (Vec<&str>, Vec<&str>) {
     (
         walked.sources.iter().map(|f| f.path.as_str()).collect(),
-        walked.module_configs.iter().map(|f| f.path.as_str()).collect(),
+        walked
+            .module_configs
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect(),
     )
 }
 
@@ -68,11 +75,15 @@ fn reused_listings_find_what_a_full_walk_finds() {
     // Each change, then the walk both ways; `seconds` makes each round's stamps its own.
     let changes: &[(&str, &dyn Fn(&Path))] = &[
         ("nothing", &|_| {}),
-        ("a file added", &|r| write(r, "src/lib/deep/d.ts", "let d;\n")),
+        ("a file added", &|r| {
+            write(r, "src/lib/deep/d.ts", "let d;\n")
+        }),
         ("a file removed", &|r| {
             std::fs::remove_file(r.join("src/lib/b.ts")).unwrap()
         }),
-        ("a file grown", &|r| write(r, "src/a.ts", "export const a = 12345;\n")),
+        ("a file grown", &|r| {
+            write(r, "src/a.ts", "export const a = 12345;\n")
+        }),
         ("a directory added", &|r| {
             write(r, "src/new/e.ts", "");
             write(r, "src/new/inner/f.tsx", "");
@@ -86,12 +97,18 @@ fn reused_listings_find_what_a_full_walk_finds() {
         ("a .gitignore edited in place", &|r| {
             write(r, ".gitignore", "generated/\ndeep/\n")
         }),
-        ("a .gitignore edited back", &|r| write(r, ".gitignore", "generated/\n")),
-        ("a .gitignore created below", &|r| write(r, "src/lib/.gitignore", "*.js\n")),
+        ("a .gitignore edited back", &|r| {
+            write(r, ".gitignore", "generated/\n")
+        }),
+        ("a .gitignore created below", &|r| {
+            write(r, "src/lib/.gitignore", "*.js\n")
+        }),
         ("a .gitignore removed below", &|r| {
             std::fs::remove_file(r.join("src/lib/.gitignore")).unwrap()
         }),
-        ("git's excludes edited", &|r| write(r, ".git/info/exclude", "test/\n")),
+        ("git's excludes edited", &|r| {
+            write(r, ".git/info/exclude", "test/\n")
+        }),
         ("a module configuration added", &|r| {
             write(r, "src/lib/tsconfig.json", "{}")
         }),
@@ -112,7 +129,10 @@ fn reused_listings_find_what_a_full_walk_finds() {
         let full = selection.walk_with_module_configs(root);
         assert_eq!(paths(&reused), paths(&full), "after {change}");
         assert_eq!(reused, full, "after {change}: stamps");
-        assert!(!listings.is_empty(), "after {change}: the listings are kept");
+        assert!(
+            !listings.is_empty(),
+            "after {change}: the listings are kept"
+        );
         // The listings survive being written and read back.
         listings = Listings::from_bytes(&listings.to_bytes());
     }
@@ -134,10 +154,16 @@ fn an_unchanged_directory_is_not_read_again() {
     let mut listings = Listings::default();
     let first = selection.walk_reusing(root, &mut listings);
     assert_eq!(paths(&first).0, ["src/a.ts", "src/b.ts"]);
+    assert!(listings.read_again());
+    assert_eq!(selection.walk_reusing(root, &mut listings), first);
+    assert!(!listings.read_again(), "nothing changed, nothing read");
 
     // A file added behind the listing's back: `src` gets its old stamp again, so the
     // reused listing does not show the file, which proves `src` was not read again.
-    let src_stamp = std::fs::metadata(root.join("src")).unwrap().modified().unwrap();
+    let src_stamp = std::fs::metadata(root.join("src"))
+        .unwrap()
+        .modified()
+        .unwrap();
     write(root, "src/c.ts", "");
     std::fs::File::open(root.join("src"))
         .unwrap()
@@ -155,5 +181,8 @@ fn an_unchanged_directory_is_not_read_again() {
     assert_eq!(paths(&other.walk_reusing(root, &mut copy)).0.len(), 3);
     let mut damaged = Listings::from_bytes(b"not listings");
     assert!(damaged.is_empty());
-    assert_eq!(paths(&selection.walk_reusing(root, &mut damaged)).0.len(), 3);
+    assert_eq!(
+        paths(&selection.walk_reusing(root, &mut damaged)).0.len(),
+        3
+    );
 }

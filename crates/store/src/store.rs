@@ -256,6 +256,8 @@ pub struct Store {
     /// The shared parses ([`StoreOptions::shared_parses`]), found at the first sync that
     /// reads a file; `None` inside when there are none.
     pub(crate) shared_parses: std::sync::OnceLock<Option<ParseCache>>,
+    /// The last full walk's directory listings ([`LISTINGS_FILE`]), read at the first.
+    pub(crate) listings: Option<codectx_files::Listings>,
 }
 
 impl StoreOptions {
@@ -480,6 +482,7 @@ impl Store {
             text: std::sync::Arc::default(),
             shared_vectors: tokio::sync::OnceCell::new(),
             shared_parses: std::sync::OnceLock::new(),
+            listings: None,
         };
         let _ = store.reload_known().await?;
         Ok(store)
@@ -953,6 +956,10 @@ const REVISIONS_DIR: &str = "refs";
 /// The file in a local index directory where a linked project is saved beside the index
 /// (`codectx_retrieval`'s project image), and the prefix of its files being written.
 pub const PROJECT_IMAGE: &str = "project.image";
+
+/// The last full walk's directory listings, in the index directory: the next walk reads
+/// again only the directories that changed ([`codectx_files::Listings`]).
+pub(crate) const LISTINGS_FILE: &str = "walk.listings";
 /// The shared vectors' directory in a local index outside git ([`StoreOptions::shared_vectors`]).
 const VECTORS_DIR: &str = "vectors";
 
@@ -979,6 +986,7 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
                 && n != crate::lock::LOCK_FILE
                 && n != crate::lock::DIRTY_FILE
                 && !n.starts_with(PROJECT_IMAGE)
+                && !n.starts_with(LISTINGS_FILE)
         })
         .collect()
 }

@@ -16,7 +16,7 @@ use crate::process::{Moved, off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::FileStatus;
 use crate::sql::{in_list, text_column};
-use crate::store::{CollectBatches, FACTS_KEY};
+use crate::store::{CollectBatches, FACTS_KEY, LISTINGS_FILE};
 use crate::{Store, StoreError, SyncChanges};
 use lancedb::arrow::arrow_array::RecordBatch;
 use lancedb::query::{QueryBase, Select};
@@ -185,8 +185,17 @@ impl Store {
             let selection = self.options.files.clone();
             let scoped: Option<Vec<PathBuf>> =
                 directories.map(|dirs| dirs.iter().map(|dir| root.join(dir)).collect());
-            tokio::task::spawn_blocking(move || match scoped {
-                None => selection.walk_with_module_configs(&root),
+            let saved = self.local_dir.as_ref().map(|d| d.join(LISTINGS_FILE));
+            let listings = self.listings.take();
+            let (walked, listings) = tokio::task::spawn_blocking(move || match scoped {
+                None => {
+                    let mut listings = listings.unwrap_or_else(|| read_listings(saved.as_deref()));
+                    let walked = selection.walk_reusing(&root, &mut listings);
+                    if listings.read_again() {
+                        save_listings(saved.as_deref(), &listings);
+                    }
+                    (walked, Some(listings))
+                }
                 Some(dirs) => {
                     let mut all = Walked::default();
                     for dir in dirs {
@@ -194,11 +203,13 @@ impl Store {
                         all.sources.extend(found.sources);
                         all.module_configs.extend(found.module_configs);
                     }
-                    all
+                    (all, listings)
                 }
             })
             .await
-            .expect("the walk does not panic")
+            .expect("the walk does not panic");
+            self.listings = listings;
+            walked
         };
         stats.timings.walk = started.elapsed();
         let configs_changed = self.note_module_configs(&disk.module_configs, directories);
@@ -486,5 +497,29 @@ impl Store {
             path,
             message: e.to_string(),
         })
+    }
+}
+
+/// The listings saved at `path` by the last full walk; none (a full walk) when there are
+/// none, they cannot be read, or the index is not local.
+fn read_listings(path: Option<&std::path::Path>) -> codectx_files::Listings {
+    path.and_then(|p| std::fs::read(p).ok())
+        .map(|bytes| codectx_files::Listings::from_bytes(&bytes))
+        .unwrap_or_default()
+}
+
+/// Saves `listings` at `path` whole or not at all (written beside it, then renamed), so a
+/// reader never sees half of them. Failing only costs the next walk its reuse.
+fn save_listings(path: Option<&std::path::Path>, listings: &codectx_files::Listings) {
+    let Some(path) = path else {
+        return;
+    };
+    // Named so that the index directory's check knows it as its own.
+    let partial = path.with_file_name(format!("{LISTINGS_FILE}.{}.partial", std::process::id()));
+    let saved = std::fs::write(&partial, listings.to_bytes())
+        .and_then(|()| std::fs::rename(&partial, path));
+    if let Err(e) = saved {
+        let _ = std::fs::remove_file(&partial);
+        tracing::debug!(%e, "walk listings not saved");
     }
 }
