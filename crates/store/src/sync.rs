@@ -522,4 +522,43 @@ fn save_listings(path: Option<&std::path::Path>, listings: &codectx_files::Listi
         let _ = std::fs::remove_file(&partial);
         tracing::debug!(%e, "walk listings not saved");
     }
+    // What a killed save left (a concurrent save that loses its file only skips saving).
+    let left = path.parent().and_then(|dir| std::fs::read_dir(dir).ok());
+    for entry in left.into_iter().flatten().filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(LISTINGS_FILE) && name.ends_with(".partial") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listings_are_saved_whole_and_a_killed_save_is_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LISTINGS_FILE);
+        let stale = dir.path().join(format!("{LISTINGS_FILE}.4242.partial"));
+        std::fs::write(&stale, b"half").unwrap();
+        std::fs::create_dir_all(dir.path().join("root/src")).unwrap();
+        std::fs::write(dir.path().join("root/src/a.ts"), "let a;\n").unwrap();
+        let mut listings = codectx_files::Listings::default();
+        codectx_files::FileSelection::default()
+            .walk_reusing(&dir.path().join("root"), &mut listings);
+
+        save_listings(Some(&path), &listings);
+        assert!(!stale.exists());
+        assert_eq!(read_listings(Some(&path)).to_bytes(), listings.to_bytes());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "the listings and the tree, nothing else"
+        );
+        // Unreadable listings are none: the next walk is a full one.
+        std::fs::write(&path, b"damaged").unwrap();
+        assert!(read_listings(Some(&path)).is_empty());
+    }
 }
