@@ -239,21 +239,15 @@ impl Listing {
                 Check::Entries
             };
         }
+        // Most directories hold no ignore file: their stamp alone decides. One created or
+        // removed changes the directory's stamp; one edited in place only its own.
         let ignore = self.ignore();
         if stamp == self.stamp {
-            // The ignore files that exist are stat'ed; one created or removed would have
-            // changed the directory's stamp.
-            let holds = [(ignore.gitignore, ".gitignore"), (ignore.ignore, ".ignore")]
-                .iter()
-                .all(|(kept, name)| {
-                    kept.is_none_or(|kept| Stamp::of(&dir.join(name)) == Some(kept))
-                })
-                && ignore
-                    .git
-                    .flatten()
-                    .is_none_or(|kept| Stamp::of(&dir.join(".git")) == Some(kept))
-                && (ignore.git.is_none() || IgnoreFiles::of(dir).exclude == ignore.exclude);
-            return if holds { Check::Holds } else { Check::Rules };
+            return if self.ignore.is_none() || IgnoreFiles::of(dir) == ignore {
+                Check::Holds
+            } else {
+                Check::Rules
+            };
         }
         if IgnoreFiles::of(dir) == ignore {
             Check::Entries
