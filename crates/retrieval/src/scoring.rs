@@ -497,8 +497,8 @@ fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
     // Snowball rewrites endings only: a word can become a term only if it begins with the
     // term's first two letters. Most words are dismissed here, unstemmed, by a lookup of
     // their first two letters (ASCII case folded) among the terms'.
-    let first_two = |b: &[u8]| [b[0].to_ascii_lowercase(), b[1].to_ascii_lowercase()];
-    let mut prefixes: Vec<[u8; 2]> = terms
+    let first_two = |b: &[u8]| u16::from_le_bytes([b[0], b[1]].map(|c| c.to_ascii_lowercase()));
+    let mut prefixes: Vec<u16> = terms
         .iter()
         .filter(|t| t.len() >= 2)
         .map(|t| first_two(t.as_bytes()))
@@ -509,14 +509,14 @@ fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
         each_code_word(text, |word| {
             let shares_prefix =
                 word.len() >= 2 && prefixes.binary_search(&first_two(word.as_bytes())).is_ok();
-            if shares_prefix {
-                let root = word_root(&stemmer, &word.to_lowercase());
-                if let Ok(i) = terms.binary_search(&root)
-                    && !found[i]
-                {
-                    found[i] = true;
-                    left -= 1;
-                }
+            if shares_prefix
+                && let Ok(i) = met_root(&stemmer, word, |root| {
+                    terms.binary_search_by(|t| t.as_str().cmp(root))
+                })
+                && !found[i]
+            {
+                found[i] = true;
+                left -= 1;
             }
             left > 0
         });
@@ -525,6 +525,35 @@ fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
         }
     }
     found.iter().filter(|&&f| f).count()
+}
+
+/// Above this many, the roots [`met_root`] keeps are forgotten: a project's code words are
+/// a few tens of thousands, so only a server that met many projects' words gets there.
+const MET_ROOTS_KEPT: usize = 1 << 17;
+
+thread_local! {
+    /// The roots of the code words [`found_terms`] has met on this thread, by the word as
+    /// written. Answers scan the same code words again and again, and stemming them was a
+    /// tenth of a warm answer's time on vite.
+    static MET_ROOTS: std::cell::RefCell<foldhash::HashMap<Box<str>, Box<str>>> =
+        std::cell::RefCell::new(foldhash::HashMap::default());
+}
+
+/// `look` applied to the root of `word` ([`word_root`] of it in lower case), stemmed only
+/// the first time this thread meets the word.
+fn met_root<R>(stemmer: &rust_stemmers::Stemmer, word: &str, look: impl FnOnce(&str) -> R) -> R {
+    MET_ROOTS.with_borrow_mut(|roots| {
+        if let Some(root) = roots.get(word) {
+            return look(root);
+        }
+        if roots.len() >= MET_ROOTS_KEPT {
+            roots.clear();
+        }
+        let root = word_root(stemmer, &word.to_lowercase());
+        let found = look(&root);
+        roots.insert(word.into(), root.into_boxed_str());
+        found
+    })
 }
 
 /// Kinds a question must ask for before they can be answers: imports, directives
@@ -600,6 +629,23 @@ mod tests {
         ] {
             assert!(!is_test_file(path), "{path}");
         }
+    }
+
+    #[test]
+    fn code_words_are_found_by_their_roots_whether_met_before_or_not() {
+        let terms = query_terms("routing of cached requests");
+        let code = "class Router { cacheRequest(req) { return ROUTES.get(req) } }";
+        let count = || found_terms(&terms, &[code], terms.len());
+        // Met for the first time (stemmed), then again (kept), then after the kept roots
+        // were forgotten.
+        assert_eq!(count(), 3, "{terms:?}");
+        assert_eq!(count(), 3);
+        MET_ROOTS.with_borrow_mut(|roots| {
+            assert_eq!(roots.get("Router").map(|r| &**r), Some("rout"));
+            roots.clear();
+        });
+        assert_eq!(count(), 3);
+        assert_eq!(found_terms(&terms, &["class Cache {}"], 8), 1);
     }
 
     #[test]
