@@ -369,25 +369,47 @@ pub(crate) fn word_root(stemmer: &rust_stemmers::Stemmer, word: &str) -> String 
 /// stemming was most of splitting all of them (on babel, most of a first question's 80 ms).
 pub(crate) struct WordRoots {
     stemmer: rust_stemmers::Stemmer,
-    known: HashMap<String, String>,
+    /// By the word as given, which is lower-cased before it is stemmed.
+    known: foldhash::HashMap<String, String>,
 }
+
+/// Above this many, the roots a [`WordRoots`] keeps are forgotten: a project's words are a
+/// few tens of thousands, so only a server thread that met many projects' words gets there.
+const KEPT_ROOTS: usize = 1 << 17;
 
 impl WordRoots {
     pub(crate) fn new() -> Self {
         WordRoots {
             stemmer: root_stemmer(),
-            known: HashMap::new(),
+            known: foldhash::HashMap::default(),
         }
     }
 
     pub(crate) fn root(&mut self, word: &str) -> String {
-        if let Some(root) = self.known.get(word) {
-            return root.clone();
-        }
-        let root = word_root(&self.stemmer, word);
-        self.known.insert(word.to_string(), root.clone());
-        root
+        self.with_root(word, str::to_string)
     }
+
+    /// `look` applied to the root of `word` ([`word_root`] of it in lower case), stemmed
+    /// only the first time `word` is met.
+    pub(crate) fn with_root<R>(&mut self, word: &str, look: impl FnOnce(&str) -> R) -> R {
+        if let Some(root) = self.known.get(word) {
+            return look(root);
+        }
+        if self.known.len() >= KEPT_ROOTS {
+            self.known.clear();
+        }
+        let root = word_root(&self.stemmer, &word.to_lowercase());
+        let found = look(&root);
+        self.known.insert(word.to_string(), root);
+        found
+    }
+}
+
+thread_local! {
+    /// The roots of the code words [`found_terms`] has met on this thread, by the word as
+    /// written. Answers scan the same code words again and again, and stemming them was a
+    /// tenth of a warm answer's time on vite.
+    static MET_ROOTS: std::cell::RefCell<WordRoots> = std::cell::RefCell::new(WordRoots::new());
 }
 
 /// The query's content words (no stopwords, as roots: [`word_root`]), sorted, each once:
@@ -490,7 +512,6 @@ pub(crate) fn holds_a_term(terms: &[String], text: &str) -> bool {
 /// to `enough`: the scan stops there (a chunk's whole code is scanned only when it holds
 /// fewer).
 fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
-    let stemmer = root_stemmer();
     let mut found = vec![false; terms.len()];
     // Scanning stops when this many more are found.
     let mut left = enough.min(terms.len());
@@ -510,8 +531,10 @@ fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
             let shares_prefix =
                 word.len() >= 2 && prefixes.binary_search(&first_two(word.as_bytes())).is_ok();
             if shares_prefix
-                && let Ok(i) = met_root(&stemmer, word, |root| {
-                    terms.binary_search_by(|t| t.as_str().cmp(root))
+                && let Ok(i) = MET_ROOTS.with_borrow_mut(|roots| {
+                    roots.with_root(word, |root| {
+                        terms.binary_search_by(|t| t.as_str().cmp(root))
+                    })
                 })
                 && !found[i]
             {
@@ -525,35 +548,6 @@ fn found_terms(terms: &[String], texts: &[&str], enough: usize) -> usize {
         }
     }
     found.iter().filter(|&&f| f).count()
-}
-
-/// Above this many, the roots [`met_root`] keeps are forgotten: a project's code words are
-/// a few tens of thousands, so only a server that met many projects' words gets there.
-const MET_ROOTS_KEPT: usize = 1 << 17;
-
-thread_local! {
-    /// The roots of the code words [`found_terms`] has met on this thread, by the word as
-    /// written. Answers scan the same code words again and again, and stemming them was a
-    /// tenth of a warm answer's time on vite.
-    static MET_ROOTS: std::cell::RefCell<foldhash::HashMap<Box<str>, Box<str>>> =
-        std::cell::RefCell::new(foldhash::HashMap::default());
-}
-
-/// `look` applied to the root of `word` ([`word_root`] of it in lower case), stemmed only
-/// the first time this thread meets the word.
-fn met_root<R>(stemmer: &rust_stemmers::Stemmer, word: &str, look: impl FnOnce(&str) -> R) -> R {
-    MET_ROOTS.with_borrow_mut(|roots| {
-        if let Some(root) = roots.get(word) {
-            return look(root);
-        }
-        if roots.len() >= MET_ROOTS_KEPT {
-            roots.clear();
-        }
-        let root = word_root(stemmer, &word.to_lowercase());
-        let found = look(&root);
-        roots.insert(word.into(), root.into_boxed_str());
-        found
-    })
 }
 
 /// Kinds a question must ask for before they can be answers: imports, directives
@@ -641,8 +635,8 @@ mod tests {
         assert_eq!(count(), 3, "{terms:?}");
         assert_eq!(count(), 3);
         MET_ROOTS.with_borrow_mut(|roots| {
-            assert_eq!(roots.get("Router").map(|r| &**r), Some("rout"));
-            roots.clear();
+            assert_eq!(roots.known.get("Router").map(String::as_str), Some("rout"));
+            roots.known.clear();
         });
         assert_eq!(count(), 3);
         assert_eq!(found_terms(&terms, &["class Cache {}"], 8), 1);
