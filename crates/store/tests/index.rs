@@ -814,11 +814,10 @@ mod faults {
                 .spawn()
                 .unwrap()
         };
-        // How long one cold sync of a worktree takes alone, to draw the kills within it.
+        // The first worktree is indexed before the rounds, so round 0 holds a no-change
+        // sync: the shortest kind, within which round 1's kill is drawn.
         write(&trees[0], 0, false);
-        let started = std::time::Instant::now();
         assert!(spawn(&trees[0]).wait().unwrap().success());
-        let span = started.elapsed() * 3;
 
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut uniform = move || {
@@ -827,11 +826,16 @@ mod faults {
             seed ^= seed << 17;
             (seed >> 11) as f64 / (1u64 << 53) as f64
         };
+        // A kill is drawn within the shortest sync of the round before, measured as it ran:
+        // a span fixed up front (once three times a cold sync) outlasted this round's
+        // incremental syncs whenever the machine's load changed, so no kill hit a sync.
+        let mut span = Duration::ZERO;
         let (mut shared, mut kills) = (0, 0);
         for round in 0..6 {
             for (k, tree) in trees.iter().enumerate() {
                 write(tree, k, (round + k) % 2 == 1);
             }
+            let started = std::time::Instant::now();
             let mut children: Vec<_> = trees.iter().map(|t| spawn(t)).collect();
             // Every other round, one of the three is killed at a random moment.
             if round % 2 == 1 {
@@ -842,6 +846,16 @@ mod faults {
                 }
                 let _ = victim.kill();
             }
+            let mut ended: Vec<Option<Duration>> = vec![None; children.len()];
+            while ended.iter().any(Option::is_none) {
+                for (child, end) in children.iter_mut().zip(&mut ended) {
+                    if end.is_none() && child.try_wait().unwrap().is_some() {
+                        *end = Some(started.elapsed());
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            span = ended.into_iter().flatten().min().unwrap_or_default();
             for child in children {
                 let out = child.wait_with_output().unwrap();
                 if out.status.success() {
