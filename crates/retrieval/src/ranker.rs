@@ -339,21 +339,49 @@ impl RankerModel {
     /// The trees' sum for one row of a question of `layout`: the ranking score before
     /// calibration.
     pub fn margin(&self, row: &[f32; FEATURE_NAMES.len()], layout: QuestionLayout) -> f32 {
-        let titled = match (&self.titled, layout) {
-            (Some(titled), QuestionLayout::Titled) => titled.trees.as_slice(),
-            _ => &[],
-        };
-        self.trees
-            .iter()
-            .chain(titled)
-            .map(|tree| leaf(tree, row))
-            .sum()
+        self.trees_for(layout).map(|tree| leaf(tree, row)).sum()
     }
 
     /// The probability (0–1) that a candidate with these features is what a question of
     /// `layout` asks for.
     pub fn score(&self, features: &Features, layout: QuestionLayout) -> f32 {
-        let margin = self.margin(&features.values(), layout);
+        self.probability(self.margin(&features.values(), layout), layout)
+    }
+
+    /// [`RankerModel::score`] of every candidate of one question, equal to scoring each
+    /// alone. Each tree is walked for all of them before the next: one tree's nodes stay
+    /// in the cache, where one candidate's walk through all 200 trees would read them all
+    /// again. Each margin adds the trees in the same order, so the sums are the same.
+    pub fn score_all<'f>(
+        &self,
+        features: impl IntoIterator<Item = &'f Features>,
+        layout: QuestionLayout,
+    ) -> Vec<f32> {
+        let rows: Vec<[f32; FEATURE_NAMES.len()]> =
+            features.into_iter().map(Features::values).collect();
+        let mut margins = vec![0.0_f32; rows.len()];
+        for tree in self.trees_for(layout) {
+            for (margin, row) in margins.iter_mut().zip(&rows) {
+                *margin += leaf(tree, row);
+            }
+        }
+        margins
+            .into_iter()
+            .map(|margin| self.probability(margin, layout))
+            .collect()
+    }
+
+    /// The trees that score a question of `layout`, in the order their values are added.
+    fn trees_for(&self, layout: QuestionLayout) -> impl Iterator<Item = &Vec<Node>> {
+        let titled = match (&self.titled, layout) {
+            (Some(titled), QuestionLayout::Titled) => titled.trees.as_slice(),
+            _ => &[],
+        };
+        self.trees.iter().chain(titled)
+    }
+
+    /// The calibrated probability of a margin of `layout`.
+    fn probability(&self, margin: f32, layout: QuestionLayout) -> f32 {
         let (slope, intercept) = match (&self.titled, layout) {
             (Some(titled), QuestionLayout::Titled) => (titled.slope, titled.intercept),
             _ => (self.slope, self.intercept),
@@ -482,6 +510,21 @@ mod tests {
             s > w,
             "a named, leading, covering function ({s}) above a weak comment ({w})"
         );
+        // Scored together, tree by tree, each gets exactly its own score, in either layout.
+        let between = Features {
+            lexical: 0.5,
+            coverage: 0.5,
+            title: 0.0,
+            kind: KindGroup::Function,
+            ..weak
+        };
+        for layout in [QuestionLayout::Line, QuestionLayout::Titled] {
+            let alone: Vec<f32> = [&strong, &weak, &between]
+                .map(|f| model.score(f, layout))
+                .to_vec();
+            assert_eq!(model.score_all([&strong, &weak, &between], layout), alone);
+        }
+        assert!(model.score_all([], QuestionLayout::Line).is_empty());
     }
 
     #[test]

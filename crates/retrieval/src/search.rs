@@ -427,8 +427,9 @@ pub async fn rank(
     let described = started.elapsed();
     let model = crate::ranker::shipped_model();
     let layout = QuestionLayout::of(question);
-    for c in candidates.iter_mut() {
-        c.final_score = model.score(&c.features, layout);
+    let scores = model.score_all(candidates.iter().map(|c| &c.features), layout);
+    for (c, score) in candidates.iter_mut().zip(scores) {
+        c.final_score = score;
     }
     prefer_members(&chunks, &mut candidates);
     sort(project, &mut candidates);
