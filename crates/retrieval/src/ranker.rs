@@ -350,7 +350,7 @@ impl RankerModel {
 
     /// [`RankerModel::score`] of every candidate of one question, equal to scoring each
     /// alone. Each tree is walked for all of them before the next: one tree's nodes stay
-    /// in the cache, where one candidate's walk through all 200 trees would read them all
+    /// in the cache, where one candidate's walk through all the trees would read them all
     /// again. Each margin adds the trees in the same order, so the sums are the same.
     pub fn score_all<'f>(
         &self,
