@@ -612,9 +612,47 @@ impl<'s> Extractor<'s> {
             };
             return self.scoped(o, |s| s.visit_expression(&e.expression));
         }
+        // `Parser.prototype.parse = function …` and `app.handle = function handle …`: how
+        // code before classes declares methods. The method is named as a class's is shown,
+        // `Parser.parse` and `app.handle` (its object says whose method it is), not by the
+        // whole statement. (A class assigned so stays an expression: the graph declares
+        // classes by their own names.)
+        if let Some((member, right)) = member_assignment(&e.expression)
+            && let right = unwrap_expr(right)
+            && matches!(
+                right,
+                Expression::FunctionExpression(_) | Expression::ArrowFunctionExpression(_)
+            )
+            && let Some(o) = self.function_valued(
+                self.method_name(member),
+                e.span.start,
+                e.span,
+                right,
+                Some(member.property.span.start),
+            )
+        {
+            let o = Open {
+                kind: SymbolKind::Method,
+                ..o
+            };
+            return self.scoped(o, |s| s.visit_expression(&e.expression));
+        }
         let name = truncate(self.signature(e.span.start, e.span.end), MAX_NAME);
         let o = self.item(SymbolKind::Expression, name, e.span, Vec::new());
         self.scoped(o, |s| s.visit_expression(&e.expression));
+    }
+
+    /// `A.prototype.m` → `A.m`, `app.m` → `app.m`: a prototype's method is its
+    /// constructor's.
+    fn method_name(&self, member: &StaticMemberExpression<'_>) -> String {
+        let owner = match &member.object {
+            Expression::StaticMemberExpression(inner) if inner.property.name == "prototype" => {
+                inner.object.span()
+            }
+            object => object.span(),
+        };
+        let owner = self.signature(owner.start, owner.end);
+        truncate(format!("{owner}.{}", member.property.name), MAX_NAME)
     }
 
     /// A symbol for `name = <expr>` when `expr` is a function, class or wrapped component,
@@ -1589,6 +1627,21 @@ pub(crate) fn set_hierarchy(sym: &mut ParsedSymbol, parent: Option<&str>, depth:
 }
 
 // ---- AST helpers ------------------------------------------------------------------------------
+
+/// `a.b = x` (a plain assignment to a named property) → (`a.b`, x).
+fn member_assignment<'b, 'a>(
+    e: &'b Expression<'a>,
+) -> Option<(&'b StaticMemberExpression<'a>, &'b Expression<'a>)> {
+    let Expression::AssignmentExpression(a) = e else {
+        return None;
+    };
+    match &a.left {
+        AssignmentTarget::StaticMemberExpression(m) if a.operator == AssignmentOperator::Assign => {
+            Some((m, &a.right))
+        }
+        _ => None,
+    }
+}
 
 /// `text` with each run of whitespace replaced by one space and the ends trimmed, stopping
 /// once more than `max_chars` characters are collected (no caller keeps more); the flag says

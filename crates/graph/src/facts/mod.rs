@@ -396,5 +396,7 @@ impl FileFacts {
 /// declared type, and on a Go receiver whose type another file declares. 17: a Python class
 /// extends the bases its head names. 18: items declared in a Rust function's body are its
 /// members. 19: a Rust `use` inside an inline module resolves from that module. 20: the body
-/// of a Rust macro invoked in item position is read as items when it parses as items.
-pub const FACTS_VERSION: u32 = 20;
+/// of a Rust macro invoked in item position is read as items when it parses as items. 21: a
+/// function assigned to a property at the top level (`A.prototype.m = function`) is the
+/// method `A.m`, not an expression named by its text.
+pub const FACTS_VERSION: u32 = 21;
