@@ -2,7 +2,9 @@
 //! parser names chunks after them and the graph facts export declarations by them, so
 //! the rule lives here once.
 
-use oxc_ast::ast::{Argument, AssignmentOperator, AssignmentTarget, Expression};
+use oxc_ast::ast::{
+    Argument, AssignmentOperator, AssignmentTarget, Expression, StaticMemberExpression,
+};
 
 /// The name of the whole-module CommonJS export, as the chunk of `module.exports = …` is
 /// named.
@@ -28,26 +30,34 @@ pub fn require_source<'b>(e: &'b Expression<'_>) -> Option<&'b str> {
 /// `module.exports = x` → ([`MODULE_EXPORTS`], x); `exports.foo = x` and
 /// `module.exports.foo = x` → ("foo", x).
 pub fn export_assignment<'b, 'a>(e: &'b Expression<'a>) -> Option<(String, &'b Expression<'a>)> {
-    let Expression::AssignmentExpression(a) = e else {
-        return None;
-    };
-    if a.operator != AssignmentOperator::Assign {
-        return None;
-    }
-    let AssignmentTarget::StaticMemberExpression(m) = &a.left else {
-        return None;
-    };
+    let (m, right) = member_assignment(e)?;
     let prop = m.property.name.as_str();
     match &m.object {
         Expression::Identifier(obj) if obj.name == "module" && prop == "exports" => {
-            Some((MODULE_EXPORTS.into(), &a.right))
+            Some((MODULE_EXPORTS.into(), right))
         }
-        Expression::Identifier(obj) if obj.name == "exports" => Some((prop.to_string(), &a.right)),
+        Expression::Identifier(obj) if obj.name == "exports" => Some((prop.to_string(), right)),
         Expression::StaticMemberExpression(inner)
             if inner.property.name == "exports"
                 && matches!(&inner.object, Expression::Identifier(o) if o.name == "module") =>
         {
-            Some((prop.to_string(), &a.right))
+            Some((prop.to_string(), right))
+        }
+        _ => None,
+    }
+}
+
+/// `a.b = x` (a plain assignment to a named property) → (`a.b`, x): an export above, a
+/// method otherwise (the parser's `root_expression`).
+pub(crate) fn member_assignment<'b, 'a>(
+    e: &'b Expression<'a>,
+) -> Option<(&'b StaticMemberExpression<'a>, &'b Expression<'a>)> {
+    let Expression::AssignmentExpression(a) = e else {
+        return None;
+    };
+    match &a.left {
+        AssignmentTarget::StaticMemberExpression(m) if a.operator == AssignmentOperator::Assign => {
+            Some((m, &a.right))
         }
         _ => None,
     }

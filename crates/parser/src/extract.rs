@@ -617,7 +617,7 @@ impl<'s> Extractor<'s> {
         // `Parser.parse` and `app.handle` (its object says whose method it is), not by the
         // whole statement. (A class assigned so stays an expression: the graph declares
         // classes by their own names.)
-        if let Some((member, right)) = member_assignment(&e.expression)
+        if let Some((member, right)) = commonjs::member_assignment(&e.expression)
             && let right = unwrap_expr(right)
             && matches!(
                 right,
@@ -1627,21 +1627,6 @@ pub(crate) fn set_hierarchy(sym: &mut ParsedSymbol, parent: Option<&str>, depth:
 }
 
 // ---- AST helpers ------------------------------------------------------------------------------
-
-/// `a.b = x` (a plain assignment to a named property) → (`a.b`, x).
-fn member_assignment<'b, 'a>(
-    e: &'b Expression<'a>,
-) -> Option<(&'b StaticMemberExpression<'a>, &'b Expression<'a>)> {
-    let Expression::AssignmentExpression(a) = e else {
-        return None;
-    };
-    match &a.left {
-        AssignmentTarget::StaticMemberExpression(m) if a.operator == AssignmentOperator::Assign => {
-            Some((m, &a.right))
-        }
-        _ => None,
-    }
-}
 
 /// `text` with each run of whitespace replaced by one space and the ends trimmed, stopping
 /// once more than `max_chars` characters are collected (no caller keeps more); the flag says
