@@ -190,7 +190,8 @@ impl Links {
                     d.kind,
                     SymbolKind::Method | SymbolKind::Getter | SymbolKind::Setter
                 ),
-                SiteKind::New => d.kind == SymbolKind::Class,
+                // A function is a constructor too (`function Route() {}`, `new Route()`).
+                SiteKind::New => matches!(d.kind, SymbolKind::Class | SymbolKind::Function),
                 _ => d.kind.is_callable() || d.kind == SymbolKind::Class,
             };
             if !counts {
@@ -779,13 +780,20 @@ impl<'g> Linker<'g> {
     /// `name` looked up in a scope, through inheritance.
     fn member(&self, scope: Scope, name: &str) -> Option<Entity> {
         match scope {
-            // A Go package exports from all its files.
-            Scope::Module(m) => self.export(m, name).or_else(|| {
-                self.package(m)
-                    .iter()
-                    .filter(|&&file| file != m)
-                    .find_map(|&file| self.export(file, name))
-            }),
+            // A Go package exports from all its files. A CommonJS module is what
+            // `module.exports =` assigned: `require('./router').create` is `Router.create`.
+            Scope::Module(m) => self
+                .export(m, name)
+                .or_else(|| {
+                    self.package(m)
+                        .iter()
+                        .filter(|&&file| file != m)
+                        .find_map(|&file| self.export(file, name))
+                })
+                .or_else(|| match self.export(m, "default")? {
+                    Entity::Symbol(s) => self.member(Scope::Value(s), name),
+                    Entity::Module(_) => None,
+                }),
             Scope::Value(s) => {
                 let d = self.decl(s);
                 // A TS enum's members are values; a Rust enum's are the methods of its

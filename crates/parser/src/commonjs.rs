@@ -48,8 +48,8 @@ pub fn export_assignment<'b, 'a>(e: &'b Expression<'a>) -> Option<(String, &'b E
 }
 
 /// `a.b = x` (a plain assignment to a named property) → (`a.b`, x): an export above, a
-/// method otherwise (the parser's `root_expression`).
-pub(crate) fn member_assignment<'b, 'a>(
+/// method otherwise (the parser's `root_expression`, which the graph's facts follow).
+pub fn member_assignment<'b, 'a>(
     e: &'b Expression<'a>,
 ) -> Option<(&'b StaticMemberExpression<'a>, &'b Expression<'a>)> {
     let Expression::AssignmentExpression(a) = e else {

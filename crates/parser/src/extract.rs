@@ -1565,11 +1565,20 @@ impl<'a> Visit<'a> for Extractor<'_> {
     fn visit_assignment_expression(&mut self, it: &AssignmentExpression<'a>) {
         let right = unwrap_expr(&it.right);
         if is_function_like(right) || matches!(right, Expression::ClassExpression(_)) {
-            let left = self.signature(it.left.span().start, it.left.span().end);
-            self.hints.insert(
-                right.span().start,
-                (truncate(left, MAX_NAME), Naming::Source),
-            );
+            // Nested as at the top level, `A.prototype.m = function` is named `A.m`.
+            let left = match &it.left {
+                AssignmentTarget::StaticMemberExpression(m)
+                    if matches!(
+                        right,
+                        Expression::FunctionExpression(_) | Expression::ArrowFunctionExpression(_)
+                    ) =>
+                {
+                    self.method_name(m)
+                }
+                left => truncate(self.signature(left.span().start, left.span().end), MAX_NAME),
+            };
+            self.hints
+                .insert(right.span().start, (left, Naming::Source));
         }
         walk::walk_assignment_expression(self, it);
     }

@@ -69,13 +69,13 @@ pub fn facts_of(parsed: &ParsedFile, program: Option<&ParsedProgram<'_, '_>>) ->
     facts
 }
 
-/// The parser's symbols by [`codectx_parser::ParsedSymbol::declared_at`]: where a
-/// declaration's name is written is what both walks of the one parse agree on.
-fn symbol_by_declared_at(parsed: &ParsedFile) -> HashMap<u32, u32> {
+/// The parser's symbols (index and kind) by [`codectx_parser::ParsedSymbol::declared_at`]:
+/// where a declaration's name is written is what both walks of the one parse agree on.
+fn symbol_by_declared_at(parsed: &ParsedFile) -> HashMap<u32, (u32, SymbolKind)> {
     let mut by_offset = HashMap::new();
     for symbol in parsed.walk() {
         if let Some(at) = symbol.declared_at {
-            by_offset.entry(at).or_insert(symbol.index);
+            by_offset.entry(at).or_insert((symbol.index, symbol.kind));
         }
     }
     by_offset
@@ -164,7 +164,7 @@ struct Extractor<'s, 'f> {
     scoping: &'s Scoping,
     facts: &'f mut FileFacts,
     /// The parser's symbols by where their names are written.
-    symbol_at: HashMap<u32, u32>,
+    symbol_at: HashMap<u32, (u32, SymbolKind)>,
     symbol_decl: BySymbol<u32>,
     symbol_import: BySymbol<Target>,
     /// Declared or constructed type of parameters and locals, as raw names.
@@ -440,7 +440,7 @@ impl<'a> Extractor<'_, '_> {
             exported,
             ..Decl::new(
                 name,
-                declared_at.and_then(|at| self.symbol_at.get(&at).copied()),
+                declared_at.and_then(|at| self.symbol_at.get(&at).map(|&(symbol, _)| symbol)),
                 kind,
                 (
                     self.line(start),
@@ -1071,7 +1071,12 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             Some((name, value)) if self.callers.is_empty() && self.containers.is_empty() => {
                 self.commonjs_export(it, name, value)
             }
-            _ => walk::walk_expression_statement(self, it),
+            _ => match codectx_parser::commonjs::member_assignment(&it.expression) {
+                Some((member, value)) if self.is_parsed_method(member) => {
+                    self.assigned_method(it, member, value)
+                }
+                _ => walk::walk_expression_statement(self, it),
+            },
         }
     }
 
@@ -1826,6 +1831,85 @@ impl<'a> Extractor<'_, '_> {
                 }
                 _ => self.visit_object_property(p),
             }
+        }
+    }
+
+    /// Whether the parser made a method of `A.prototype.m = function …` (or `app.m = …`):
+    /// the parser decides which assignments declare methods, the facts follow it.
+    fn is_parsed_method(&self, member: &StaticMemberExpression<'a>) -> bool {
+        self.symbol_at
+            .get(&member.property.span.start)
+            .is_some_and(|&(_, kind)| kind == SymbolKind::Method)
+    }
+
+    /// `A.prototype.m = function …` declares the method `m` of `A`'s instances: a member of
+    /// `A` (`new A().m()` and `this.m()` resolve to it). `app.m = function …` declares a
+    /// method owned by the value `app` (`app.m()` resolves to it) and a member for `this`.
+    /// An owner declared in no statement of this file (a global, an import) only names it.
+    fn assigned_method(
+        &mut self,
+        stmt: &ExpressionStatement<'a>,
+        member: &StaticMemberExpression<'a>,
+        value: &Expression<'a>,
+    ) {
+        let (owner, on_prototype) = match &member.object {
+            Expression::StaticMemberExpression(inner) if inner.property.name == "prototype" => {
+                (&inner.object, true)
+            }
+            object => (object, false),
+        };
+        let owner_decl = match owner.get_inner_expression() {
+            Expression::Identifier(id) => match self.raw_ident(id) {
+                Raw::Symbol(symbol) => self.symbol_decl.get(&symbol).copied(),
+                _ => None,
+            },
+            _ => None,
+        };
+        let value = value.get_inner_expression();
+        let body_start = match value {
+            Expression::FunctionExpression(f) => f.body.as_ref().map(|b| b.span.start),
+            Expression::ArrowFunctionExpression(a) => Some(a.body.span().start),
+            _ => None,
+        }
+        .unwrap_or(stmt.span.end);
+        let name = member.property.name.to_string();
+        let mut decl = self.new_decl(
+            name.clone(),
+            Some(member.property.span.start),
+            SymbolKind::Method,
+            stmt.span,
+            (stmt.span.start, body_start),
+        );
+        let index = match owner_decl {
+            Some(o) => {
+                if !on_prototype {
+                    decl.owner = Some(o);
+                }
+                self.containers.push(o);
+                let index = self.push_decl(decl, None);
+                self.containers.pop();
+                index
+            }
+            None => {
+                decl.qualified_name = format!("{}.{name}", collapse(self.text(owner.span())));
+                self.push_decl(decl, None)
+            }
+        };
+        // The owner written on the left is a reference to it.
+        self.visit_expression(owner);
+        match value {
+            Expression::FunctionExpression(f) => {
+                self.classes.push(owner_decl);
+                self.function_like(index, f, ScopeFlags::Function);
+                self.classes.pop();
+            }
+            Expression::ArrowFunctionExpression(a) => {
+                self.facts.decls[index as usize].type_params =
+                    self.type_params(a.type_parameters.as_deref());
+                self.signature_slots(index, &a.params, a.return_type.as_deref());
+                self.scoped_caller(index, |s| s.arrow_body(a));
+            }
+            _ => self.visit_expression(value),
         }
     }
 

@@ -398,5 +398,6 @@ impl FileFacts {
 /// members. 19: a Rust `use` inside an inline module resolves from that module. 20: the body
 /// of a Rust macro invoked in item position is read as items when it parses as items. 21: a
 /// function assigned to a property at the top level (`A.prototype.m = function`) is the
-/// method `A.m`, not an expression named by its text.
-pub const FACTS_VERSION: u32 = 21;
+/// method `A.m`, not an expression named by its text. 22: such a method is declared, a
+/// member of `A` (or owned by the value `app` in `app.m = function`), its calls its own.
+pub const FACTS_VERSION: u32 = 22;
