@@ -39,8 +39,8 @@ pub const MEMO_DIR: [&str; 2] = ["codectx", "history"];
 /// parser's symbols, the chunker's names, `attribute.rs`'s rules), a commit's changes (gix's
 /// rename detection) and its note ([`note_text`](crate::note_text)). Another version starts
 /// another memo file. A test in `attribute.rs` fails when the names or notes change
-/// without it.
-pub const MEMO_VERSION: u32 = 1;
+/// without it. 2: a function assigned to `A.prototype.m` inside a wrapper is named `A.m`.
+pub const MEMO_VERSION: u32 = 2;
 
 /// A memo larger than this starts over: a bound on disk, far above a large repository's
 /// 5,000 commits.
