@@ -47,8 +47,38 @@ pub fn export_assignment<'b, 'a>(e: &'b Expression<'a>) -> Option<(String, &'b E
     }
 }
 
+/// `A.prototype.m = function …` or `app.m = (…) => …` (parentheses and casts around the
+/// function allowed) → (`A.prototype.m`, the function): how code before classes declares a
+/// method. The parser makes a top-level one a method; the graph's facts follow the parser.
+pub fn method_assignment<'b, 'a>(
+    e: &'b Expression<'a>,
+) -> Option<(&'b StaticMemberExpression<'a>, &'b Expression<'a>)> {
+    let (member, right) = member_assignment(e)?;
+    let right = right.get_inner_expression();
+    is_function(right).then_some((member, right))
+}
+
+/// Whose method `member` is, and whether it is on its prototype: `A.prototype.m` → (`A`,
+/// true), `app.m` → (`app`, false).
+pub fn method_owner<'b, 'a>(member: &'b StaticMemberExpression<'a>) -> (&'b Expression<'a>, bool) {
+    match &member.object {
+        Expression::StaticMemberExpression(inner) if inner.property.name == "prototype" => {
+            (&inner.object, true)
+        }
+        object => (object, false),
+    }
+}
+
+/// A function or arrow expression: what an assignment must give to declare a method.
+pub fn is_function(e: &Expression<'_>) -> bool {
+    matches!(
+        e,
+        Expression::FunctionExpression(_) | Expression::ArrowFunctionExpression(_)
+    )
+}
+
 /// `a.b = x` (a plain assignment to a named property) → (`a.b`, x): an export above, a
-/// method otherwise (the parser's `root_expression`, which the graph's facts follow).
+/// method when `x` is a function.
 pub fn member_assignment<'b, 'a>(
     e: &'b Expression<'a>,
 ) -> Option<(&'b StaticMemberExpression<'a>, &'b Expression<'a>)> {

@@ -617,12 +617,7 @@ impl<'s> Extractor<'s> {
         // `Parser.parse` and `app.handle` (its object says whose method it is), not by the
         // whole statement. (A class assigned so stays an expression: the graph declares
         // classes by their own names.)
-        if let Some((member, right)) = commonjs::member_assignment(&e.expression)
-            && let right = unwrap_expr(right)
-            && matches!(
-                right,
-                Expression::FunctionExpression(_) | Expression::ArrowFunctionExpression(_)
-            )
+        if let Some((member, right)) = commonjs::method_assignment(&e.expression)
             && let Some(o) = self.function_valued(
                 self.method_name(member),
                 e.span.start,
@@ -645,12 +640,7 @@ impl<'s> Extractor<'s> {
     /// `A.prototype.m` → `A.m`, `app.m` → `app.m`: a prototype's method is its
     /// constructor's.
     fn method_name(&self, member: &StaticMemberExpression<'_>) -> String {
-        let owner = match &member.object {
-            Expression::StaticMemberExpression(inner) if inner.property.name == "prototype" => {
-                inner.object.span()
-            }
-            object => object.span(),
-        };
+        let owner = commonjs::method_owner(member).0.span();
         let owner = self.signature(owner.start, owner.end);
         truncate(format!("{owner}.{}", member.property.name), MAX_NAME)
     }
@@ -1567,12 +1557,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         if is_function_like(right) || matches!(right, Expression::ClassExpression(_)) {
             // Nested as at the top level, `A.prototype.m = function` is named `A.m`.
             let left = match &it.left {
-                AssignmentTarget::StaticMemberExpression(m)
-                    if matches!(
-                        right,
-                        Expression::FunctionExpression(_) | Expression::ArrowFunctionExpression(_)
-                    ) =>
-                {
+                AssignmentTarget::StaticMemberExpression(m) if commonjs::is_function(right) => {
                     self.method_name(m)
                 }
                 left => truncate(self.signature(left.span().start, left.span().end), MAX_NAME),

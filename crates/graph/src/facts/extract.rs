@@ -638,6 +638,15 @@ impl<'a> Extractor<'_, '_> {
         });
     }
 
+    /// The arrow function declared as `decl`: its type parameters and signature, and its
+    /// body with `decl` as the caller (an arrow keeps the enclosing `this`).
+    fn arrow_like(&mut self, decl: u32, a: &ArrowFunctionExpression<'a>) {
+        self.facts.decls[decl as usize].type_params =
+            self.type_params(a.type_parameters.as_deref());
+        self.signature_slots(decl, &a.params, a.return_type.as_deref());
+        self.scoped_caller(decl, |s| s.arrow_body(a));
+    }
+
     // ---- contextual typing of callback parameters ---------------------------------------
 
     /// Records where the function expression(s) `e` evaluates to take their parameter
@@ -1071,9 +1080,9 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             Some((name, value)) if self.callers.is_empty() && self.containers.is_empty() => {
                 self.commonjs_export(it, name, value)
             }
-            _ => match codectx_parser::commonjs::member_assignment(&it.expression) {
-                Some((member, value)) if self.is_parsed_method(member) => {
-                    self.assigned_method(it, member, value)
+            _ => match codectx_parser::commonjs::method_assignment(&it.expression) {
+                Some((member, function)) if self.is_parsed_method(member) => {
+                    self.assigned_method(it, member, function)
                 }
                 _ => walk::walk_expression_statement(self, it),
             },
@@ -1168,11 +1177,8 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
                 let saved = std::mem::take(&mut self.containers);
                 let index = self.push_decl(decl, symbol);
                 self.containers = saved;
-                self.facts.decls[index as usize].type_params =
-                    self.type_params(a.type_parameters.as_deref());
-                self.signature_slots(index, &a.params, a.return_type.as_deref());
                 self.annotated_context(d);
-                self.scoped_caller(index, |s| s.arrow_body(a));
+                self.arrow_like(index, a);
             }
             Some(Expression::FunctionExpression(f)) => {
                 let body_start = f.body.as_ref().map_or(f.span.end, |b| b.span.start);
@@ -1740,10 +1746,7 @@ impl<'a> Extractor<'_, '_> {
                     sig,
                 );
                 let index = self.push_decl(decl, None);
-                self.facts.decls[index as usize].type_params =
-                    self.type_params(a.type_parameters.as_deref());
-                self.signature_slots(index, &a.params, a.return_type.as_deref());
-                self.scoped_caller(index, |s| s.arrow_body(a));
+                self.arrow_like(index, a);
                 index
             }
             Expression::FunctionExpression(f) => {
@@ -1850,14 +1853,9 @@ impl<'a> Extractor<'_, '_> {
         &mut self,
         stmt: &ExpressionStatement<'a>,
         member: &StaticMemberExpression<'a>,
-        value: &Expression<'a>,
+        function: &Expression<'a>,
     ) {
-        let (owner, on_prototype) = match &member.object {
-            Expression::StaticMemberExpression(inner) if inner.property.name == "prototype" => {
-                (&inner.object, true)
-            }
-            object => (object, false),
-        };
+        let (owner, on_prototype) = codectx_parser::commonjs::method_owner(member);
         let owner_decl = match owner.get_inner_expression() {
             Expression::Identifier(id) => match self.raw_ident(id) {
                 Raw::Symbol(symbol) => self.symbol_decl.get(&symbol).copied(),
@@ -1865,8 +1863,7 @@ impl<'a> Extractor<'_, '_> {
             },
             _ => None,
         };
-        let value = value.get_inner_expression();
-        let body_start = match value {
+        let body_start = match function {
             Expression::FunctionExpression(f) => f.body.as_ref().map(|b| b.span.start),
             Expression::ArrowFunctionExpression(a) => Some(a.body.span().start),
             _ => None,
@@ -1897,19 +1894,14 @@ impl<'a> Extractor<'_, '_> {
         };
         // The owner written on the left is a reference to it.
         self.visit_expression(owner);
-        match value {
+        match function {
             Expression::FunctionExpression(f) => {
                 self.classes.push(owner_decl);
                 self.function_like(index, f, ScopeFlags::Function);
                 self.classes.pop();
             }
-            Expression::ArrowFunctionExpression(a) => {
-                self.facts.decls[index as usize].type_params =
-                    self.type_params(a.type_parameters.as_deref());
-                self.signature_slots(index, &a.params, a.return_type.as_deref());
-                self.scoped_caller(index, |s| s.arrow_body(a));
-            }
-            _ => self.visit_expression(value),
+            Expression::ArrowFunctionExpression(a) => self.arrow_like(index, a),
+            _ => self.visit_expression(function),
         }
     }
 
