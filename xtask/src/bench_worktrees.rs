@@ -70,8 +70,12 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     };
     let cold = index(&main)?;
     line(&format!("cold, {}", newest.1), &cold, None);
+    // Where each worktree's index is (its git directory), as the binary decides it.
+    let index_dir = |root: &Path| -> anyhow::Result<PathBuf> {
+        Ok(codectx_store::default_index_dir(&root.canonicalize()?))
+    };
     // Before the branch switches below add versions to it.
-    let one = dir_size(&main.join(".codectx"));
+    let one = dir_size(&index_dir(&main)?);
 
     let mut ratios = Vec::new();
     let mut trees = vec![main.clone()];
@@ -109,8 +113,13 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     line(&format!("main switched back to {}", newest.1), &back, None);
 
     let mb = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
-    let shared = dir_size(&main.join(".git/codectx"));
-    let all: u64 = trees.iter().map(|t| dir_size(&t.join(".codectx"))).sum();
+    let indexes = trees
+        .iter()
+        .map(|t| index_dir(t))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let all: u64 = indexes.iter().map(|d| dir_size(d)).sum();
+    // The main worktree's index lies inside the common directory: counted once.
+    let shared = dir_size(&main.join(".git/codectx")) - dir_size(&indexes[0]);
     println!(
         "disk: one worktree's index {:.1} MB (after its cold index); shared vectors, parses and history memo {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared part {:.2}× one index",
         mb(one),

@@ -45,7 +45,7 @@ mod walk;
 pub use memo::{HistoryMemo, MEMO_DIR, MEMO_VERSION};
 pub use tree::{
     Revision, RevisionError, RevisionFile, common_dir, exclude_dir, files_at, head_log,
-    resolve_commit,
+    resolve_commit, worktree_git_dir,
 };
 pub use walk::{Repository, probe, read_history};
 

@@ -78,6 +78,22 @@ pub fn common_dir(root: &Path) -> Option<std::path::PathBuf> {
     Some(repo.common_dir().to_path_buf())
 }
 
+/// Where `root` lies in a git worktree: that worktree's own git directory (the common one
+/// for the main worktree, `<common git dir>/worktrees/<name>` for a linked one), and
+/// `root`'s path inside the worktree (`""` at its top, else ending in `/`). `None` outside
+/// a worktree: no repository, or a bare one.
+pub fn worktree_git_dir(root: &Path) -> Option<(std::path::PathBuf, String)> {
+    let repo = gix::discover(root).ok()?;
+    let workdir = repo.workdir()?.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let inside = root.strip_prefix(&workdir).ok()?;
+    let prefix = inside
+        .components()
+        .map(|c| format!("{}/", c.as_os_str().to_string_lossy()))
+        .collect();
+    Some((repo.git_dir().to_path_buf(), prefix))
+}
+
 fn commit_of<'r>(repo: &'r gix::Repository, name: &str) -> Result<gix::Commit<'r>, RevisionError> {
     repo.rev_parse_single(name)
         .ok()

@@ -54,7 +54,8 @@ impl Default for HistoryConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IndexConfig {
-    /// Where the index lives (a directory or any LanceDB URI). Default `<root>/.codectx`.
+    /// Where the index lives (a directory or any LanceDB URI). Default: the worktree's git
+    /// directory (`<git dir>/codectx/index`), outside git `<root>/.codectx`.
     pub dir: Option<String>,
     /// Files larger than this many bytes are not indexed.
     pub max_file_bytes: u64,

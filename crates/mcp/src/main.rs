@@ -17,7 +17,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const CONFIG_HELP: &str = "\
 Configuration (TOML; --config FILE, else <root>/.codectx.toml, else <user config dir>/codectx/config.toml):
-  [index]      dir = \"<root>/.codectx\"   max_file_bytes = 2097152   skip_dirs = [node_modules, dist, build, out, coverage, .git]   embed_step = 64
+  [index]      dir = \"<git dir>/codectx/index\" (outside git \"<root>/.codectx\")   max_file_bytes = 2097152   skip_dirs = [node_modules, dist, build, out, coverage, .git]   embed_step = 64
                shared_vectors = \"repository\" | \"off\" | DIR (vectors shared by text between worktrees and refs: <common git dir>/codectx/vectors)   shared_vectors_mb = 512
                shared_parses = \"repository\" | \"off\" | DIR (each file version parsed once for all worktrees and refs: <common git dir>/codectx/parsed)
   [embedding]  provider = \"local\" | \"static\" | \"voyage\" | \"openai\" | \"none\"   (default local: all-MiniLM-L6-v2 on the CPU)

@@ -52,7 +52,7 @@ pub use codectx_parser::SymbolKind;
 pub use codectx_store::{
     ChunkFilter, CodeChunk, EmbedProgress, FileStatus, HistoryCatchUp, HistoryOptions,
     HistoryStatus, Shared, SkipReason, StoreError, StoreOptions, SyncEvent, SyncObserver,
-    SyncScope, SyncStats, SyncTimings, TextSearch, VectorCounts,
+    SyncScope, SyncStats, SyncTimings, TextSearch, VectorCounts, default_index_dir,
 };
 pub use context::{CodeContext, ContextItem, DEFAULT_MAX_TOKENS, Detail, Strategy, code_context};
 pub use engine::{Engine, EngineOptions, Indexer, SearchOutcome, VectorFiller};

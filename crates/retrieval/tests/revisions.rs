@@ -49,12 +49,9 @@ async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
     let revision = resolve_revision(dir.path(), "v1").unwrap();
     assert_eq!(revision.name, "v1");
     // A write a killed process left behind, an hour ago.
-    let revision_dir = dir
-        .path()
-        .canonicalize()
-        .unwrap()
-        .join(".codectx/refs")
-        .join(&revision.commit);
+    let refs =
+        codectx_retrieval::default_index_dir(&dir.path().canonicalize().unwrap()).join("refs");
+    let revision_dir = refs.join(&revision.commit);
     let abandoned = revision_dir.join("tree.partial-1");
     std::fs::create_dir_all(abandoned.join("src")).unwrap();
     let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -172,7 +169,9 @@ async fn a_revision_reads_the_notes_of_its_own_ancestry() {
         );
         // The deferred read starts from no index of the revision, as a first open does.
         drop(engine);
-        let _ = std::fs::remove_dir_all(dir.path().join(".codectx/refs").join(&revision.commit));
+        let refs =
+            codectx_retrieval::default_index_dir(&dir.path().canonicalize().unwrap()).join("refs");
+        let _ = std::fs::remove_dir_all(refs.join(&revision.commit));
     }
     let live = codectx_retrieval::Engine::open(dir.path(), EngineOptions::default())
         .await

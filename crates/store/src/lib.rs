@@ -67,9 +67,10 @@ pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredCh
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
 pub use store::{
     ChunksByFile, HistoryStatus, PROJECT_IMAGE, Shared, Store, StoreOptions, SyncChanges,
+    default_index_dir,
 };
 pub use sync::SyncScope;
 pub use text_table::TextSearch;
 
-/// The index directory's default name under the project root.
+/// The index directory's name under the project root outside git ([`default_index_dir`]).
 pub const DEFAULT_INDEX_DIR: &str = ".codectx";

@@ -78,8 +78,7 @@ impl RecordedCount {
 /// How to open a [`Store`].
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
-    /// Any LanceDB URI (a directory, `s3://…`, …). Default: `<root>/.codectx`, which
-    /// ignores itself in git.
+    /// Any LanceDB URI (a directory, `s3://…`, …). Default: [`default_index_dir`].
     pub uri: Option<String>,
     /// The model whose vectors the chunk table holds; `None` keeps no vectors (lexical and
     /// structural search only). Opening an index made with another model rebuilds it.
@@ -261,11 +260,12 @@ pub struct Store {
 }
 
 impl StoreOptions {
-    /// Where the index of `root` lives: `uri`, else `<root>/.codectx`.
+    /// Where the index of `root` (canonical) lives: `uri`, else [`default_index_dir`].
     pub fn index_uri(&self, root: &Path) -> String {
-        self.uri
-            .clone()
-            .unwrap_or_else(|| root.join(DEFAULT_INDEX_DIR).to_string_lossy().into_owned())
+        match &self.uri {
+            Some(uri) => uri.clone(),
+            None => default_index_dir(root).to_string_lossy().into_owned(),
+        }
     }
 
     /// Where the index of `root` keeps what it has of revision `commit` (a git ref answered
@@ -317,16 +317,19 @@ impl Store {
             .ok()
             .filter(|r| r.is_dir())
             .ok_or_else(|| StoreError::NotADirectory(root.to_path_buf()))?;
-        let default_location = options.uri.is_none();
         let uri = options.index_uri(&root);
         let local_dir = local_path(&uri);
+        // An index made inside the work tree by default ignores itself in git (one in
+        // a git directory needs not).
+        let default_in_tree =
+            options.uri.is_none() && uri == root.join(DEFAULT_INDEX_DIR).to_string_lossy();
         if let Some(dir) = &local_dir {
             let io = |e: std::io::Error| StoreError::Io {
                 path: dir.clone(),
                 message: e.to_string(),
             };
             std::fs::create_dir_all(dir).map_err(io)?;
-            if default_location {
+            if default_in_tree {
                 // Like `.pytest_cache`: the directory keeps itself out of git.
                 let ignore = dir.join(".gitignore");
                 if !ignore.exists() {
@@ -334,8 +337,10 @@ impl Store {
                 }
             }
         }
-        // An index directory inside the root is never walked as part of the project.
+        // Decided once: an index made at the default location stays there for this store.
         let mut options = options;
+        options.uri = Some(uri.clone());
+        // An index directory inside the root is never walked as part of the project.
         options.files = options.file_selection(&root);
         // History reads notes for the files the index selects, by the same decision.
         options.history.files = options.files.clone();
@@ -496,10 +501,8 @@ impl Store {
         root: &Path,
         options: &StoreOptions,
     ) -> Result<Option<EmbeddingSpec>, StoreError> {
-        let uri = options.uri.clone().unwrap_or_else(|| {
-            let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-            root.join(DEFAULT_INDEX_DIR).to_string_lossy().into_owned()
-        });
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let uri = options.index_uri(&root);
         if local_path(&uri).is_some_and(|dir| !dir.exists()) {
             return Ok(None);
         }
@@ -949,7 +952,6 @@ pub(crate) fn lance_error(
     }
 }
 
-/// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
 /// The index directory's subdirectory of revisions ([`StoreOptions::revision_dir`]).
 const REVISIONS_DIR: &str = "refs";
 
@@ -963,6 +965,39 @@ pub(crate) const LISTINGS_FILE: &str = "walk.listings";
 /// The shared vectors' directory in a local index outside git ([`StoreOptions::shared_vectors`]).
 const VECTORS_DIR: &str = "vectors";
 
+/// Where the index of `root` (canonical) lives when no URI is given.
+///
+/// Inside a git worktree, in that worktree's git directory: `<common git dir>/codectx/index`
+/// for the main worktree, `<common git dir>/worktrees/<name>/codectx/index` for a linked one
+/// (`index-<hash of the path>` for a subdirectory of either). Every index of the repository
+/// then lies beside what they share (`<common git dir>/codectx`), nothing of it in a work
+/// tree, and `git worktree remove` (or `prune`) removes a worktree's index with it.
+///
+/// Outside git, `<root>/.codectx`; and there too where an index already is (one an earlier
+/// version made): it is used, not silently rebuilt elsewhere.
+pub fn default_index_dir(root: &Path) -> PathBuf {
+    let beside_files = root.join(DEFAULT_INDEX_DIR);
+    if beside_files.exists() {
+        return beside_files;
+    }
+    match codectx_history::worktree_git_dir(root) {
+        Some((git_dir, prefix)) if prefix.is_empty() => {
+            git_dir.join(GIT_INDEX_DIR[0]).join(GIT_INDEX_DIR[1])
+        }
+        Some((git_dir, prefix)) => {
+            let hash = blake3::hash(prefix.as_bytes()).to_hex();
+            git_dir
+                .join(GIT_INDEX_DIR[0])
+                .join(format!("{}-{}", GIT_INDEX_DIR[1], &hash[..16]))
+        }
+        None => beside_files,
+    }
+}
+
+/// The default index's directory in a worktree's git directory ([`default_index_dir`]).
+const GIT_INDEX_DIR: [&str; 2] = ["codectx", "index"];
+
+/// The directory of a local URI (`/path`, `./path`, `file:///path`); `None` for object stores.
 fn local_path(uri: &str) -> Option<PathBuf> {
     if let Some(path) = uri.strip_prefix("file://") {
         return Some(PathBuf::from(path));

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use codectx_store::testing::TokenHashEmbedder;
 use codectx_store::{
     Embedder, FileStatus, Shared, Store, StoreError, StoreOptions, StoredChunk, SyncScope,
-    SyncStats, TextSearch,
+    SyncStats, TextSearch, default_index_dir,
 };
 
 const DIMENSION: usize = 16;
@@ -1766,6 +1766,90 @@ async fn shared_vectors_serve_a_second_worktree() {
         common.display()
     );
     assert!(!task.join(".codectx/vectors").exists());
+}
+
+/// Inside git, an index lives by default in its worktree's git directory: nothing in a work
+/// tree, one index per worktree (and per subdirectory indexed apart) beside what the
+/// repository's indexes share, removed with its worktree. Outside git, and where an index
+/// already is, `<root>/.codectx`.
+#[tokio::test]
+async fn a_default_index_lives_in_its_worktrees_git_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = workspace_repository(dir.path());
+    let task_root = dir.path().join("task");
+    let task = repo.add_worktree(&task_root, "task");
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    for root in [repo.root(), task.root(), &repo.root().join("src")] {
+        let mut store = Store::open(root, options(&embedder)).await.unwrap();
+        sync(&mut store, &embedder).await;
+        assert_same_as_clean_build(root, &store).await;
+    }
+    let git = repo.root().canonicalize().unwrap().join(".git");
+    let main_index = git.join("codectx/index");
+    let task_index = git.join("worktrees/task/codectx/index");
+    let indexes = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("index"))
+            .collect();
+        names.sort();
+        names
+    };
+    for index in [&main_index, &task_index] {
+        assert!(index.join("chunks.lance").is_dir(), "{}", index.display());
+    }
+    let main_dirs = indexes(&git.join("codectx"));
+    assert_eq!(
+        main_dirs.len(),
+        2,
+        "the main worktree's and its src/'s: {main_dirs:?}"
+    );
+    assert_eq!(main_dirs[0], "index");
+    assert!(main_dirs[1].starts_with("index-"));
+    // Nothing in either work tree: git sees no change, and no `.codectx` appeared.
+    for worktree in [&repo, &task] {
+        assert_eq!(worktree.git(&["status", "--porcelain"]), "");
+        assert!(!worktree.root().join(".codectx").exists());
+    }
+    repo.git(&["worktree", "remove", &task_root.to_string_lossy()]);
+    assert!(!task_index.exists(), "removed with its worktree");
+    assert!(main_index.join("chunks.lance").is_dir());
+
+    // Outside git, beside the files.
+    let outside = workspace();
+    assert_eq!(
+        default_index_dir(&outside.path().canonicalize().unwrap()),
+        outside.path().canonicalize().unwrap().join(".codectx")
+    );
+    // An index an earlier version made in the work tree stays in use there.
+    let earlier = dir.path().join("earlier");
+    let earlier = codectx_corpus::GitRepo::init(&earlier);
+    codectx_corpus::copy_tree(&fixtures().join("workspace"), earlier.root());
+    let uri = earlier
+        .root()
+        .join(".codectx")
+        .to_string_lossy()
+        .into_owned();
+    let at_uri = StoreOptions {
+        uri: Some(uri),
+        ..options(&embedder)
+    };
+    sync(
+        &mut Store::open(earlier.root(), at_uri).await.unwrap(),
+        &embedder,
+    )
+    .await;
+    let mut store = Store::open(earlier.root(), options(&embedder))
+        .await
+        .unwrap();
+    let again = sync(&mut store, &embedder).await;
+    assert_eq!(
+        again.files_unchanged + again.files_touched,
+        again.files_seen,
+        "the index found where it was: {again:?}"
+    );
+    assert!(!earlier.root().join(".git/codectx/index").exists());
 }
 
 /// A file that returns to a content seen before (a branch switch back, an undo) is embedded
