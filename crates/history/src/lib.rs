@@ -44,8 +44,8 @@ mod walk;
 
 pub use memo::{HistoryMemo, MEMO_DIR, MEMO_VERSION};
 pub use tree::{
-    Revision, RevisionError, RevisionFile, common_dir, exclude_dir, files_at, head_log,
-    resolve_commit, worktree_git_dir,
+    Revision, RevisionError, RevisionFile, WorktreePlace, common_dir, exclude_dir, files_at,
+    head_log, resolve_commit, worktree_place,
 };
 pub use walk::{Repository, probe, read_history};
 

@@ -78,11 +78,20 @@ pub fn common_dir(root: &Path) -> Option<std::path::PathBuf> {
     Some(repo.common_dir().to_path_buf())
 }
 
-/// Where `root` lies in a git worktree: that worktree's own git directory (the common one
-/// for the main worktree, `<common git dir>/worktrees/<name>` for a linked one), and
-/// `root`'s path inside the worktree (`""` at its top, else ending in `/`). `None` outside
-/// a worktree: no repository, or a bare one.
-pub fn worktree_git_dir(root: &Path) -> Option<(std::path::PathBuf, String)> {
+/// Where a directory lies in a git worktree ([`worktree_place`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreePlace {
+    /// The repository's common git directory, shared by all its worktrees.
+    pub common_dir: std::path::PathBuf,
+    /// The worktree's own git directory: the common one for the main worktree,
+    /// `<common git dir>/worktrees/<name>` for a linked one.
+    pub git_dir: std::path::PathBuf,
+    /// The directory's path inside the worktree: `""` at its top, else ending in `/`.
+    pub prefix: String,
+}
+
+/// Where `root` lies in a git worktree; `None` outside one (no repository, or a bare one).
+pub fn worktree_place(root: &Path) -> Option<WorktreePlace> {
     let repo = gix::discover(root).ok()?;
     let workdir = repo.workdir()?.canonicalize().ok()?;
     let root = root.canonicalize().ok()?;
@@ -91,7 +100,11 @@ pub fn worktree_git_dir(root: &Path) -> Option<(std::path::PathBuf, String)> {
         .components()
         .map(|c| format!("{}/", c.as_os_str().to_string_lossy()))
         .collect();
-    Some((repo.git_dir().to_path_buf(), prefix))
+    Some(WorktreePlace {
+        common_dir: repo.common_dir().to_path_buf(),
+        git_dir: repo.git_dir().to_path_buf(),
+        prefix,
+    })
 }
 
 fn commit_of<'r>(repo: &'r gix::Repository, name: &str) -> Result<gix::Commit<'r>, RevisionError> {

@@ -197,8 +197,8 @@ fn a_revision_removed_under_the_server_is_opened_anew() {
     let ask = json!({"query": "validate a token", "ref": "v1"});
     let first = session.call("codebase_search", ask.clone());
     assert!(first["error"].is_null(), "{first}");
-    let refs =
-        codectx_retrieval::default_index_dir(&repo_dir.path().canonicalize().unwrap()).join("refs");
+    // Every revision of the repository, whichever worktree asked.
+    let refs = repo_dir.path().join(".git/codectx/refs");
     assert!(refs.is_dir());
     // The revision's history is being read and written in the background: remove its
     // directory once nothing writes there any more (a pruning process waits an hour).

@@ -49,9 +49,13 @@ async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
     let revision = resolve_revision(dir.path(), "v1").unwrap();
     assert_eq!(revision.name, "v1");
     // A write a killed process left behind, an hour ago.
-    let refs =
-        codectx_retrieval::default_index_dir(&dir.path().canonicalize().unwrap()).join("refs");
-    let revision_dir = refs.join(&revision.commit);
+    // Kept once for the repository, whichever worktree asks.
+    let root = dir.path().canonicalize().unwrap();
+    let revision_dir = EngineOptions::default()
+        .store
+        .revision_dir(&root, &revision.commit)
+        .unwrap();
+    assert!(revision_dir.starts_with(root.join(".git/codectx/refs")));
     let abandoned = revision_dir.join("tree.partial-1");
     std::fs::create_dir_all(abandoned.join("src")).unwrap();
     let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -169,14 +173,62 @@ async fn a_revision_reads_the_notes_of_its_own_ancestry() {
         );
         // The deferred read starts from no index of the revision, as a first open does.
         drop(engine);
-        let refs =
-            codectx_retrieval::default_index_dir(&dir.path().canonicalize().unwrap()).join("refs");
-        let _ = std::fs::remove_dir_all(refs.join(&revision.commit));
+        let revision_dir = EngineOptions::default()
+            .store
+            .revision_dir(&dir.path().canonicalize().unwrap(), &revision.commit)
+            .unwrap();
+        let _ = std::fs::remove_dir_all(revision_dir);
     }
     let live = codectx_retrieval::Engine::open(dir.path(), EngineOptions::default())
         .await
         .unwrap();
     assert!(
         notes(live.store().chunks(None).await.unwrap()).contains("stop crashing on empty input")
+    );
+}
+
+/// Every worktree of a repository answers a ref from one copy of its files and index,
+/// written once; a subdirectory indexed on its own keeps its own (another set of files).
+#[tokio::test]
+async fn worktrees_answer_a_ref_from_one_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(&dir.path().join("main"));
+    repo.write(
+        "src/lib/math.ts",
+        "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
+    );
+    repo.commit("first");
+    repo.git(&["tag", "v1"]);
+    repo.write(
+        "src/lib/math.ts",
+        "export function sum(a: number, b: number): number {\n  return a + b;\n}\n",
+    );
+    repo.commit("rename add to sum");
+    let task = repo.add_worktree(&dir.path().join("task"), "task");
+
+    let (main_root, task_root) = (
+        repo.root().canonicalize().unwrap(),
+        task.root().canonicalize().unwrap(),
+    );
+    let revision = resolve_revision(&main_root, "v1").unwrap();
+    let main_engine = open_at_revision(&main_root, &revision, EngineOptions::default())
+        .await
+        .unwrap();
+    let task_engine = open_at_revision(&task_root, &revision, EngineOptions::default())
+        .await
+        .unwrap();
+    let shared = main_engine.project().root().to_path_buf();
+    assert_eq!(task_engine.project().root(), shared, "one copy");
+    assert!(shared.starts_with(main_root.join(".git/codectx/refs")));
+    assert!(names(&task_engine).contains(&"src/lib/math.ts > add".to_string()));
+    assert!(!task_root.join(".codectx").exists());
+
+    let options = EngineOptions::default().store;
+    let subdirectory = options
+        .revision_dir(&main_root.join("src"), &revision.commit)
+        .unwrap();
+    assert_ne!(
+        subdirectory.parent(),
+        shared.parent().and_then(|d| d.parent())
     );
 }

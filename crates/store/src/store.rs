@@ -268,11 +268,34 @@ impl StoreOptions {
         }
     }
 
-    /// Where the index of `root` keeps what it has of revision `commit` (a git ref answered
-    /// at: its files as of the commit, and their own index): `<index>/refs/<commit>`.
-    /// `None` when the index is not a local directory.
+    /// Where what is known of revision `commit` of `root` (canonical) is kept: a git ref
+    /// answered at, its files as of the commit and their own index.
+    ///
+    /// Inside git, once for the repository: `<common git dir>/codectx/refs/<view>/<commit>`,
+    /// where the view names what decides those files (`root`'s path in its worktree and
+    /// the file selection), so every worktree's server answers a ref from one copy.
+    /// Outside git, `<index>/refs/<commit>`; `None` when that is not a local directory.
     pub fn revision_dir(&self, root: &Path, commit: &str) -> Option<PathBuf> {
-        local_path(&self.index_uri(root)).map(|dir| dir.join(REVISIONS_DIR).join(commit))
+        let Some(place) = codectx_history::worktree_place(root) else {
+            return local_path(&self.index_uri(root)).map(|d| d.join(REVISIONS_DIR).join(commit));
+        };
+        let files = &self.files;
+        let view = format!(
+            "{}\0{}\0{}\0{}",
+            place.prefix,
+            files.skip_declaration_files,
+            files.skip_dirs.join("/"),
+            files.max_file_bytes
+        );
+        let view = blake3::hash(view.as_bytes()).to_hex();
+        Some(
+            place
+                .common_dir
+                .join(GIT_INDEX_DIR[0])
+                .join(REVISIONS_DIR)
+                .join(&view[..16])
+                .join(commit),
+        )
     }
 
     /// Where the vectors of `root`'s index are shared, if anywhere: outside git, beside a
@@ -980,15 +1003,17 @@ pub fn default_index_dir(root: &Path) -> PathBuf {
     if beside_files.exists() {
         return beside_files;
     }
-    match codectx_history::worktree_git_dir(root) {
-        Some((git_dir, prefix)) if prefix.is_empty() => {
-            git_dir.join(GIT_INDEX_DIR[0]).join(GIT_INDEX_DIR[1])
+    match codectx_history::worktree_place(root) {
+        Some(place) if place.prefix.is_empty() => {
+            place.git_dir.join(GIT_INDEX_DIR[0]).join(GIT_INDEX_DIR[1])
         }
-        Some((git_dir, prefix)) => {
-            let hash = blake3::hash(prefix.as_bytes()).to_hex();
-            git_dir
-                .join(GIT_INDEX_DIR[0])
-                .join(format!("{}-{}", GIT_INDEX_DIR[1], &hash[..16]))
+        Some(place) => {
+            let hash = blake3::hash(place.prefix.as_bytes()).to_hex();
+            place.git_dir.join(GIT_INDEX_DIR[0]).join(format!(
+                "{}-{}",
+                GIT_INDEX_DIR[1],
+                &hash[..16]
+            ))
         }
         None => beside_files,
     }
