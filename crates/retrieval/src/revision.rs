@@ -71,7 +71,13 @@ pub async fn open_at_revision(
         .ok_or(RetrievalError::RevisionNeedsLocalIndex)?;
     let tree = dir.join("tree");
     if let Some(refs) = dir.parent() {
-        prune_revisions(refs, &dir, SystemTime::now());
+        prune_revisions(refs, &dir, SystemTime::now(), KEPT_REVISIONS);
+    }
+    // Revisions an earlier version kept beside each worktree's index are read no more: each
+    // goes once no process has used it for an hour.
+    if let Some(old) = options.store.revisions_beside_index(&root) {
+        prune_revisions(&old, &dir, SystemTime::now(), 0);
+        let _ = std::fs::remove_dir(&old);
     }
     if !tree.is_dir() {
         let selection = options.store.file_selection(&root);
@@ -154,12 +160,11 @@ fn touch_marker(dir: &Path) {
     }
 }
 
-/// Removes from `refs` (the index's directory of revisions) every revision other than
-/// `keep` unused for [`UNUSED_FOR`], and the least recently used beyond
-/// [`KEPT_REVISIONS`] that were not used within the last hour. A revision never marked
-/// counts from its directory's own modification time; failures to remove are left for the
-/// next open.
-fn prune_revisions(refs: &Path, keep: &Path, now: SystemTime) {
+/// Removes from `refs` (a directory of revisions) every revision other than `keep` unused
+/// for [`UNUSED_FOR`], and the least recently used beyond `kept` (one of them `keep`) that
+/// were not used within the last hour. A revision never marked counts from its directory's
+/// own modification time; failures to remove are left for the next open.
+fn prune_revisions(refs: &Path, keep: &Path, now: SystemTime, kept: usize) {
     let Ok(entries) = std::fs::read_dir(refs) else {
         return;
     };
@@ -180,7 +185,7 @@ fn prune_revisions(refs: &Path, keep: &Path, now: SystemTime) {
     // Most recently used first; `keep` is one of the kept.
     revisions.sort();
     for (rank, (unused, path)) in revisions.iter().enumerate() {
-        let beyond_count = rank + 1 >= KEPT_REVISIONS && *unused > IN_USE_WINDOW;
+        let beyond_count = rank + 1 >= kept && *unused > IN_USE_WINDOW;
         if *unused > UNUSED_FOR || beyond_count {
             match std::fs::remove_dir_all(path) {
                 Ok(()) => tracing::info!("{}: unused revision removed", path.display()),
@@ -301,7 +306,12 @@ mod tests {
         revision(refs.path(), "recent", now, day);
         // The revision being opened stays, however old its mark.
         revision(refs.path(), "opening", now, UNUSED_FOR + day);
-        prune_revisions(refs.path(), &refs.path().join("opening"), now);
+        prune_revisions(
+            refs.path(),
+            &refs.path().join("opening"),
+            now,
+            KEPT_REVISIONS,
+        );
         assert_eq!(left(refs.path()), ["opening", "recent"]);
     }
 
@@ -317,7 +327,12 @@ mod tests {
         revision(refs.path(), "busy-a", now, Duration::from_secs(60));
         revision(refs.path(), "busy-b", now, Duration::from_secs(120));
         revision(refs.path(), "opening", now, Duration::ZERO);
-        prune_revisions(refs.path(), &refs.path().join("opening"), now);
+        prune_revisions(
+            refs.path(),
+            &refs.path().join("opening"),
+            now,
+            KEPT_REVISIONS,
+        );
         let mut expected: Vec<String> = ["busy-a", "busy-b", "opening"].map(String::from).into();
         // The opened one and the two busy ones count: 13 of the others stay.
         expected.extend((0..KEPT_REVISIONS - 3).map(|i| format!("r{i:02}")));

@@ -232,3 +232,40 @@ async fn worktrees_answer_a_ref_from_one_copy() {
         shared.parent().and_then(|d| d.parent())
     );
 }
+
+/// Revisions an earlier version kept beside a worktree's index (`<root>/.codectx/refs`) are
+/// read no more: an open removes those no process used within the hour, and leaves one in use.
+#[tokio::test]
+async fn revisions_an_earlier_version_kept_beside_the_index_go_once_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(dir.path());
+    repo.write("src/a.ts", "export const a = 1;\n");
+    repo.commit("first");
+    repo.git(&["tag", "v1"]);
+    let root = dir.path().canonicalize().unwrap();
+    let old = root.join(".codectx/refs");
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    for (name, used) in [
+        ("unused", two_hours_ago),
+        ("in-use", std::time::SystemTime::now()),
+    ] {
+        std::fs::create_dir_all(old.join(name).join("tree")).unwrap();
+        std::fs::File::create(old.join(name).join("used"))
+            .unwrap()
+            .set_modified(used)
+            .unwrap();
+    }
+    let revision = resolve_revision(&root, "v1").unwrap();
+    let engine = open_at_revision(&root, &revision, EngineOptions::default())
+        .await
+        .unwrap();
+    assert!(names(&engine).contains(&"src/a.ts > a".to_string()));
+    assert!(!old.join("unused").exists());
+    assert!(old.join("in-use").is_dir());
+    assert!(
+        engine
+            .project()
+            .root()
+            .starts_with(root.join(".git/codectx/refs"))
+    );
+}

@@ -298,6 +298,14 @@ impl StoreOptions {
         )
     }
 
+    /// Where an earlier version kept the revisions of `root` (canonical) inside git: beside
+    /// its index (`<index>/refs`), one copy per worktree. Nothing is written there any more
+    /// ([`StoreOptions::revision_dir`]); `None` outside git or for an index that is not local.
+    pub fn revisions_beside_index(&self, root: &Path) -> Option<PathBuf> {
+        codectx_history::worktree_place(root)?;
+        local_path(&self.index_uri(root)).map(|dir| dir.join(REVISIONS_DIR))
+    }
+
     /// Where the vectors of `root`'s index are shared, if anywhere: outside git, beside a
     /// local index (`<index>/vectors`).
     pub fn shared_vectors_dir(&self, root: &Path) -> Option<PathBuf> {
