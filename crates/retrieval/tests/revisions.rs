@@ -18,26 +18,14 @@ fn names(engine: &codectx_retrieval::Engine) -> Vec<String> {
     names
 }
 
-#[tokio::test]
-async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut repo = GitRepo::init(dir.path());
-    repo.write(
-        "tsconfig.json",
-        r#"{ "compilerOptions": { "baseUrl": ".", "paths": { "@lib/*": ["src/lib/*"] } } }"#,
-    );
+/// `src/lib/math.ts` writing `add`, committed and tagged `v1`: the caller's files go in
+/// `before` (called first). Then `add` renamed to `sum` and committed.
+fn tag_then_rename(repo: &mut GitRepo, before: impl FnOnce(&mut GitRepo)) {
     repo.write(
         "src/lib/math.ts",
         "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
     );
-    repo.write(
-        "src/app.ts",
-        "import { add } from '@lib/math';\n\nexport function total(xs: number[]): number {\n  return xs.reduce(add, 0);\n}\n",
-    );
-    // Ignored by the work tree's rules, but tracked: a revision holds it.
-    repo.write(".gitignore", "generated/\n");
-    repo.write("generated/kept.ts", "export const kept = 1;\n");
-    repo.git(&["add", "-f", "generated/kept.ts"]);
+    before(repo);
     repo.commit("first");
     repo.git(&["tag", "v1"]);
     repo.write(
@@ -45,6 +33,26 @@ async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
         "export function sum(a: number, b: number): number {\n  return a + b;\n}\n",
     );
     repo.commit("rename add to sum");
+}
+
+#[tokio::test]
+async fn a_tag_answers_from_its_own_files_with_its_own_module_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(dir.path());
+    tag_then_rename(&mut repo, |repo| {
+        repo.write(
+            "tsconfig.json",
+            r#"{ "compilerOptions": { "baseUrl": ".", "paths": { "@lib/*": ["src/lib/*"] } } }"#,
+        );
+        repo.write(
+            "src/app.ts",
+            "import { add } from '@lib/math';\n\nexport function total(xs: number[]): number {\n  return xs.reduce(add, 0);\n}\n",
+        );
+        // Ignored by the work tree's rules, but tracked: a revision holds it.
+        repo.write(".gitignore", "generated/\n");
+        repo.write("generated/kept.ts", "export const kept = 1;\n");
+        repo.git(&["add", "-f", "generated/kept.ts"]);
+    });
 
     let revision = resolve_revision(dir.path(), "v1").unwrap();
     assert_eq!(revision.name, "v1");
@@ -193,17 +201,7 @@ async fn a_revision_reads_the_notes_of_its_own_ancestry() {
 async fn worktrees_answer_a_ref_from_one_copy() {
     let dir = tempfile::tempdir().unwrap();
     let mut repo = GitRepo::init(&dir.path().join("main"));
-    repo.write(
-        "src/lib/math.ts",
-        "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
-    );
-    repo.commit("first");
-    repo.git(&["tag", "v1"]);
-    repo.write(
-        "src/lib/math.ts",
-        "export function sum(a: number, b: number): number {\n  return a + b;\n}\n",
-    );
-    repo.commit("rename add to sum");
+    tag_then_rename(&mut repo, |_| {});
     let task = repo.add_worktree(&dir.path().join("task"), "task");
 
     let (main_root, task_root) = (
@@ -223,14 +221,13 @@ async fn worktrees_answer_a_ref_from_one_copy() {
     assert!(names(&task_engine).contains(&"src/lib/math.ts > add".to_string()));
     assert!(!task_root.join(".codectx").exists());
 
-    let options = EngineOptions::default().store;
-    let subdirectory = options
+    // `<refs>/<view>/<commit>/tree`: a subdirectory root is another view.
+    let subdirectory = EngineOptions::default()
+        .store
         .revision_dir(&main_root.join("src"), &revision.commit)
         .unwrap();
-    assert_ne!(
-        subdirectory.parent(),
-        shared.parent().and_then(|d| d.parent())
-    );
+    let view = |dir: &std::path::Path| dir.parent().map(std::path::Path::to_path_buf);
+    assert_ne!(view(&subdirectory), shared.parent().and_then(view));
 }
 
 /// Revisions an earlier version kept beside a worktree's index (`<root>/.codectx/refs`) are
