@@ -34,6 +34,7 @@
 //! # Ok(()) }
 //! ```
 
+mod clone;
 mod embedding;
 mod error;
 mod history;

@@ -5,6 +5,7 @@
 use lancedb::index::Index;
 use lancedb::table::OptimizeAction;
 
+use crate::clone::{CLONE_COMPACTED_FRAGMENT_ROWS, cloned_from, drop_gone_clones};
 use crate::report::SyncStats;
 use crate::store::RecordedCount;
 use crate::text_index::{FULL_TEXT_COLUMNS, lexical_tokens};
@@ -156,13 +157,25 @@ impl Store {
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
         if version.saturating_sub(compacted) >= self.options.compact_every {
+            // A clone's large fragments are the main index's files: compaction would copy them.
+            let clone = self.local_dir.as_deref().and_then(cloned_from).is_some();
+            // Clones that are gone release the versions they held, before those are pruned.
+            if let Some(dir) = &self.local_dir {
+                let tables = [&self.chunks, &self.files, &self.meta];
+                let gone = drop_gone_clones(dir, tables)
+                    .await
+                    .map_err(self.lance("dropping the tags of removed clones"))?;
+                if gone > 0 {
+                    tracing::info!("{gone} clones of this index are gone");
+                }
+            }
             // The meta table too: every recorded count and history head is a small commit.
             for (table, action) in [
                 (&self.chunks, "compacting chunks"),
                 (&self.files, "compacting files"),
                 (&self.meta, "compacting the meta table"),
             ] {
-                for step in upkeep_steps() {
+                for step in upkeep_steps(clone) {
                     table.optimize(step).await.map_err(self.lance(action))?;
                 }
             }
@@ -222,12 +235,25 @@ const COMPACTED_FRAGMENT_ROWS: usize = 16_384;
 /// still on one of them reads the latest version instead (`Store::on_live_version`). Files
 /// no version names yet (a commit of another process in flight) are younger than a week and
 /// stay.
-fn upkeep_steps() -> [OptimizeAction; 2] {
+///
+/// A clone (`clone.rs`) merges only its own small fragments, and rewrites one of the main
+/// index's once half its rows are deleted, not a tenth: those are shared, a copy is not.
+fn upkeep_steps(clone: bool) -> [OptimizeAction; 2] {
+    let defaults = lancedb::table::CompactionOptions::default();
     [
         OptimizeAction::Compact {
             options: lancedb::table::CompactionOptions {
-                target_rows_per_fragment: COMPACTED_FRAGMENT_ROWS,
-                ..Default::default()
+                target_rows_per_fragment: if clone {
+                    CLONE_COMPACTED_FRAGMENT_ROWS
+                } else {
+                    COMPACTED_FRAGMENT_ROWS
+                },
+                materialize_deletions_threshold: if clone {
+                    0.5
+                } else {
+                    defaults.materialize_deletions_threshold
+                },
+                ..defaults
             },
             remap_options: None,
         },

@@ -11,6 +11,7 @@ use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
+use crate::clone::{CLONED_FROM_FILE, clone_index, orphaned};
 use crate::lock::{LOCK_FILE, WriteLock};
 use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR};
 use crate::schema::{
@@ -354,6 +355,7 @@ impl Store {
         // a git directory needs not).
         let default_in_tree =
             options.uri.is_none() && uri == root.join(DEFAULT_INDEX_DIR).to_string_lossy();
+        let default_in_git = options.uri.is_none() && !default_in_tree;
         if let Some(dir) = &local_dir {
             let io = |e: std::io::Error| StoreError::Io {
                 path: dir.clone(),
@@ -382,8 +384,16 @@ impl Store {
             .map_err(lance("connecting"))?;
         let mut rebuilt = None;
         let ours = [CHUNKS, FILES, META];
+        // A linked worktree's new default index starts from the main worktree's (`clone.rs`).
+        let seed = if default_in_git {
+            seed_index_dir(&root)
+        } else {
+            None
+        };
+        let mut cloned_from = None;
         let (mut names, mut state) =
             inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
+        state = orphaned_clone(state, local_dir.as_deref());
         // Creating or rebuilding the tables is a write: with another process opening the same
         // fresh index at the same moment, one creates while the other waits, then looks again
         // (and finds the index the first one made, instead of a half-made one).
@@ -391,6 +401,7 @@ impl Store {
             (Err(_), Some(dir)) => {
                 let lock = WriteLock::acquire(&dir.join(LOCK_FILE), options.lock_timeout).await?;
                 (names, state) = inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
+                state = orphaned_clone(state, local_dir.as_deref());
                 Some(lock)
             }
             _ => None,
@@ -398,9 +409,10 @@ impl Store {
         let mut meta = match state {
             Ok(meta) => meta,
             Err(reason) => {
+                let fresh = reason.is_none();
                 // A fresh location, an index of an older layout, or a rebuild on request.
                 if let Some(reason) = reason {
-                    if reason.contains("format") || options.rebuild {
+                    if reason.contains("format") || reason.contains(ORPHANED) || options.rebuild {
                         tracing::info!("rebuilding the index at {uri}: {reason}");
                         rebuilt = Some(reason);
                     } else {
@@ -414,8 +426,42 @@ impl Store {
                             .map_err(lance("dropping a table"))?;
                     }
                 }
-                create_tables(&db, &uri, options.embedding.as_ref()).await?;
-                HashMap::from([("format".to_string(), FORMAT.to_string())])
+                if let Some(dir) = &local_dir {
+                    // Whatever the tables were cloned from, they are gone.
+                    let _ = std::fs::remove_file(dir.join(CLONED_FROM_FILE));
+                }
+                cloned_from = match (&seed, &local_dir, fresh && !options.rebuild) {
+                    (Some(seed), Some(dir), true) => {
+                        match clone_index(&db, dir, seed, options.embedding.as_ref()).await {
+                            Ok(()) => Some(seed.clone()),
+                            Err(why) => {
+                                tracing::info!(
+                                    "building {uri} anew, not from {}: {why}",
+                                    seed.display()
+                                );
+                                for name in ours {
+                                    let _ = db.drop_table(name, &[]).await;
+                                }
+                                None
+                            }
+                        }
+                    }
+                    _ => None,
+                };
+                match cloned_from {
+                    Some(_) => {
+                        read_meta(&db, &uri)
+                            .await
+                            .map_err(|reason| StoreError::Corrupt {
+                                uri: uri.clone(),
+                                reason,
+                            })?
+                    }
+                    None => {
+                        create_tables(&db, &uri, options.embedding.as_ref()).await?;
+                        HashMap::from([("format".to_string(), FORMAT.to_string())])
+                    }
+                }
             }
         };
         let mut opened = open_tables(&db).await;
@@ -520,6 +566,15 @@ impl Store {
             shared_parses: std::sync::OnceLock::new(),
             listings: None,
         };
+        if let Some(seed) = cloned_from {
+            // The main index's version may hold a sync it had not finished: the first
+            // sync repairs as after a killed one (and a kill before it finds the mark).
+            store
+                .set_dirty(true, &mut crate::SyncStats::default())
+                .await?;
+            store.needs_repair = true;
+            tracing::info!("{} starts as a clone of {}", store.uri, seed.display());
+        }
         let _ = store.reload_known().await?;
         Ok(store)
     }
@@ -1012,19 +1067,26 @@ pub fn default_index_dir(root: &Path) -> PathBuf {
         return beside_files;
     }
     match codectx_history::worktree_place(root) {
-        Some(place) if place.prefix.is_empty() => {
-            place.git_dir.join(GIT_INDEX_DIR[0]).join(GIT_INDEX_DIR[1])
-        }
-        Some(place) => {
-            let hash = blake3::hash(place.prefix.as_bytes()).to_hex();
-            place.git_dir.join(GIT_INDEX_DIR[0]).join(format!(
-                "{}-{}",
-                GIT_INDEX_DIR[1],
-                &hash[..16]
-            ))
-        }
+        Some(place) => index_dir_in(&place.git_dir, &place.prefix),
         None => beside_files,
     }
+}
+
+/// The default index of the root at `prefix` of a worktree whose git directory is `git_dir`.
+fn index_dir_in(git_dir: &Path, prefix: &str) -> PathBuf {
+    let dir = git_dir.join(GIT_INDEX_DIR[0]);
+    if prefix.is_empty() {
+        return dir.join(GIT_INDEX_DIR[1]);
+    }
+    let hash = blake3::hash(prefix.as_bytes()).to_hex();
+    dir.join(format!("{}-{}", GIT_INDEX_DIR[1], &hash[..16]))
+}
+
+/// The index a linked worktree's new default index is cloned from: the main worktree's
+/// default index of the same root (`None` in the main worktree or outside git).
+fn seed_index_dir(root: &Path) -> Option<PathBuf> {
+    let place = codectx_history::worktree_place(root)?;
+    (place.git_dir != place.common_dir).then(|| index_dir_in(&place.common_dir, &place.prefix))
 }
 
 /// The default index's directory in a worktree's git directory ([`default_index_dir`]).
@@ -1053,6 +1115,8 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
                 && n != VECTORS_DIR
                 && n != crate::lock::LOCK_FILE
                 && n != crate::lock::DIRTY_FILE
+                && n != crate::clone::CLONES_DIR
+                && n != crate::clone::CLONED_FROM_FILE
                 && !n.starts_with(PROJECT_IMAGE)
                 && !n.starts_with(LISTINGS_FILE)
         })
@@ -1112,6 +1176,22 @@ async fn inspect(
     Ok((names, state))
 }
 
+/// Why an index cloned from another is rebuilt: that index is gone, and with it the files
+/// the clone's tables name.
+const ORPHANED: &str = "the index it was cloned from is gone";
+
+/// `state`, unless the index is a clone whose main index is gone (`clone.rs`): then it is
+/// rebuilt, whatever its tables say.
+fn orphaned_clone(
+    state: Result<HashMap<String, String>, Option<String>>,
+    dir: Option<&Path>,
+) -> Result<HashMap<String, String>, Option<String>> {
+    match dir.and_then(orphaned) {
+        Some(seed) => Err(Some(format!("{ORPHANED} ({})", seed.display()))),
+        None => state,
+    }
+}
+
 /// Whether table `name` is absent, unreadable or empty.
 async fn holds_nothing(db: &Connection, name: &str) -> bool {
     match db.open_table(name).execute().await {
@@ -1120,7 +1200,10 @@ async fn holds_nothing(db: &Connection, name: &str) -> bool {
     }
 }
 
-async fn read_meta(db: &Connection, uri: &str) -> Result<HashMap<String, String>, String> {
+pub(crate) async fn read_meta(
+    db: &Connection,
+    uri: &str,
+) -> Result<HashMap<String, String>, String> {
     let table = db
         .open_table(META)
         .execute()

@@ -334,11 +334,6 @@ impl Store {
             .collect();
         stats.changed_paths = rewritten.clone();
         stats.changed_paths.sort();
-        let touched_paths: Vec<String> = touched
-            .iter()
-            .filter(|r| r.chunk_count > 0)
-            .map(|r| r.path.clone())
-            .collect();
         if !rewritten.is_empty() {
             let started = Instant::now();
             self.set_dirty(true, stats).await?;
@@ -351,10 +346,9 @@ impl Store {
         } else {
             Vec::new()
         };
-        if !rewritten.is_empty() || !touched_paths.is_empty() {
+        if !rewritten.is_empty() {
             let started = Instant::now();
-            self.write_chunks(&mut changed, &touched, &rewritten, stats)
-                .await?;
+            self.write_chunks(&mut changed, &rewritten, stats).await?;
             stats.timings.chunk_rows = started.elapsed();
             observer.event(SyncEvent::ChunksWritten);
         }

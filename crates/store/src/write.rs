@@ -22,10 +22,14 @@ impl Store {
     /// One commit replacing the rows of every changed and removed file, carrying vectors
     /// over where `embeddingText` did not change and dropping those the cascade reaches.
     /// Takes the chunks out of `changed` (rows own them, not a copy).
+    ///
+    /// A touched file (new mtime, same content) keeps its rows as they are: the mtime that
+    /// triggers a check is its files row's, and a row's `lastModified` is the mtime its
+    /// content was indexed at. So a worktree's first sync, which touches every file, keeps
+    /// the rows it shares with the index it was cloned from (`clone.rs`).
     pub(crate) async fn write_chunks(
         &mut self,
         changed: &mut [Processed],
-        touched: &[FileRecord],
         rewritten: &[String],
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
@@ -82,30 +86,11 @@ impl Store {
                 });
             }
         }
-        // Blueprint step 5: a touched file's rows keep everything but `lastModified`.
-        let touched_paths: Vec<String> = touched
-            .iter()
-            .filter(|r| r.chunk_count > 0)
-            .map(|r| r.path.clone())
-            .collect();
-        if !touched_paths.is_empty() {
-            let mtimes: HashMap<&str, i64> = touched
-                .iter()
-                .map(|r| (r.path.as_str(), r.mtime_ns / 1_000_000))
-                .collect();
-            for mut row in self
-                .chunks(Some(&in_list("relativePath", &touched_paths)))
-                .await?
-            {
-                row.last_modified = mtimes[row.chunk.relative_path.as_str()];
-                rows.push(row);
-            }
-        }
         if with_vectors && !rewritten.is_empty() {
             let cascaded = self.cascade(&old, &rows, rewritten).await?;
             stats.chunks_cascaded = cascaded.len();
-            // A touched file's rows are already in the batch: drop their vector there
-            // rather than sending the same id twice.
+            // A cascaded row already in the batch (a changed file's) loses its vector
+            // there rather than being sent twice.
             let position: HashMap<String, usize> = rows
                 .iter()
                 .enumerate()
@@ -122,11 +107,7 @@ impl Store {
         // cascaded row of another file, its id): delete those, then append. Two commits
         // inside the dirty mark; a merge on `id` that also deletes unmatched rows joins
         // against the whole table and costs more than both on a one-file edit.
-        let written_paths: HashSet<&str> = rewritten
-            .iter()
-            .chain(&touched_paths)
-            .map(String::as_str)
-            .collect();
+        let written_paths: HashSet<&str> = rewritten.iter().map(String::as_str).collect();
         let other_ids: Vec<String> = rows
             .iter()
             .filter(|r| !written_paths.contains(r.chunk.relative_path.as_str()))

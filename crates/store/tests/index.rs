@@ -43,6 +43,16 @@ fn repository_with_task(dir: &Path) -> (codectx_corpus::GitRepo, PathBuf) {
     (repo, task)
 }
 
+/// `options` with the index of the repository at `dir` (a [`repository_with_task`]) in a
+/// directory of its own: the task's first index is then built from the shared caches, not
+/// cloned from the main worktree's (`a_worktrees_first_index_is_a_clone_of_the_main_worktrees`).
+fn main_apart(dir: &Path, options: StoreOptions) -> StoreOptions {
+    StoreOptions {
+        uri: Some(dir.join("main-index").to_string_lossy().into_owned()),
+        ..options
+    }
+}
+
 /// The blueprint's cases count what the store itself sends to the model: no vectors shared
 /// between indexes (`shared_vectors_*` tests cover sharing).
 fn options(embedder: &TokenHashEmbedder) -> StoreOptions {
@@ -158,12 +168,22 @@ async fn clean_index(root: &Path) -> (tempfile::TempDir, Store) {
     (dir, clean)
 }
 
-/// An index's rows (rendered in full) and file records (facts left out), sorted.
+/// An index's rows (rendered in full, but for `lastModified`) and file records (facts left
+/// out), sorted. A row's `lastModified` is the mtime its content was indexed at: a touched
+/// file keeps its rows, and a clean build made later sees a later mtime.
 async fn contents(store: &Store) -> (Vec<String>, Vec<codectx_store::FileRecord>) {
     let rows = rows(store)
         .await
         .into_iter()
-        .map(|r| format!("{r:?}"))
+        .map(|r| {
+            format!(
+                "{:?}",
+                StoredChunk {
+                    last_modified: 0,
+                    ..r
+                }
+            )
+        })
         .collect();
     let mut files: Vec<_> = store.files().cloned().collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -778,7 +798,8 @@ mod faults {
     }
 
     /// Issue 40: three worktrees of one repository sync at the same time, each into its own
-    /// index and all through the one cache of shared vectors in the common git directory;
+    /// index (the two linked ones start as clones of the first's, which goes on writing)
+    /// and all through the one cache of shared vectors in the common git directory;
     /// some syncs are killed at random moments. After each round, one more sync of each
     /// worktree gives exactly a clean build of that worktree's files (no vector of another
     /// worktree's text in it, none lost), and at the end the cache still serves a fourth
@@ -892,8 +913,16 @@ mod faults {
         let embedder = TokenHashEmbedder::new(DIMENSION);
         let mut store = Store::open(
             &fourth,
+            // Apart: a default index would be a clone of the first worktree's, with every
+            // vector already in its rows.
             StoreOptions {
                 embedding: Some(embedder.spec()),
+                uri: Some(
+                    dir.path()
+                        .join("index-three")
+                        .to_string_lossy()
+                        .into_owned(),
+                ),
                 ..StoreOptions::default()
             },
         )
@@ -1735,7 +1764,9 @@ async fn shared_vectors_serve_a_second_worktree() {
         embedding: Some(embedder.spec()),
         ..StoreOptions::default()
     };
-    let mut main = Store::open(repo.root(), shared.clone()).await.unwrap();
+    let mut main = Store::open(repo.root(), main_apart(dir.path(), shared.clone()))
+        .await
+        .unwrap();
     let first = sync(&mut main, &embedder).await;
     assert_eq!(first.vectors_shared, 0);
     let main_texts = texts(&rows(&main).await);
@@ -1896,7 +1927,9 @@ async fn shared_parses_serve_a_second_worktree_and_a_switch_back() {
     codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
     let embedder = TokenHashEmbedder::new(DIMENSION);
 
-    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    let mut main = Store::open(repo.root(), main_apart(dir.path(), options(&embedder)))
+        .await
+        .unwrap();
     let first = sync(&mut main, &embedder).await;
     assert!(first.files_parsed > 1, "{first:?}");
     assert_eq!(first.files_shared, 0);
@@ -1939,10 +1972,12 @@ async fn a_damaged_shared_parse_is_parsed_again() {
     let dir = tempfile::tempdir().unwrap();
     let (repo, task) = repository_with_task(dir.path());
     let embedder = TokenHashEmbedder::new(DIMENSION);
-    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    let mut main = Store::open(repo.root(), main_apart(dir.path(), options(&embedder)))
+        .await
+        .unwrap();
     let first = sync(&mut main, &embedder).await;
     // A stretch of the pack's entries zeroed: its records still read, those entries do not.
-    let packs: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed/v1"))
+    let packs: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed/v2"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -2066,4 +2101,115 @@ async fn the_recorded_vector_count_follows_the_rows() {
     assert_eq!(step.pending, 0);
     let filled = store.vector_counts().await.unwrap();
     assert_eq!((filled.embedded, filled.total), (after.total, after.total));
+}
+
+/// The bytes of the files under `dir`.
+fn disk_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => disk_bytes(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
+}
+
+/// A linked worktree's first index is a shallow clone of the main worktree's: its sync
+/// writes only the files that differ, and it stays a clean build of its own tree while the
+/// main index moves on and compacts. The main index's upkeep releases a removed worktree's
+/// hold; a clone whose main index is gone is rebuilt.
+#[tokio::test]
+async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = workspace_repository(dir.path());
+    // Enough rows that a table's bytes are its rows, not its files' fixed parts.
+    for i in 0..60 {
+        let functions: String = (0..10)
+            .map(|f| format!("export function step{i}_{f}(x: number) {{\n  return x + {f};\n}}\n"))
+            .collect();
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), functions).unwrap();
+    }
+    repo.commit("generated steps");
+    let task_root = dir.path().join("task");
+    repo.add_worktree(&task_root, "task");
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let compacting = || StoreOptions {
+        compact_every: 1,
+        ..options(&embedder)
+    };
+    let mut main = Store::open(repo.root(), compacting()).await.unwrap();
+    sync(&mut main, &embedder).await;
+
+    codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task_root);
+    codectx_corpus::copy_tree(&fixtures().join("edits/file-added"), &task_root);
+    // (A clone compacts only fragments smaller than this fixture's whole table.)
+    let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
+    let stats = sync(&mut task, &embedder).await;
+    assert_eq!(
+        (
+            stats.files_parsed,
+            stats.files_touched,
+            stats.chunks_embedded + stats.vectors_reused
+        ),
+        (2, stats.files_seen - 2, stats.chunks_written as usize),
+        "only the two files that differ are parsed, embedded and written: {stats:?}"
+    );
+    assert_same_as_clean_build(&task_root, &task).await;
+    let git = repo.root().canonicalize().unwrap().join(".git");
+    let (main_dir, task_dir) = (
+        git.join("codectx/index"),
+        git.join("worktrees/task/codectx/index"),
+    );
+    let data = |index: &Path| disk_bytes(&index.join("chunks.lance/data"));
+    assert!(
+        data(&task_dir) * 2 < data(&main_dir),
+        "the clone's rows are {} bytes, the main index's {}",
+        data(&task_dir),
+        data(&main_dir)
+    );
+
+    // The main index moves on and compacts: the clone keeps what it reads.
+    std::fs::remove_file(repo.root().join("src/auth/session.ts")).unwrap();
+    repo.commit("remove the session store");
+    sync(&mut main, &embedder).await;
+    assert_same_as_clean_build(repo.root(), &main).await;
+    let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
+    sync(&mut task, &embedder).await;
+    assert_same_as_clean_build(&task_root, &task).await;
+
+    // A removed worktree's hold goes at the main index's next upkeep.
+    let registry = main_dir.join("clones");
+    assert_eq!(std::fs::read_dir(&registry).unwrap().count(), 1);
+    drop(task);
+    repo.git(&[
+        "worktree",
+        "remove",
+        "--force",
+        &task_root.to_string_lossy(),
+    ]);
+    std::fs::write(repo.root().join("src/late.ts"), "export const late = 1;\n").unwrap();
+    sync(&mut main, &embedder).await;
+    assert_eq!(std::fs::read_dir(&registry).unwrap().count(), 0);
+    assert_same_as_clean_build(repo.root(), &main).await;
+
+    // A clone whose main index is gone is built anew.
+    let other_root = dir.path().join("other");
+    repo.add_worktree(&other_root, "other");
+    sync(
+        &mut Store::open(&other_root, options(&embedder)).await.unwrap(),
+        &embedder,
+    )
+    .await;
+    drop(main);
+    std::fs::remove_dir_all(&main_dir).unwrap();
+    let mut other = Store::open(&other_root, options(&embedder)).await.unwrap();
+    assert!(
+        other.rebuilt().is_some_and(|r| r.contains("cloned from")),
+        "{:?}",
+        other.rebuilt()
+    );
+    sync(&mut other, &embedder).await;
+    assert_same_as_clean_build(&other_root, &other).await;
 }

@@ -1,0 +1,185 @@
+//! A linked worktree's new index starts as a shallow clone of the main worktree's: Lance
+//! tables whose manifests name the main index's data and index files instead of copying
+//! them. The worktree's first sync then writes only what differs (its changed files, the
+//! notes its ancestry gives other symbols), so ten worktrees of one repository hold about
+//! one index and ten small deltas, not ten indexes.
+//!
+//! The main index keeps the files a clone names: each clone tags the versions it was made
+//! from (`worktree-<hash of the clone's path>`), tagged versions survive upkeep, and a
+//! registry file per tag (`<main index>/clones/<tag>`) names the clone, so the main index's
+//! upkeep drops the tags of clones that are gone (`git worktree remove`). A clone whose main
+//! index is gone (deleted by hand) is rebuilt from its files at its next open.
+//!
+//! Cloning is an optimisation: any failure leaves an empty index, built as before.
+
+use std::path::{Path, PathBuf};
+
+use lancedb::Connection;
+
+use codectx_embed::EmbeddingSpec;
+
+use crate::schema::{CHUNKS, FILES, META};
+use crate::store::FORMAT;
+
+/// The file in a clone's directory naming the index it was made from: read before any
+/// table (a clone whose main index is gone cannot read its own).
+pub(crate) const CLONED_FROM_FILE: &str = "cloned.from";
+
+/// The directory of the main index's registry of clones (one file per tag).
+pub(crate) const CLONES_DIR: &str = "clones";
+
+/// What a clone's tags are called: this prefix, then a hash of the clone's directory.
+const TAG_PREFIX: &str = "worktree-";
+
+/// A cloned index compacts fragments of fewer rows than this, not the 16,384 of an index of
+/// its own: a sync's small fragments merge, the main index's large ones (shared, not
+/// copied) stay as they are.
+pub(crate) const CLONE_COMPACTED_FRAGMENT_ROWS: usize = 1024;
+
+/// The tag a clone at `dir` holds on the tables it was made from.
+fn tag_for(dir: &Path) -> String {
+    let hash = blake3::hash(&path_bytes(dir)).to_hex();
+    format!("{TAG_PREFIX}{}", &hash[..16])
+}
+
+/// Makes the tables of the new, empty index `db` (at `dir`) shallow clones of the index at
+/// `seed`'s latest versions. `Err` names why not; the caller then builds the index anew
+/// (after dropping whatever tables were made).
+/// The seed must be an index of this build's format holding vectors of `spec`'s model (or
+/// none, as `spec`): another would be rebuilt at once.
+pub(crate) async fn clone_index(
+    db: &Connection,
+    dir: &Path,
+    seed: &Path,
+    spec: Option<&EmbeddingSpec>,
+) -> Result<(), String> {
+    if !seed.join(format!("{META}.lance")).exists() {
+        return Err(format!("no index at {}", seed.display()));
+    }
+    let seed_uri = seed.to_string_lossy().into_owned();
+    let source = lancedb::connect(&seed_uri)
+        .execute()
+        .await
+        .map_err(|e| format!("cannot open {seed_uri}: {e}"))?;
+    let meta = crate::store::read_meta(&source, &seed_uri).await?;
+    if meta.get("format").map(String::as_str) != Some(FORMAT) {
+        return Err(format!("{seed_uri} is of another format"));
+    }
+    let chunks = source
+        .open_table(CHUNKS)
+        .execute()
+        .await
+        .map_err(|e| format!("cannot open {CHUNKS} of {seed_uri}: {e}"))?;
+    let schema = chunks.schema().await.map_err(|e| e.to_string())?;
+    if crate::schema::recorded_spec(&schema)?.as_ref() != spec {
+        return Err(format!("{seed_uri} holds vectors of another model"));
+    }
+    let tag = tag_for(dir);
+    // The registry first: a tag is never without the file that lets upkeep drop it.
+    let registry = seed.join(CLONES_DIR);
+    std::fs::create_dir_all(&registry)
+        .and_then(|()| std::fs::write(registry.join(&tag), path_bytes(dir)))
+        .map_err(|e| format!("cannot register the clone in {}: {e}", registry.display()))?;
+    for name in [CHUNKS, FILES, META] {
+        let table = source
+            .open_table(name)
+            .execute()
+            .await
+            .map_err(|e| format!("cannot open {name} of {seed_uri}: {e}"))?;
+        let version = table
+            .version()
+            .await
+            .map_err(|e| format!("cannot read {name}'s version: {e}"))?;
+        let mut tags = table.tags().await.map_err(|e| e.to_string())?;
+        // A worktree removed and added again at the same path finds its old tag.
+        let tagged = match tags.create(&tag, version).await {
+            Ok(()) => Ok(()),
+            Err(_) => tags.update(&tag, version).await,
+        };
+        tagged.map_err(|e| format!("cannot tag {name} of {seed_uri}: {e}"))?;
+        db.clone_table(name, format!("{seed_uri}/{name}.lance"))
+            .source_tag(tag.clone())
+            .execute()
+            .await
+            .map_err(|e| format!("cannot clone {name} of {seed_uri}: {e}"))?;
+    }
+    record_seed(dir, seed).map_err(|e| format!("cannot record the clone's origin: {e}"))
+}
+
+/// The index the clone at `dir` was made from; `None` for an index of its own.
+pub(crate) fn cloned_from(dir: &Path) -> Option<PathBuf> {
+    std::fs::read(dir.join(CLONED_FROM_FILE))
+        .ok()
+        .map(clone_dir)
+}
+
+/// Records, in the clone at `dir`, that it was made from `seed`.
+pub(crate) fn record_seed(dir: &Path, seed: &Path) -> std::io::Result<()> {
+    std::fs::write(dir.join(CLONED_FROM_FILE), path_bytes(seed))
+}
+
+/// Whether the clone at `dir` lost the index it was made from (and with it the files its
+/// tables name): it is then rebuilt.
+pub(crate) fn orphaned(dir: &Path) -> Option<PathBuf> {
+    cloned_from(dir).filter(|seed| !seed.join(format!("{CHUNKS}.lance")).exists())
+}
+
+/// Drops the tags (on `tables`, the main index's) of clones whose directory holds no index
+/// any more, and their registry files. Runs in the main index's upkeep, under its write
+/// lock; returns how many clones went.
+pub(crate) async fn drop_gone_clones(
+    index_dir: &Path,
+    tables: [&lancedb::Table; 3],
+) -> Result<usize, lancedb::Error> {
+    let registry = index_dir.join(CLONES_DIR);
+    let Ok(entries) = std::fs::read_dir(&registry) else {
+        return Ok(0);
+    };
+    let mut gone = Vec::new();
+    for entry in entries.flatten() {
+        let tag = entry.file_name().to_string_lossy().into_owned();
+        let Ok(bytes) = std::fs::read(entry.path()) else {
+            continue;
+        };
+        let clone = clone_dir(bytes);
+        if tag.starts_with(TAG_PREFIX) && !clone.join(format!("{CHUNKS}.lance")).exists() {
+            gone.push(tag);
+        }
+    }
+    for tag in &gone {
+        for table in tables {
+            let mut tags = table.tags().await?;
+            if tags.list().await?.contains_key(tag) {
+                tags.delete(tag).await?;
+            }
+        }
+        let _ = std::fs::remove_file(registry.join(tag));
+    }
+    Ok(gone.len())
+}
+
+/// A directory as a registry file holds it: its bytes on Unix, UTF-8 elsewhere.
+fn path_bytes(dir: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        dir.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        dir.to_string_lossy().into_owned().into_bytes()
+    }
+}
+
+/// A registry file's directory ([`path_bytes`] read back).
+fn clone_dir(bytes: Vec<u8>) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
