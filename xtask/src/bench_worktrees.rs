@@ -2,10 +2,12 @@
 //! computed and the history memo (issue 40), timed as a user runs `mcp-server index` in each.
 //!
 //! The repository is cloned into `--out`. The first-parent history of `--rev` back to
-//! `--since` is thinned to `--commits` commits, evenly spaced, newest first. The clone indexes the newest cold;
-//! then a worktree is added at each other commit and indexed once, as parallel tasks
-//! branching from one main do. Then the clone switches to the oldest commit (content the
-//! last worktree has seen) and back. Each `index` runs in the user's configuration (the
+//! `--since` is thinned to `--commits` commits, evenly spaced. By default the clone indexes
+//! the newest cold, then a worktree is added at each older commit and indexed once: tasks
+//! started late on old commits. With `--main-advances`, the clone indexes the oldest cold
+//! and moves forward through the commits, indexing at each, and a worktree is added at each
+//! commit it reaches: parallel tasks branching from one main as it goes. Then the clone
+//! switches to the commit farthest from it (content a worktree has seen) and back. Each `index` runs in the user's configuration (the
 //! default model unless `--embedder` says otherwise), as a whole process: wall time and
 //! peak RSS, and what it reports (files parsed, chunks embedded, vectors shared). Last, the
 //! disk: one worktree's index, the shared part (`<common git dir>/codectx`), every
@@ -25,6 +27,8 @@ pub struct WorktreesBench<'a> {
     pub since: &'a str,
     pub embedder: Option<&'a str>,
     pub binary: Option<PathBuf>,
+    /// Tasks branch from main as it moves forward (see the module's comment).
+    pub main_advances: bool,
 }
 
 pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
@@ -52,8 +56,13 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
         bench.out,
         &["clone", "-q", &bench.repo.to_string_lossy(), "main"],
     )?;
-    let (newest, oldest) = (&commits[0], &commits[commits.len() - 1]);
-    git(&main, &["checkout", "-q", "--detach", &newest.0])?;
+    // Main's first commit, and the others in the order worktrees are added.
+    let mut commits = commits;
+    if bench.main_advances {
+        commits.reverse();
+    }
+    let (start, farthest) = (&commits[0], &commits[commits.len() - 1]);
+    git(&main, &["checkout", "-q", "--detach", &start.0])?;
 
     let index = |root: &Path| -> anyhow::Result<Run> {
         let mut command = Command::new(&binary);
@@ -69,7 +78,7 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
         run(command)
     };
     let cold = index(&main)?;
-    line(&format!("cold, {}", newest.1), &cold, None);
+    line(&format!("cold, {}", start.1), &cold, None);
     // Where each worktree's index is (its git directory), as the binary decides it.
     let index_dir = |root: &Path| -> anyhow::Result<PathBuf> {
         Ok(codectx_store::default_index_dir(&root.canonicalize()?))
@@ -80,6 +89,11 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     let mut ratios = Vec::new();
     let mut trees = vec![main.clone()];
     for (i, (commit, date)) in commits[1..].iter().enumerate() {
+        if bench.main_advances {
+            git(&main, &["checkout", "-q", "--detach", commit])?;
+            let moved = index(&main)?;
+            line(&format!("main moved to {date}"), &moved, None);
+        }
         let tree = bench.out.join(format!("w{}", i + 1));
         git(
             &main,
@@ -105,12 +119,18 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
         100.0 * ratios[ratios.len() - 1]
     );
 
-    git(&main, &["checkout", "-q", "--detach", &oldest.0])?;
+    // The commit farthest from where main is now, and back.
+    let (now, away) = if bench.main_advances {
+        (farthest, start)
+    } else {
+        (start, farthest)
+    };
+    git(&main, &["checkout", "-q", "--detach", &away.0])?;
     let switch = index(&main)?;
-    line(&format!("main switched to {}", oldest.1), &switch, None);
-    git(&main, &["checkout", "-q", "--detach", &newest.0])?;
+    line(&format!("main switched to {}", away.1), &switch, None);
+    git(&main, &["checkout", "-q", "--detach", &now.0])?;
     let back = index(&main)?;
-    line(&format!("main switched back to {}", newest.1), &back, None);
+    line(&format!("main switched back to {}", now.1), &back, None);
 
     let mb = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
     let indexes = trees

@@ -349,6 +349,10 @@ enum BenchTarget {
         /// The binary (default: `mcp-server` next to this xtask, same profile).
         #[arg(long)]
         binary: Option<PathBuf>,
+        /// Main moves forward through the commits and a worktree branches at each (default:
+        /// main stays at the newest, worktrees start at older commits).
+        #[arg(long)]
+        main_advances: bool,
     },
 }
 
@@ -547,6 +551,7 @@ fn main() -> anyhow::Result<()> {
                     since,
                     embedder,
                     binary,
+                    main_advances,
                 },
         } => bench_worktrees::bench(bench_worktrees::WorktreesBench {
             repo: &repo,
@@ -556,6 +561,7 @@ fn main() -> anyhow::Result<()> {
             since: &since,
             embedder: embedder.as_deref(),
             binary,
+            main_advances,
         }),
         Command::Validate {
             phase:

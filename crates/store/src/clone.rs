@@ -31,10 +31,10 @@ pub(crate) const CLONES_DIR: &str = "clones";
 /// What a clone's tags are called: this prefix, then a hash of the clone's directory.
 const TAG_PREFIX: &str = "worktree-";
 
-/// A cloned index compacts fragments of fewer rows than this, not the 16,384 of an index of
-/// its own: a sync's small fragments merge, the main index's large ones (shared, not
-/// copied) stay as they are.
-pub(crate) const CLONE_COMPACTED_FRAGMENT_ROWS: usize = 1024;
+/// An index sharing files (a clone, or the index it was made from) compacts fragments of
+/// fewer rows than this, not the 16,384 of an index of its own: a sync's small fragments
+/// merge, the large shared ones stay as they are.
+pub(crate) const SHARED_COMPACTED_FRAGMENT_ROWS: usize = 1024;
 
 /// The tag a clone at `dir` holds on the tables it was made from.
 fn tag_for(dir: &Path) -> String {
@@ -113,15 +113,40 @@ pub(crate) fn cloned_from(dir: &Path) -> Option<PathBuf> {
         .map(clone_dir)
 }
 
+/// Whether the index at `dir` shares its files: it is a clone, or has clones (whose
+/// registry entries stay until the main index's upkeep finds them gone).
+pub(crate) fn shares_files(dir: &Path) -> bool {
+    cloned_from(dir).is_some()
+        || std::fs::read_dir(dir.join(CLONES_DIR)).is_ok_and(|mut e| e.next().is_some())
+}
+
 /// Records, in the clone at `dir`, that it was made from `seed`.
 pub(crate) fn record_seed(dir: &Path, seed: &Path) -> std::io::Result<()> {
     std::fs::write(dir.join(CLONED_FROM_FILE), path_bytes(seed))
 }
 
-/// Whether the clone at `dir` lost the index it was made from (and with it the files its
-/// tables name): it is then rebuilt.
-pub(crate) fn orphaned(dir: &Path) -> Option<PathBuf> {
-    cloned_from(dir).filter(|seed| !seed.join(format!("{CHUNKS}.lance")).exists())
+/// The index the clone at `dir` was made from, when that index no longer holds the clone's
+/// tags: it was removed, or rebuilt (another format, another model), and with it went the
+/// files the clone's tables name. The clone is then rebuilt.
+pub(crate) async fn orphaned(dir: &Path) -> Option<PathBuf> {
+    let seed = cloned_from(dir)?;
+    let tag = tag_for(dir);
+    let holds_tags = async {
+        let db = lancedb::connect(&seed.to_string_lossy())
+            .execute()
+            .await
+            .ok()?;
+        for name in [CHUNKS, FILES, META] {
+            let table = db.open_table(name).execute().await.ok()?;
+            let tags = table.tags().await.ok()?.list().await.ok()?;
+            tags.contains_key(&tag).then_some(())?;
+        }
+        Some(())
+    };
+    match holds_tags.await {
+        Some(()) => None,
+        None => Some(seed),
+    }
 }
 
 /// Drops the tags (on `tables`, the main index's) of clones whose directory holds no index

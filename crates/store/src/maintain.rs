@@ -5,7 +5,7 @@
 use lancedb::index::Index;
 use lancedb::table::OptimizeAction;
 
-use crate::clone::{CLONE_COMPACTED_FRAGMENT_ROWS, cloned_from, drop_gone_clones};
+use crate::clone::{SHARED_COMPACTED_FRAGMENT_ROWS, drop_gone_clones, shares_files};
 use crate::report::SyncStats;
 use crate::store::RecordedCount;
 use crate::text_index::{FULL_TEXT_COLUMNS, lexical_tokens};
@@ -157,8 +157,6 @@ impl Store {
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
         if version.saturating_sub(compacted) >= self.options.compact_every {
-            // A clone's large fragments are the main index's files: compaction would copy them.
-            let clone = self.local_dir.as_deref().and_then(cloned_from).is_some();
             // Clones that are gone release the versions they held, before those are pruned.
             if let Some(dir) = &self.local_dir {
                 let tables = [&self.chunks, &self.files, &self.meta];
@@ -169,13 +167,16 @@ impl Store {
                     tracing::info!("{gone} clones of this index are gone");
                 }
             }
+            // A clone's large fragments are the main index's files, and a main index's are
+            // those its clones name: compaction would copy them.
+            let shared = self.local_dir.as_deref().is_some_and(shares_files);
             // The meta table too: every recorded count and history head is a small commit.
             for (table, action) in [
                 (&self.chunks, "compacting chunks"),
                 (&self.files, "compacting files"),
                 (&self.meta, "compacting the meta table"),
             ] {
-                for step in upkeep_steps(clone) {
+                for step in upkeep_steps(shared) {
                     table.optimize(step).await.map_err(self.lance(action))?;
                 }
             }
@@ -236,19 +237,21 @@ const COMPACTED_FRAGMENT_ROWS: usize = 16_384;
 /// no version names yet (a commit of another process in flight) are younger than a week and
 /// stay.
 ///
-/// A clone (`clone.rs`) merges only its own small fragments, and rewrites one of the main
-/// index's once half its rows are deleted, not a tenth: those are shared, a copy is not.
-fn upkeep_steps(clone: bool) -> [OptimizeAction; 2] {
+/// An index sharing files with others (`clone.rs`: a clone, or an index with clones)
+/// merges only small fragments, and rewrites a large one once half its rows are deleted,
+/// not a tenth: a shared file stays on disk while any index names it, so its copy would
+/// be kept beside it.
+fn upkeep_steps(shared: bool) -> [OptimizeAction; 2] {
     let defaults = lancedb::table::CompactionOptions::default();
     [
         OptimizeAction::Compact {
             options: lancedb::table::CompactionOptions {
-                target_rows_per_fragment: if clone {
-                    CLONE_COMPACTED_FRAGMENT_ROWS
+                target_rows_per_fragment: if shared {
+                    SHARED_COMPACTED_FRAGMENT_ROWS
                 } else {
                     COMPACTED_FRAGMENT_ROWS
                 },
-                materialize_deletions_threshold: if clone {
+                materialize_deletions_threshold: if shared {
                     0.5
                 } else {
                     defaults.materialize_deletions_threshold

@@ -393,7 +393,7 @@ impl Store {
         let mut cloned_from = None;
         let (mut names, mut state) =
             inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
-        state = orphaned_clone(state, local_dir.as_deref());
+        state = orphaned_clone(state, local_dir.as_deref()).await;
         // Creating or rebuilding the tables is a write: with another process opening the same
         // fresh index at the same moment, one creates while the other waits, then looks again
         // (and finds the index the first one made, instead of a half-made one).
@@ -401,7 +401,7 @@ impl Store {
             (Err(_), Some(dir)) => {
                 let lock = WriteLock::acquire(&dir.join(LOCK_FILE), options.lock_timeout).await?;
                 (names, state) = inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
-                state = orphaned_clone(state, local_dir.as_deref());
+                state = orphaned_clone(state, local_dir.as_deref()).await;
                 Some(lock)
             }
             _ => None,
@@ -1176,17 +1176,18 @@ async fn inspect(
     Ok((names, state))
 }
 
-/// Why an index cloned from another is rebuilt: that index is gone, and with it the files
-/// the clone's tables name.
+/// Why an index cloned from another is rebuilt: that index is gone or was rebuilt, and
+/// with it went the files the clone's tables name.
 const ORPHANED: &str = "the index it was cloned from is gone";
 
 /// `state`, unless the index is a clone whose main index is gone (`clone.rs`): then it is
 /// rebuilt, whatever its tables say.
-fn orphaned_clone(
+async fn orphaned_clone(
     state: Result<HashMap<String, String>, Option<String>>,
     dir: Option<&Path>,
 ) -> Result<HashMap<String, String>, Option<String>> {
-    match dir.and_then(orphaned) {
+    let Some(dir) = dir else { return state };
+    match orphaned(dir).await {
         Some(seed) => Err(Some(format!("{ORPHANED} ({})", seed.display()))),
         None => state,
     }

@@ -2119,7 +2119,7 @@ fn disk_bytes(dir: &Path) -> u64 {
 /// A linked worktree's first index is a shallow clone of the main worktree's: its sync
 /// writes only the files that differ, and it stays a clean build of its own tree while the
 /// main index moves on and compacts. The main index's upkeep releases a removed worktree's
-/// hold; a clone whose main index is gone is rebuilt.
+/// hold; a clone whose main index was rebuilt or is gone is rebuilt.
 #[tokio::test]
 async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
     let dir = tempfile::tempdir().unwrap();
@@ -2194,22 +2194,36 @@ async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
     assert_eq!(std::fs::read_dir(&registry).unwrap().count(), 0);
     assert_same_as_clean_build(repo.root(), &main).await;
 
-    // A clone whose main index is gone is built anew.
-    let other_root = dir.path().join("other");
-    repo.add_worktree(&other_root, "other");
-    sync(
-        &mut Store::open(&other_root, options(&embedder)).await.unwrap(),
-        &embedder,
-    )
-    .await;
+    // A clone whose main index was rebuilt, or is gone, is built anew.
     drop(main);
-    std::fs::remove_dir_all(&main_dir).unwrap();
-    let mut other = Store::open(&other_root, options(&embedder)).await.unwrap();
-    assert!(
-        other.rebuilt().is_some_and(|r| r.contains("cloned from")),
-        "{:?}",
-        other.rebuilt()
-    );
-    sync(&mut other, &embedder).await;
-    assert_same_as_clean_build(&other_root, &other).await;
+    for (name, end_main) in [("rebuilt", false), ("removed", true)] {
+        // The main index with this test's model (back from the other one, the second time).
+        let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+        sync(&mut main, &embedder).await;
+        drop(main);
+        let other_root = dir.path().join(name);
+        repo.add_worktree(&other_root, name);
+        sync(
+            &mut Store::open(&other_root, options(&embedder)).await.unwrap(),
+            &embedder,
+        )
+        .await;
+        if end_main {
+            std::fs::remove_dir_all(&main_dir).unwrap();
+        } else {
+            // Another model: the main index's chunk and file tables are made anew.
+            let model = TokenHashEmbedder::new(DIMENSION + 8);
+            let mut main = Store::open(repo.root(), options(&model)).await.unwrap();
+            assert!(main.rebuilt().is_some());
+            sync(&mut main, &model).await;
+        }
+        let mut other = Store::open(&other_root, options(&embedder)).await.unwrap();
+        assert!(
+            other.rebuilt().is_some_and(|r| r.contains("cloned from")),
+            "{name}: {:?}",
+            other.rebuilt()
+        );
+        sync(&mut other, &embedder).await;
+        assert_same_as_clean_build(&other_root, &other).await;
+    }
 }
