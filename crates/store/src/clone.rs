@@ -1,14 +1,15 @@
 //! A linked worktree's new index starts as a shallow clone of the main worktree's: Lance
 //! tables whose manifests name the main index's data and index files instead of copying
 //! them. The worktree's first sync then writes only what differs (its changed files, the
-//! notes its ancestry gives other symbols), so ten worktrees of one repository hold about
-//! one index and ten small deltas, not ten indexes.
+//! notes its ancestry gives other symbols): worktrees branched from the main one hold its
+//! index once and a small delta each (its files rows, which take the new mtimes).
 //!
 //! The main index keeps the files a clone names: each clone tags the versions it was made
 //! from (`worktree-<hash of the clone's path>`), tagged versions survive upkeep, and a
 //! registry file per tag (`<main index>/clones/<tag>`) names the clone, so the main index's
 //! upkeep drops the tags of clones that are gone (`git worktree remove`). A clone whose main
-//! index is gone (deleted by hand) is rebuilt from its files at its next open.
+//! index lost its tags (removed, or rebuilt for another model or format) is rebuilt from its
+//! files at its next open.
 //!
 //! Cloning is an optimisation: any failure leaves an empty index, built as before.
 

@@ -1083,10 +1083,23 @@ fn index_dir_in(git_dir: &Path, prefix: &str) -> PathBuf {
 }
 
 /// The index a linked worktree's new default index is cloned from: the main worktree's
-/// default index of the same root (`None` in the main worktree or outside git).
+/// default index of the same root, in its work tree where an earlier version put it there
+/// (`None` in the main worktree or outside git).
 fn seed_index_dir(root: &Path) -> Option<PathBuf> {
     let place = codectx_history::worktree_place(root)?;
-    (place.git_dir != place.common_dir).then(|| index_dir_in(&place.common_dir, &place.prefix))
+    if place.git_dir == place.common_dir {
+        return None;
+    }
+    // A linked worktree names it `<git dir>/../..`.
+    let common_dir = place.common_dir.canonicalize().ok()?;
+    let main_root = common_dir
+        .parent()
+        .filter(|_| common_dir.file_name() == Some(".git".as_ref()));
+    let in_tree = main_root.map(|r| r.join(&place.prefix).join(DEFAULT_INDEX_DIR));
+    match in_tree {
+        Some(dir) if dir.exists() => Some(dir),
+        _ => Some(index_dir_in(&common_dir, &place.prefix)),
+    }
 }
 
 /// The default index's directory in a worktree's git directory ([`default_index_dir`]).

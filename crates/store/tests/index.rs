@@ -1855,8 +1855,9 @@ async fn a_default_index_lives_in_its_worktrees_git_directory() {
     );
     // An index an earlier version made in the work tree stays in use there.
     let earlier = dir.path().join("earlier");
-    let earlier = codectx_corpus::GitRepo::init(&earlier);
+    let mut earlier = codectx_corpus::GitRepo::init(&earlier);
     codectx_corpus::copy_tree(&fixtures().join("workspace"), earlier.root());
+    earlier.commit("workspace");
     let uri = earlier
         .root()
         .join(".codectx")
@@ -1881,6 +1882,25 @@ async fn a_default_index_lives_in_its_worktrees_git_directory() {
         "the index found where it was: {again:?}"
     );
     assert!(!earlier.root().join(".git/codectx/index").exists());
+    // A linked worktree's new index is a clone of that one.
+    let linked = earlier.add_worktree(&dir.path().join("earlier-task"), "earlier-task");
+    let mut store = Store::open(linked.root(), options(&embedder))
+        .await
+        .unwrap();
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!(stats.files_parsed, 0, "{stats:?}");
+    assert_same_as_clean_build(linked.root(), &store).await;
+    let linked_index = default_index_dir(&linked.root().canonicalize().unwrap());
+    assert_eq!(
+        std::fs::read(linked_index.join("cloned.from")).unwrap(),
+        earlier
+            .root()
+            .canonicalize()
+            .unwrap()
+            .join(".codectx")
+            .as_os_str()
+            .as_encoded_bytes()
+    );
 }
 
 /// A file that returns to a content seen before (a branch switch back, an undo) is embedded
