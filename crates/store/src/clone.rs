@@ -46,6 +46,7 @@ fn tag_for(dir: &Path) -> String {
 /// Makes the tables of the new, empty index `db` (at `dir`) shallow clones of the index at
 /// `seed`'s latest versions. `Err` names why not; the caller then builds the index anew
 /// (after dropping whatever tables were made).
+///
 /// The seed must be an index of this build's format holding vectors of `spec`'s model (or
 /// none, as `spec`): another would be rebuilt at once.
 pub(crate) async fn clone_index(
@@ -66,12 +67,16 @@ pub(crate) async fn clone_index(
     if meta.get("format").map(String::as_str) != Some(FORMAT) {
         return Err(format!("{seed_uri} is of another format"));
     }
-    let chunks = source
-        .open_table(CHUNKS)
-        .execute()
-        .await
-        .map_err(|e| format!("cannot open {CHUNKS} of {seed_uri}: {e}"))?;
-    let schema = chunks.schema().await.map_err(|e| e.to_string())?;
+    let mut tables = Vec::new();
+    for name in [CHUNKS, FILES, META] {
+        let table = source
+            .open_table(name)
+            .execute()
+            .await
+            .map_err(|e| format!("cannot open {name} of {seed_uri}: {e}"))?;
+        tables.push((name, table));
+    }
+    let schema = tables[0].1.schema().await.map_err(|e| e.to_string())?;
     if crate::schema::recorded_spec(&schema)?.as_ref() != spec {
         return Err(format!("{seed_uri} holds vectors of another model"));
     }
@@ -81,12 +86,7 @@ pub(crate) async fn clone_index(
     std::fs::create_dir_all(&registry)
         .and_then(|()| std::fs::write(registry.join(&tag), path_bytes(dir)))
         .map_err(|e| format!("cannot register the clone in {}: {e}", registry.display()))?;
-    for name in [CHUNKS, FILES, META] {
-        let table = source
-            .open_table(name)
-            .execute()
-            .await
-            .map_err(|e| format!("cannot open {name} of {seed_uri}: {e}"))?;
+    for (name, table) in tables {
         let version = table
             .version()
             .await
@@ -122,7 +122,7 @@ pub(crate) fn shares_files(dir: &Path) -> bool {
 }
 
 /// Records, in the clone at `dir`, that it was made from `seed`.
-pub(crate) fn record_seed(dir: &Path, seed: &Path) -> std::io::Result<()> {
+fn record_seed(dir: &Path, seed: &Path) -> std::io::Result<()> {
     std::fs::write(dir.join(CLONED_FROM_FILE), path_bytes(seed))
 }
 
