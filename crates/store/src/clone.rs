@@ -37,6 +37,10 @@ const TAG_PREFIX: &str = "worktree-";
 /// merge, the large shared ones stay as they are.
 pub(crate) const SHARED_COMPACTED_FRAGMENT_ROWS: usize = 1024;
 
+/// How long a registry file is kept whatever its clone's directory holds: far longer than
+/// making a clone takes.
+const MAKING_A_CLONE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The tag a clone at `dir` holds on the tables it was made from.
 fn tag_for(dir: &Path) -> String {
     let hash = blake3::hash(&path_bytes(dir)).to_hex();
@@ -164,11 +168,17 @@ pub(crate) async fn drop_gone_clones(
     let mut gone = Vec::new();
     for entry in entries.flatten() {
         let tag = entry.file_name().to_string_lossy().into_owned();
+        // A clone being made has its registry file before its tables: a young one stays.
+        let young = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < MAKING_A_CLONE));
         let Ok(bytes) = std::fs::read(entry.path()) else {
             continue;
         };
         let clone = clone_dir(bytes);
-        if tag.starts_with(TAG_PREFIX) && !clone.join(format!("{CHUNKS}.lance")).exists() {
+        if tag.starts_with(TAG_PREFIX) && !young && !clone.join(format!("{CHUNKS}.lance")).exists()
+        {
             gone.push(tag);
         }
     }

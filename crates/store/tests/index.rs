@@ -2211,6 +2211,25 @@ async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
     ]);
     std::fs::write(repo.root().join("src/late.ts"), "export const late = 1;\n").unwrap();
     sync(&mut main, &embedder).await;
+    assert_eq!(
+        std::fs::read_dir(&registry).unwrap().count(),
+        1,
+        "a registry entry under an hour old may be a clone being made"
+    );
+    for entry in std::fs::read_dir(&registry).unwrap() {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(entry.unwrap().path())
+            .unwrap();
+        let hours_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+        file.set_modified(hours_ago).unwrap();
+    }
+    std::fs::write(
+        repo.root().join("src/later.ts"),
+        "export const later = 1;\n",
+    )
+    .unwrap();
+    sync(&mut main, &embedder).await;
     assert_eq!(std::fs::read_dir(&registry).unwrap().count(), 0);
     assert_same_as_clean_build(repo.root(), &main).await;
 
