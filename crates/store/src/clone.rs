@@ -71,16 +71,10 @@ pub(crate) async fn clone_index(
     if meta.get("format").map(String::as_str) != Some(FORMAT) {
         return Err(format!("{seed_uri} is of another format"));
     }
-    let mut tables = Vec::new();
-    for name in [CHUNKS, FILES, META] {
-        let table = source
-            .open_table(name)
-            .execute()
-            .await
-            .map_err(|e| format!("cannot open {name} of {seed_uri}: {e}"))?;
-        tables.push((name, table));
-    }
-    let schema = tables[0].1.schema().await.map_err(|e| e.to_string())?;
+    let (chunks, files, meta_table) = crate::store::open_tables(&source)
+        .await
+        .map_err(|e| format!("{seed_uri}: {e}"))?;
+    let schema = chunks.schema().await.map_err(|e| e.to_string())?;
     if crate::schema::recorded_spec(&schema)?.as_ref() != spec {
         return Err(format!("{seed_uri} holds vectors of another model"));
     }
@@ -90,7 +84,7 @@ pub(crate) async fn clone_index(
     std::fs::create_dir_all(&registry)
         .and_then(|()| std::fs::write(registry.join(&tag), path_bytes(dir)))
         .map_err(|e| format!("cannot register the clone in {}: {e}", registry.display()))?;
-    for (name, table) in tables {
+    for (name, table) in [(CHUNKS, chunks), (FILES, files), (META, meta_table)] {
         let version = table
             .version()
             .await

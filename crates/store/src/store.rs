@@ -384,16 +384,11 @@ impl Store {
             .map_err(lance("connecting"))?;
         let mut rebuilt = None;
         let ours = [CHUNKS, FILES, META];
-        // A linked worktree's new default index starts from the main worktree's (`clone.rs`).
-        let seed = if default_in_git {
-            seed_index_dir(&root)
-        } else {
-            None
-        };
         let mut cloned_from = None;
         let (mut names, mut state) =
             inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
-        state = orphaned_clone(state, local_dir.as_deref()).await;
+        // A clone whose main index lost its tags is rebuilt, whatever its tables say.
+        let mut orphaned = orphaned_clone(&state, local_dir.as_deref()).await;
         // Creating or rebuilding the tables is a write: with another process opening the same
         // fresh index at the same moment, one creates while the other waits, then looks again
         // (and finds the index the first one made, instead of a half-made one).
@@ -401,18 +396,24 @@ impl Store {
             (Err(_), Some(dir)) => {
                 let lock = WriteLock::acquire(&dir.join(LOCK_FILE), options.lock_timeout).await?;
                 (names, state) = inspect(&db, &uri, local_dir.as_deref(), options.rebuild).await?;
-                state = orphaned_clone(state, local_dir.as_deref()).await;
+                orphaned = orphaned_clone(&state, local_dir.as_deref()).await;
                 Some(lock)
             }
             _ => None,
         };
+        if let Some(seed) = &orphaned {
+            state = Err(Some(format!(
+                "the index it was cloned from is gone ({})",
+                seed.display()
+            )));
+        }
         let mut meta = match state {
             Ok(meta) => meta,
             Err(reason) => {
                 let fresh = reason.is_none();
                 // A fresh location, an index of an older layout, or a rebuild on request.
                 if let Some(reason) = reason {
-                    if reason.contains("format") || reason.contains(ORPHANED) || options.rebuild {
+                    if reason.contains("format") || orphaned.is_some() || options.rebuild {
                         tracing::info!("rebuilding the index at {uri}: {reason}");
                         rebuilt = Some(reason);
                     } else {
@@ -430,8 +431,13 @@ impl Store {
                     // Whatever the tables were cloned from, they are gone.
                     let _ = std::fs::remove_file(dir.join(CLONED_FROM_FILE));
                 }
-                cloned_from = match (&seed, &local_dir, fresh && !options.rebuild) {
-                    (Some(seed), Some(dir), true) => {
+                // A linked worktree's new default index starts from the main worktree's
+                // (`clone.rs`).
+                let seed = (default_in_git && fresh && !options.rebuild)
+                    .then(|| seed_index_dir(&root))
+                    .flatten();
+                cloned_from = match (&seed, &local_dir) {
+                    (Some(seed), Some(dir)) => {
                         match clone_index(&db, dir, seed, options.embedding.as_ref()).await {
                             Ok(()) => Some(seed.clone()),
                             Err(why) => {
@@ -1189,20 +1195,16 @@ async fn inspect(
     Ok((names, state))
 }
 
-/// Why an index cloned from another is rebuilt: that index is gone or was rebuilt, and
-/// with it went the files the clone's tables name.
-const ORPHANED: &str = "the index it was cloned from is gone";
-
-/// `state`, unless the index is a clone whose main index is gone (`clone.rs`): then it is
-/// rebuilt, whatever its tables say.
+/// The index the index at `dir` was cloned from, when that one lost the clone's tags (it
+/// was removed or rebuilt, and with it went the files the clone's tables name). Only an
+/// index with tables of its own is asked.
 async fn orphaned_clone(
-    state: Result<HashMap<String, String>, Option<String>>,
+    state: &Result<HashMap<String, String>, Option<String>>,
     dir: Option<&Path>,
-) -> Result<HashMap<String, String>, Option<String>> {
-    let Some(dir) = dir else { return state };
-    match orphaned(dir).await {
-        Some(seed) => Err(Some(format!("{ORPHANED} ({})", seed.display()))),
-        None => state,
+) -> Option<PathBuf> {
+    match (state, dir) {
+        (Err(None), _) | (_, None) => None,
+        (_, Some(dir)) => orphaned(dir).await,
     }
 }
 
@@ -1278,7 +1280,7 @@ async fn open(db: &Connection, uri: &str, name: &str) -> Result<Table, StoreErro
         })
 }
 
-async fn open_tables(db: &Connection) -> Result<(Table, Table, Table), String> {
+pub(crate) async fn open_tables(db: &Connection) -> Result<(Table, Table, Table), String> {
     let mut tables = Vec::new();
     for name in [CHUNKS, FILES, META] {
         let table = db
