@@ -272,7 +272,8 @@ impl<'p> Context<'p, '_> {
     }
 }
 
-/// `source[start..end]` with each collapsed range replaced by `;`.
+/// `source[start..end]` with each collapsed range replaced by `;` (none when the statement's
+/// own `;` follows it: `return function f(x) {…};` reads `return function f(x);`).
 fn collapse(source: &str, start: u32, end: u32, collapsed: &[(u32, u32)]) -> String {
     let mut text = String::with_capacity((end - start) as usize);
     let mut at = start;
@@ -281,7 +282,9 @@ fn collapse(source: &str, start: u32, end: u32, collapsed: &[(u32, u32)]) -> Str
             continue;
         }
         text.push_str(&source[at as usize..s as usize]);
-        text.push(';');
+        if !source[e as usize..end as usize].starts_with(';') {
+            text.push(';');
+        }
         at = e;
     }
     text.push_str(&source[at as usize..end as usize]);

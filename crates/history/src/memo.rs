@@ -40,7 +40,8 @@ pub const MEMO_DIR: [&str; 2] = ["codectx", "history"];
 /// rename detection) and its note ([`note_text`](crate::note_text)). Another version starts
 /// another memo file. A test in `attribute.rs` fails when the names or notes change
 /// without it. 2: a function assigned to `A.prototype.m` inside a wrapper is named `A.m`.
-pub const MEMO_VERSION: u32 = 2;
+/// 3: a named class or function given to `module.exports` is named by its own name.
+pub const MEMO_VERSION: u32 = 3;
 
 /// A memo larger than this starts over: a bound on disk, far above a large repository's
 /// 5,000 commits.

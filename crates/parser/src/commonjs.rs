@@ -47,6 +47,22 @@ pub fn export_assignment<'b, 'a>(e: &'b Expression<'a>) -> Option<(String, &'b E
     }
 }
 
+/// What `target = value` declares is called: the target's name (`module.exports`, or the
+/// property of `exports.foo`), except that a class or function with a name of its own,
+/// given to `module.exports` whole, is called by it (`module.exports = class Application …`
+/// declares `Application`): that is what its readers, its methods' names and a lookup say.
+pub fn declared_name(target: String, value: &Expression<'_>) -> String {
+    if target != MODULE_EXPORTS {
+        return target;
+    }
+    let own = match value.get_inner_expression() {
+        Expression::ClassExpression(c) => c.id.as_ref(),
+        Expression::FunctionExpression(f) => f.id.as_ref(),
+        _ => None,
+    };
+    own.map_or(target, |id| id.name.to_string())
+}
+
 /// `A.prototype.m = function …` or `app.m = (…) => …` (parentheses and casts around the
 /// function allowed) → (`A.prototype.m`, the function): how code before classes declares a
 /// method. The parser makes a top-level one a method; the graph's facts follow the parser.

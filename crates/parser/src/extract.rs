@@ -582,7 +582,7 @@ impl<'s> Extractor<'s> {
             });
             let declared_at = Some(e.span.start);
             let o = match self.function_valued(
-                name.clone(),
+                commonjs::declared_name(name.clone(), right),
                 e.span.start,
                 e.span,
                 right,

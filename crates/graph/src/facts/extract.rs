@@ -1691,7 +1691,7 @@ impl<'a> Extractor<'_, '_> {
 
     /// `exports.name = value`, `module.exports.name = value`, `module.exports = value`:
     /// declares `name` (the whole-module one is named like its chunk,
-    /// [`codectx_parser::commonjs::MODULE_EXPORTS`]) and exports it under `name` (`default`
+    /// [`codectx_parser::commonjs::declared_name`]) and exports it under `name` (`default`
     /// for the whole module, as TypeScript's `export =`), like `export const name = value`.
     /// An identifier or an object of identifiers exports what they name instead.
     fn commonjs_export(
@@ -1707,6 +1707,7 @@ impl<'a> Extractor<'_, '_> {
             name.clone()
         };
         let value = value.get_inner_expression();
+        let name = codectx_parser::commonjs::declared_name(name, value);
         match value {
             Expression::Identifier(id) => {
                 let raw = self.raw_ident(id);

@@ -399,5 +399,7 @@ impl FileFacts {
 /// of a Rust macro invoked in item position is read as items when it parses as items. 21: a
 /// function assigned to a property at the top level (`A.prototype.m = function`) is the
 /// method `A.m`, not an expression named by its text. 22: such a method is declared, a
-/// member of `A` (or owned by the value `app` in `app.m = function`), its calls its own.
-pub const FACTS_VERSION: u32 = 22;
+/// member of `A` (or owned by the value `app` in `app.m = function`), its calls its own. 23: a
+/// named class or function given to `module.exports` whole is declared by its own name
+/// (`codectx_parser::commonjs::declared_name`).
+pub const FACTS_VERSION: u32 = 23;
