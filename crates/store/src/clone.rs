@@ -149,7 +149,7 @@ pub(crate) async fn orphaned(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Drops the tags (on `tables`, the main index's) of clones whose directory holds no index
-/// any more, and their registry files. Runs in the main index's upkeep, under its write
+/// any more, or an index not cloned from this one, and their registry files. Runs in the main index's upkeep, under its write
 /// lock; returns how many clones went.
 pub(crate) async fn drop_gone_clones(
     index_dir: &Path,
@@ -170,9 +170,12 @@ pub(crate) async fn drop_gone_clones(
         let Ok(bytes) = std::fs::read(entry.path()) else {
             continue;
         };
+        // A clone rebuilt as an index of its own (another model, a rebuild on request)
+        // names no index it was cloned from, or another one.
         let clone = clone_dir(bytes);
-        if tag.starts_with(TAG_PREFIX) && !young && !clone.join(format!("{CHUNKS}.lance")).exists()
-        {
+        let holds = clone.join(format!("{CHUNKS}.lance")).exists()
+            && cloned_from(&clone).is_some_and(|seed| same_dir(&seed, index_dir));
+        if tag.starts_with(TAG_PREFIX) && !young && !holds {
             gone.push(tag);
         }
     }
@@ -186,6 +189,11 @@ pub(crate) async fn drop_gone_clones(
         let _ = std::fs::remove_file(registry.join(tag));
     }
     Ok(gone.len())
+}
+
+/// Whether `a` and `b` name one directory (one of them may be spelt through a symlink).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }
 
 /// A directory as a registry file holds it: its bytes on Unix, UTF-8 elsewhere.

@@ -480,7 +480,7 @@ impl Store {
                 .map_err(lance("connecting"))?;
             opened = open_tables(&fresh).await;
         }
-        let (mut chunks, mut files, meta_table) = match opened {
+        let (mut chunks, mut files, mut meta_table) = match opened {
             Ok(tables) => tables,
             Err(reason) if options.rebuild => {
                 tracing::info!("rebuilding the damaged index at {uri}: {reason}");
@@ -517,14 +517,35 @@ impl Store {
             );
             tracing::info!("rebuilding the index at {uri}: {reason}");
             rebuilt = Some(reason);
-            for name in [CHUNKS, FILES] {
+            // A clone made anew is an index of its own: its meta table, a clone too, goes
+            // with the others, so the index it was cloned from releases its hold.
+            let clone_dir = local_dir
+                .as_deref()
+                .filter(|dir| crate::clone::cloned_from(dir).is_some());
+            let dropped = match clone_dir {
+                Some(_) => &[CHUNKS, FILES, META][..],
+                None => &[CHUNKS, FILES][..],
+            };
+            for name in dropped {
                 db.drop_table(name, &[])
                     .await
                     .map_err(lance("dropping a table"))?;
             }
+            if let Some(dir) = clone_dir {
+                let _ = std::fs::remove_file(dir.join(CLONED_FROM_FILE));
+            }
             create_tables(&db, &uri, options.embedding.as_ref()).await?;
             chunks = open(&db, &uri, CHUNKS).await?;
             files = open(&db, &uri, FILES).await?;
+            if clone_dir.is_some() {
+                meta_table = open(&db, &uri, META).await?;
+                meta = read_meta(&db, &uri)
+                    .await
+                    .map_err(|reason| StoreError::Corrupt {
+                        uri: uri.clone(),
+                        reason,
+                    })?;
+            }
             // The notes lived on the dropped rows, and a count of them names a version of
             // the dropped table: the history is read again from the start.
             let keys: Vec<String> = RecordedCount::ALL

@@ -2216,14 +2216,17 @@ async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
         1,
         "a registry entry under an hour old may be a clone being made"
     );
-    for entry in std::fs::read_dir(&registry).unwrap() {
-        let file = std::fs::File::options()
-            .write(true)
-            .open(entry.unwrap().path())
-            .unwrap();
-        let hours_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
-        file.set_modified(hours_ago).unwrap();
-    }
+    let age_registry = || {
+        for entry in std::fs::read_dir(&registry).unwrap() {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(entry.unwrap().path())
+                .unwrap();
+            let hours_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+            file.set_modified(hours_ago).unwrap();
+        }
+    };
+    age_registry();
     std::fs::write(
         repo.root().join("src/later.ts"),
         "export const later = 1;\n",
@@ -2231,6 +2234,31 @@ async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
     .unwrap();
     sync(&mut main, &embedder).await;
     assert_eq!(std::fs::read_dir(&registry).unwrap().count(), 0);
+    assert_same_as_clean_build(repo.root(), &main).await;
+
+    // A clone rebuilt as an index of its own (here for another model) names the main index
+    // no more: its hold goes too, though its worktree stays.
+    let own_root = dir.path().join("own");
+    repo.add_worktree(&own_root, "own");
+    let mut own = Store::open(&own_root, options(&embedder)).await.unwrap();
+    sync(&mut own, &embedder).await;
+    drop(own);
+    assert_eq!(std::fs::read_dir(&registry).unwrap().count(), 1);
+    let model = TokenHashEmbedder::new(DIMENSION + 8);
+    let mut own = Store::open(&own_root, options(&model)).await.unwrap();
+    assert!(own.rebuilt().is_some());
+    sync(&mut own, &model).await;
+    drop(own);
+    let own_dir = git.join("worktrees/own/codectx/index");
+    assert!(own_dir.join("chunks.lance").exists() && !own_dir.join("cloned.from").exists());
+    age_registry();
+    std::fs::write(repo.root().join("src/last.ts"), "export const last = 1;\n").unwrap();
+    sync(&mut main, &embedder).await;
+    assert_eq!(
+        std::fs::read_dir(&registry).unwrap().count(),
+        0,
+        "a rebuilt clone's hold is released"
+    );
     assert_same_as_clean_build(repo.root(), &main).await;
 
     // A clone whose main index was rebuilt, or is gone, is built anew.
