@@ -146,7 +146,14 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    // The process ends here: the runtime is left to it, not dropped. Dropping it cancels
+    // the background reads still in flight (a server's copy of the full-text fields, read
+    // when the index opens), and LanceDB's scans unwrap their cancelled subtasks' results: a
+    // panic message at such an exit. Writes were waited for (`Service::shutdown`); one the
+    // runtime dropped would have been cut as a kill cuts it, and is repaired the same way.
+    std::mem::forget(runtime);
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
