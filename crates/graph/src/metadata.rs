@@ -405,13 +405,9 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
     let mut out = Vec::new();
     let mut seen = HashSet::from([s]);
     let top_level = |f: u32| {
-        g.files()[f as usize]
-            .facts()
-            .decls
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.container.is_none() && d.owner.is_none())
-            .map(move |(i, _)| SymbolRef {
+        file_level(&g.files()[f as usize].facts().decls)
+            .into_iter()
+            .map(move |i| SymbolRef {
                 file: f,
                 decl: i as u32,
             })
@@ -445,5 +441,30 @@ pub(crate) fn related(g: &ProjectGraph, s: SymbolRef, limit: usize) -> Vec<Relat
             }
         }
     }
+    out
+}
+
+/// The declarations a file holds at its own level, in source order: not a member of a type
+/// or a value, and not a local of a function (`const res = ctx.res` inside `respond` is
+/// `respond`'s, not a symbol its file offers).
+fn file_level(decls: &[crate::facts::Decl]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..decls.len()).collect();
+    order.sort_by_key(|&i| (decls[i].span.0, std::cmp::Reverse(decls[i].span.1)));
+    // The ends of the functions around the declaration looked at.
+    let mut around: Vec<u32> = Vec::new();
+    let mut out = Vec::new();
+    for i in order {
+        let d = &decls[i];
+        while around.last().is_some_and(|&end| end <= d.span.0) {
+            around.pop();
+        }
+        if around.is_empty() && d.container.is_none() && d.owner.is_none() {
+            out.push(i);
+        }
+        if d.kind.is_callable() {
+            around.push(d.span.1);
+        }
+    }
+    out.sort_unstable();
     out
 }
