@@ -764,9 +764,18 @@ impl CodeContextServer {
     ) -> CallToolResult {
         let (metadata, line) = self.metadata(answered, completeness);
         let mut content = Vec::with_capacity(answer.content.len() + 1);
+        // Why an answer holds nothing (a lookup's closest names, the best score below the
+        // gate) is said in its text too, as the CLI prints it, not only in its data.
+        let why_empty = answer
+            .message
+            .as_deref()
+            .filter(|_| answer.results.is_empty());
         for (i, item) in answer.content.iter().enumerate() {
             let mut text = item.text.clone();
             if i == 0 {
+                if let Some(why) = why_empty {
+                    text.push_str(&format!("\n{why}"));
+                }
                 text.push_str(&format!("\n{line}"));
             }
             content.push(assistant_text(

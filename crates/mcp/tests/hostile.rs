@@ -153,6 +153,18 @@ fn malformed_and_hostile_requests_get_coded_errors_and_the_server_keeps_serving(
         found["results"][0]["file"], "src/auth/tokenService.ts",
         "{found}"
     );
+    // A lookup that finds nothing says why, and what is close, in the text a model reads.
+    let missed = s.request(
+        "tools/call",
+        json!({"name": "codebase_search", "arguments": {"query": "symbol = TokenService.validateTokn"}}),
+    );
+    let text = missed["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(
+            "No symbol named \"TokenService.validateTokn\". Closest names: validateToken"
+        ),
+        "{missed}"
+    );
     let table: String = codes
         .iter()
         .map(|(what, code)| format!("{what}: {code}\n"))

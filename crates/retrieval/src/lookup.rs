@@ -49,6 +49,30 @@ impl SymbolQuery {
         }))
     }
 
+    /// The query with a dotted name read as its parents: `Application.listen` as
+    /// `Application > listen`, the qualified name answers print. `None` without a dot.
+    /// (A name may hold dots itself: `app.listen = function …` declares `app.listen`, so the
+    /// name as written is looked up first.)
+    fn dotted(&self) -> Option<SymbolQuery> {
+        let mut parts: Vec<String> = self
+            .name
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
+        if parts.len() < 2 {
+            return None;
+        }
+        let name = parts.pop()?;
+        let mut parents = self.parents.clone();
+        parents.extend(parts);
+        Some(SymbolQuery {
+            file: self.file.clone(),
+            parents,
+            name,
+        })
+    }
+
     /// Whether `chunk` is what this query names.
     pub fn matches(&self, chunk: &CodeChunk) -> bool {
         if chunk.name != self.name {
@@ -81,10 +105,19 @@ pub struct Lookup<'p> {
     pub closest: Vec<String>,
 }
 
-/// Finds every chunk `query` names, what an agent most likely means first (see
+/// Finds every chunk `query` names (a dotted name, when nothing is called so, as its
+/// parents and name), what an agent most likely means first (see
 /// [`match_order`]), with a function's overload signatures merged into one match.
 pub fn lookup<'p>(project: &'p Project, query: &SymbolQuery) -> Lookup<'p> {
-    let mut matches: Vec<&CodeChunk> = project.chunks().filter(|c| query.matches(c)).collect();
+    let named = |query: &SymbolQuery| -> Vec<&'p CodeChunk> {
+        project.chunks().filter(|c| query.matches(c)).collect()
+    };
+    let mut matches = named(query);
+    if matches.is_empty()
+        && let Some(dotted) = query.dotted()
+    {
+        matches = named(&dotted);
+    }
     matches.sort_by_cached_key(|c| match_order(project, c));
     let matches = merge_overloads(matches);
     let closest = if matches.is_empty() {
@@ -171,12 +204,20 @@ fn merge_overloads(matches: Vec<&CodeChunk>) -> Vec<&CodeChunk> {
 }
 
 fn closest_names(project: &Project, query: &SymbolQuery) -> Vec<String> {
+    // The name as written, and its last part when it is dotted (`Application.lissten`).
+    let wanted: Vec<String> = std::iter::once(query.name.to_lowercase())
+        .chain(query.dotted().map(|d| d.name.to_lowercase()))
+        .collect();
     let mut names: Vec<(f64, &str)> = project
         .chunks()
         .filter(|c| query.file.as_deref().is_none_or(|f| f == c.relative_path))
         .filter(|c| !matches!(c.node_kind, SymbolKind::Import | SymbolKind::Comment))
         .map(|c| {
-            let score = strsim::jaro_winkler(&c.name.to_lowercase(), &query.name.to_lowercase());
+            let name = c.name.to_lowercase();
+            let score = wanted
+                .iter()
+                .map(|w| strsim::jaro_winkler(&name, w))
+                .fold(0.0, f64::max);
             (score, c.name.as_str())
         })
         .filter(|(score, _)| *score >= 0.75)

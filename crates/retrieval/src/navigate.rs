@@ -127,15 +127,14 @@ pub fn resolve_symbol<'p>(
     symbol: &str,
     path: Option<&str>,
 ) -> Result<Vec<&'p CodeChunk>, NavigationError> {
-    let mut parts: Vec<String> = Vec::new();
-    for part in symbol.split('>').map(str::trim).filter(|p| !p.is_empty()) {
-        // `Class.method` is the graph's qualified name; a file name keeps its dots.
-        if part.contains('/') || codectx_parser::Language::from_path(part).is_some() {
-            parts.push(part.to_string());
-        } else {
-            parts.extend(part.split('.').filter(|p| !p.is_empty()).map(String::from));
-        }
-    }
+    // `Class.method`, the graph's qualified name, is read by `lookup` as `Class > method`
+    // when no symbol is called so.
+    let mut parts: Vec<String> = symbol
+        .split('>')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
     if parts.is_empty() {
         return Err(NavigationError::new(
             ErrorCode::InvalidArgument,

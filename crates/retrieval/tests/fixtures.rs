@@ -101,6 +101,36 @@ fn lookup_scopes_are_exact() {
     assert!(lookup(p, &q("symbol = validateTok")).matches.is_empty());
 }
 
+/// `Class.method`, as answers print qualified names, is `Class > method` when no symbol is
+/// called so; its parent chain holds as in the `>` form.
+#[test]
+fn a_dotted_name_is_read_as_parent_and_name() {
+    let p = project();
+    let q = |s: &str| SymbolQuery::parse(s).unwrap().unwrap();
+    let dotted = lookup(p, &q("symbol = TokenService.validateToken")).matches;
+    assert_eq!(
+        dotted,
+        lookup(p, &q("symbol = TokenService > validateToken")).matches
+    );
+    assert_eq!(dotted.len(), 1);
+    let scoped = lookup(
+        p,
+        &q("symbol = src/auth/tokenService.ts > TokenService.validateToken"),
+    );
+    assert_eq!(scoped.matches, dotted);
+    assert!(
+        lookup(p, &q("symbol = AuthMiddleware.validateToken"))
+            .matches
+            .is_empty()
+    );
+    let missed = lookup(p, &q("symbol = TokenService.validateTokn"));
+    assert!(missed.matches.is_empty());
+    assert_eq!(
+        missed.closest.first().map(String::as_str),
+        Some("validateToken")
+    );
+}
+
 #[test]
 fn no_match_lists_the_closest_names() {
     let a = answer("symbol = validateTokens");
