@@ -75,6 +75,8 @@ pub struct CorpusEval<'a> {
     /// Where the lexical channel's BM25F runs: in memory, as the server answers agents, or
     /// on LanceDB's index, as the CLI does (its statistics drift as rows are rewritten).
     pub text_search: codectx_store::TextSearch,
+    /// Each question names the project first, as its manifest calls it ("pino: …").
+    pub name_the_project: bool,
 }
 
 /// Sets one numeric [`SearchOptions`] field by name, to judge a ranking constant on the
@@ -515,8 +517,21 @@ async fn score(
     let mut token_counts: Vec<usize> = Vec::new();
     let (mut precision_sum, mut file_precision_sum, mut answered) = (0.0, 0.0, 0usize);
     let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);
+    let project_name = config
+        .name_the_project
+        .then(|| codectx_retrieval::project_names(source).into_iter().next())
+        .flatten();
+    if config.name_the_project {
+        eprintln!("{}: named {:?}", source.display(), project_name);
+    }
     for q in questions {
-        let (answer, ranking) = engine.answer(&q.query, options, 1).await?;
+        let query = match &project_name {
+            // Before the title, when the question has one, as commit subjects do
+            // (`koa: keep the slash`).
+            Some(name) => format!("{name}: {}", q.query.trim_start()),
+            None => q.query.clone(),
+        };
+        let (answer, ranking) = engine.answer(&query, options, 1).await?;
         // Each shown result with its own score: one iterator, so they cannot drift apart.
         let (hits, scores): (Vec<Hit>, Vec<&codectx_retrieval::Scored>) = ranking
             .scored

@@ -145,6 +145,10 @@ enum Command {
         /// it (default: over the fields kept in memory, as the MCP server answers agents).
         #[arg(long)]
         text_in_index: bool,
+        /// Corpus: each question names the project it is asked of ("pino: …"), as users
+        /// and commit subjects do; the answers should be those of the questions as written.
+        #[arg(long)]
+        name_the_project: bool,
         /// Also the change corpus (`--changes` alone: xtask/changes-corpus.toml): change and
         /// long questions from the repositories' git history.
         #[arg(long, num_args = 0..=1, default_missing_value = "xtask/changes-corpus.toml")]
@@ -447,6 +451,7 @@ fn main() -> anyhow::Result<()> {
             model_dir,
             no_history,
             text_in_index,
+            name_the_project,
             changes,
             mirrors,
             kind,
@@ -461,6 +466,7 @@ fn main() -> anyhow::Result<()> {
             mirrors,
             kinds: kind,
             history: !no_history,
+            name_the_project,
             text_search: if text_in_index {
                 codectx_store::TextSearch::Index
             } else {

@@ -156,6 +156,15 @@ fn build_package(pin: &Pin, cap: usize) -> anyhow::Result<BuiltPackage> {
         write_questions(&questions_file, &questions)?;
         std::fs::write(&done, "")?;
     }
+    // The package's manifest, which says what the project is called (`project_names`):
+    // not a source file, so the index is the same with or without it.
+    let manifest = source.join("package.json");
+    if !manifest.exists() {
+        let package = codectx_corpus::try_npm_package(&pin.name, &pin.version)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        std::fs::copy(package.join("package.json"), &manifest)
+            .with_context(|| format!("copying {}'s package.json", pin.name))?;
+    }
     Ok(BuiltPackage {
         pin: pin.clone(),
         questions: read_questions(&questions_file, cap)?,

@@ -62,7 +62,7 @@ pub use navigate::{
     RelatedSymbols, SymbolHierarchy, file_relationships, file_skeleton, related_symbols,
     resolve_symbol, symbol_hierarchy,
 };
-pub use project::{FromImage, Project, ProjectFile, SavedProject};
+pub use project::{FromImage, Project, ProjectFile, SavedProject, project_names};
 pub use query::{Query, StackFrame, TextQuery};
 pub use revision::{RevisionRef, asked_revision, mark_used, open_at_revision, resolve_revision};
 pub use scoring::{

@@ -141,6 +141,8 @@ pub struct Project {
     /// Every declaration's name, by the words a question can name it with: made while a
     /// project loads from an index, else at the first question; again after a patch.
     name_index: OnceLock<crate::search::NameIndex>,
+    /// What the project's manifest calls it ([`project_names`]), read at the first question.
+    names: OnceLock<Vec<String>>,
 }
 
 impl std::fmt::Debug for Project {
@@ -509,11 +511,17 @@ impl Project {
             graph,
             skipped,
             name_index: OnceLock::new(),
+            names: OnceLock::new(),
         }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// What the project calls itself ([`project_names`] of its root).
+    pub fn names(&self) -> &[String] {
+        self.names.get_or_init(|| project_names(&self.root))
     }
 
     pub fn files(&self) -> &[ProjectFile] {
@@ -634,6 +642,27 @@ mod tests {
     use super::*;
     use crate::search::NameIndex;
 
+    #[test]
+    fn a_project_is_called_what_its_manifests_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert!(project_names(root).is_empty(), "no manifest, no name");
+        std::fs::write(root.join("package.json"), r#"{"name": "@koa/router"}"#).unwrap();
+        std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"ripgrep\"\n").unwrap();
+        std::fs::write(
+            root.join("go.mod"),
+            "module github.com/spf13/cobra\n\ngo 1.21\n",
+        )
+        .unwrap();
+        assert_eq!(project_names(root), ["koa", "ripgrep", "cobra"]);
+        std::fs::write(root.join("package.json"), r#"{"name": "payload-monorepo"}"#).unwrap();
+        assert_eq!(project_names(root), ["payload", "ripgrep", "cobra"]);
+        // A workspace's manifest without a package, or a broken one, names nothing.
+        std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = []\n").unwrap();
+        std::fs::write(root.join("package.json"), "{ not json").unwrap();
+        assert_eq!(project_names(root), ["cobra"]);
+    }
+
     fn file(path: &str, source: &str) -> ProjectFile {
         let parsed = codectx_parser::parse_source(path, source);
         let chunks = codectx_chunker::chunk_file(&parsed, source, path);
@@ -668,4 +697,56 @@ mod tests {
         assert_eq!(index, NameIndex::of(&files));
         assert_ne!(index, NameIndex::default());
     }
+}
+
+/// What the project at `root` calls itself, as its manifests say: `package.json`'s `name`
+/// (its scope, when it has one: `@koa/router` → `koa`; a monorepo root's without `-monorepo`
+/// or `-root`), `Cargo.toml`'s and `pyproject.toml`'s
+/// package name, `go.mod`'s module path's last part. A question that names the project
+/// says which project, not which code (see `TextQuery::without_project_name`). The
+/// directory's own name is not one: worktrees and checkouts are called anything.
+pub fn project_names(root: &Path) -> Vec<String> {
+    let read = |file: &str| std::fs::read_to_string(root.join(file)).ok();
+    let mut names = Vec::new();
+    if let Some(json) = read("package.json")
+        && let Ok(value) = serde_json::from_str::<serde_json::Value>(&json)
+        && let Some(name) = value.get("name").and_then(|n| n.as_str())
+    {
+        names.push(
+            match name.strip_prefix('@').and_then(|n| n.split_once('/')) {
+                // A scope is the brand people say (`@vue/core`, `@koa/router`); the name after
+                // it is often a plain word of the code (`core`, `router`, `query`).
+                Some((scope, _)) => scope.to_string(),
+                None => name.to_string(),
+            },
+        );
+    }
+    for (file, table) in [("Cargo.toml", "package"), ("pyproject.toml", "project")] {
+        if let Some(text) = read(file)
+            && let Ok(value) = text.parse::<toml::Table>()
+            && let Some(name) = value
+                .get(table)
+                .and_then(|t| t.get("name"))
+                .and_then(|n| n.as_str())
+        {
+            names.push(name.to_string());
+        }
+    }
+    if let Some(text) = read("go.mod")
+        && let Some(module) = text.lines().find_map(|l| l.trim().strip_prefix("module "))
+        && let Some(last) = module.trim().trim_matches('"').rsplit('/').next()
+    {
+        names.push(last.to_string());
+    }
+    // A monorepo's root is named after what it holds (`payload-monorepo`, `mobx-root`).
+    for name in &mut names {
+        for suffix in ["-monorepo", "-root"] {
+            if let Some(product) = name.strip_suffix(suffix) {
+                *name = product.to_string();
+            }
+        }
+    }
+    names.retain(|n| !n.trim().is_empty());
+    names.dedup();
+    names
 }

@@ -178,6 +178,75 @@ impl TextQuery {
         lines.next().map(|_| first)
     }
 
+    /// The question without the plain words that name the project itself (`pino` in "how
+    /// does pino redact fields", asked of pino, or "date-fns" of date-fns): they say which
+    /// project the question is about, not which code, and a declaration called like the
+    /// project (`function pino`) took the answer for them. A name written as code
+    /// (`` `pino()` ``) stays, and so does a question with nothing else to search for.
+    /// `names` are the project's ([`crate::project_names`]).
+    pub fn without_project_name(&self, names: &[String]) -> std::borrow::Cow<'_, TextQuery> {
+        use std::borrow::Cow;
+        let names: Vec<String> = names
+            .iter()
+            .flat_map(|n| {
+                let n = n.to_lowercase();
+                // `discord.js` is called `discord` as often.
+                let bare = n
+                    .strip_suffix(".js")
+                    .filter(|b| b.len() >= 3)
+                    .map(String::from);
+                std::iter::once(n).chain(bare)
+            })
+            .collect();
+        if names.is_empty() {
+            return Cow::Borrowed(self);
+        }
+        let names_the_project = |word: &str| {
+            if word.starts_with('`') {
+                return false;
+            }
+            let word = word
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            let word = word
+                .strip_suffix("'s")
+                .or_else(|| word.strip_suffix("’s"))
+                .unwrap_or(&word);
+            names.iter().any(|n| n == word)
+        };
+        let mut removed = false;
+        let prose: Vec<String> = self
+            .prose
+            .lines()
+            .map(|line| {
+                let kept: Vec<&str> = line
+                    .split_whitespace()
+                    .filter(|w| {
+                        let named = names_the_project(w);
+                        removed |= named;
+                        !named
+                    })
+                    .collect();
+                if kept.len() == line.split_whitespace().count() {
+                    line.to_string()
+                } else {
+                    kept.join(" ")
+                }
+            })
+            .collect();
+        let prose = prose.join("\n").trim().to_string();
+        if !removed || crate::search::content_words(&prose).trim().is_empty() {
+            return Cow::Borrowed(self);
+        }
+        Cow::Owned(TextQuery {
+            text: self.text.clone(),
+            identifiers: identifiers(&prose),
+            literals: literals(&prose),
+            frames: self.frames.clone(),
+            prose,
+        })
+    }
+
     /// Analyses `text` (see the fields).
     pub fn new(text: &str) -> TextQuery {
         let without_comments = strip_html_comments(text);
@@ -409,6 +478,47 @@ fn literals(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_is_searched_without_the_projects_name() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let prose = |q: &str, n: &[&str]| {
+            TextQuery::new(q)
+                .without_project_name(&names(n))
+                .prose
+                .clone()
+        };
+        assert_eq!(
+            prose("How does Pino redact sensitive fields?", &["pino"]),
+            "How does redact sensitive fields?"
+        );
+        assert_eq!(prose("pino's child loggers", &["pino"]), "child loggers");
+        assert_eq!(
+            prose("In date-fns, how is a date formatted", &["date-fns"]),
+            "In how is a date formatted",
+            "the whole name only: `date` stays"
+        );
+        assert_eq!(
+            prose("how does discord.js shard", &["discord.js"]),
+            "how does shard"
+        );
+        // A title and its description keep their lines.
+        assert_eq!(
+            prose(
+                "koa: keep the slash\n\nThe koa router dropped it.",
+                &["koa"]
+            ),
+            "keep the slash\n\nThe router dropped it."
+        );
+        // Written as code, or all there is to search for: kept.
+        assert_eq!(
+            prose("what does `pino()` return", &["pino"]),
+            "what does `pino()` return"
+        );
+        assert_eq!(prose("what is pino?", &["pino"]), "what is pino?");
+        assert_eq!(prose("how are levels set", &["pino"]), "how are levels set");
+        assert_eq!(prose("how does pino redact", &[]), "how does pino redact");
+    }
 
     #[test]
     fn a_question_of_several_lines_opens_with_its_title() {

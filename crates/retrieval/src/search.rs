@@ -172,6 +172,9 @@ pub async fn rank(
     question: &TextQuery,
     options: &SearchOptions,
 ) -> Result<Ranking, RetrievalError> {
+    // A question that names the project ("how does pino redact …") is searched without
+    // that name: it says which project, not which code.
+    let question = &*question.without_project_name(project.names());
     // The words that carry meaning: the prose without template text, and the functions a
     // quoted stack trace names.
     let mut words = question.prose.clone();
@@ -727,7 +730,7 @@ pub fn select_chunks<'p>(
 /// The words of `query` worth searching for, space-separated: identifiers kept whole (the
 /// full-text index splits `validateToken` itself and also matches it whole), stopwords and
 /// one-letter words dropped.
-fn content_words(query: &str) -> String {
+pub(crate) fn content_words(query: &str) -> String {
     query
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
         .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.to_lowercase().as_str()))
