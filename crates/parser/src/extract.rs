@@ -1813,7 +1813,10 @@ fn after_decorators(src: &str, start: u32, decorators: &[Decorator<'_>]) -> u32 
     last + (rest.len() - rest.trim_start().len()) as u32
 }
 
-fn property_key_name(src: &str, key: &PropertyKey<'_>) -> String {
+/// What a member called by `key` is named: its identifier, string or number as written, or
+/// a computed key's text in brackets (`[kGetDispatcher]`, `[Symbol.iterator]`). The graph's
+/// facts name computed members by it too.
+pub fn property_key_name(src: &str, key: &PropertyKey<'_>) -> String {
     match key {
         PropertyKey::StaticIdentifier(id) => id.name.to_string(),
         PropertyKey::PrivateIdentifier(id) => format!("#{}", id.name),

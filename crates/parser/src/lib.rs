@@ -41,7 +41,7 @@ use oxc_span::SourceType;
 use serde::{Deserialize, Serialize};
 
 pub use comments::clean_jsdoc;
-pub use extract::one_line;
+pub use extract::{one_line, property_key_name};
 pub use lines::LineIndex;
 pub use symbol::{
     ByteSpan, CallHead, CallSyntax, Diagnostic, ImportInfo, LineRange, Modifier, Naming,

@@ -1284,7 +1284,13 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             MethodDefinitionKind::Get => SymbolKind::Getter,
             MethodDefinitionKind::Set => SymbolKind::Setter,
         };
-        let Some(name) = key_name(&m.key) else {
+        // A computed key (`[kGetDispatcher] () {…}`) is named as the parser names it: the
+        // method is a member all the same, and the calls in it are its own.
+        let name = key_name(&m.key).or_else(|| {
+            m.computed
+                .then(|| codectx_parser::property_key_name(self.src, &m.key))
+        });
+        let Some(name) = name else {
             return walk::walk_method_definition(self, m);
         };
         let node = decorated(m.span, &m.decorators);

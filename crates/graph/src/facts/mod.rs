@@ -401,5 +401,6 @@ impl FileFacts {
 /// method `A.m`, not an expression named by its text. 22: such a method is declared, a
 /// member of `A` (or owned by the value `app` in `app.m = function`), its calls its own. 23: a
 /// named class or function given to `module.exports` whole is declared by its own name
-/// (`codectx_parser::commonjs::declared_name`).
-pub const FACTS_VERSION: u32 = 23;
+/// (`codectx_parser::commonjs::declared_name`). 24: a method with a computed key
+/// (`[kGetDispatcher] () {…}`) is declared, named as the parser names it.
+pub const FACTS_VERSION: u32 = 24;
