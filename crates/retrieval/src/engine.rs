@@ -1,6 +1,7 @@
 //! [`Engine`]: one project's index, graph and models, answering queries end to end —
 //! freshness sync → candidates → rerank → blend → select → enrich → assemble.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -392,6 +393,10 @@ impl Engine {
                 selected
             }
         };
+        let chunks = match strategy {
+            Strategy::Breadth => with_call_neighbours(&self.project, chunks),
+            Strategy::Depth => chunks,
+        };
         Ok(code_context(&self.project, &chunks, max_tokens, strategy))
     }
 
@@ -534,4 +539,45 @@ fn lookup_matches<'p>(
         .into_iter()
         .map(|chunk| (chunk, 1.0))
         .collect()
+}
+
+/// How many of a result's callees, and of its callers, a `breadth` context adds: enough to
+/// show where a symbol sits, few enough that one much-called helper does not fill the answer.
+const CALL_NEIGHBOURS: usize = 4;
+
+/// `chunks`, then what each calls and what calls it (not tests), once each: a `breadth`
+/// context gives more symbols as signatures, and the ones structurally tied to its results
+/// say where they sit (an answer of one result was one line: `function respond (ctx) { … }`).
+fn with_call_neighbours<'p>(
+    project: &'p Project,
+    chunks: Vec<&'p CodeChunk>,
+) -> Vec<&'p CodeChunk> {
+    let graph = project.graph();
+    let mut seen: HashSet<(&str, &str)> = chunks
+        .iter()
+        .map(|c| (c.relative_path.as_str(), c.id.as_str()))
+        .collect();
+    let mut neighbours = Vec::new();
+    for chunk in &chunks {
+        let Some(declaration) = project.declaration(chunk) else {
+            continue;
+        };
+        let callees = graph.callees(declaration).iter().map(|(s, _)| *s);
+        let callers = graph
+            .callers(declaration)
+            .iter()
+            .filter_map(|(caller, _)| match caller {
+                codectx_graph::CallerRef::Symbol(s) => Some(*s),
+                codectx_graph::CallerRef::Module(_) => None,
+            });
+        for side in [callees.collect::<Vec<_>>(), callers.collect::<Vec<_>>()] {
+            side.into_iter()
+                .filter_map(|s| project.chunk_of(s))
+                .filter(|c| !crate::scoring::is_test_file(&c.relative_path))
+                .filter(|c| seen.insert((c.relative_path.as_str(), c.id.as_str())))
+                .take(CALL_NEIGHBOURS)
+                .for_each(|c| neighbours.push(c));
+        }
+    }
+    chunks.into_iter().chain(neighbours).collect()
 }

@@ -260,13 +260,7 @@ fn declared_container<'p>(project: &'p Project, chunk: &CodeChunk) -> Option<&'p
         }
         None => return None,
     };
-    let symbol = graph.decl(owner).symbol?;
-    let path = &graph.files()[owner.file as usize].path;
-    project
-        .file(path)?
-        .chunks
-        .iter()
-        .find(|c| c.symbol == symbol)
+    project.chunk_of(owner)
 }
 
 fn descendants(project: &Project, chunk: &CodeChunk) -> SymbolHierarchy {

@@ -558,6 +558,13 @@ impl Project {
         let file = self.graph.file_index(&chunk.relative_path)?;
         self.graph.declaration_of(file, chunk.symbol)
     }
+
+    /// The chunk of a graph declaration: the one made from the same parser symbol.
+    pub fn chunk_of(&self, declaration: SymbolRef) -> Option<&CodeChunk> {
+        let symbol = self.graph.decl(declaration).symbol?;
+        let path = &self.graph.files()[declaration.file as usize].path;
+        self.file(path)?.chunks.iter().find(|c| c.symbol == symbol)
+    }
 }
 
 impl Project {

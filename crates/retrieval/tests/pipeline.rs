@@ -709,3 +709,35 @@ async fn issue_texts_answer_on_what_they_quote_not_on_their_template() {
     assert_eq!(a.results, b.results);
     insta::assert_snapshot!(out);
 }
+
+/// `breadth` gives more symbols: after its results, what each calls and what calls it, as
+/// signatures; `depth` keeps to the results.
+#[tokio::test]
+async fn breadth_adds_what_a_result_calls_and_what_calls_it() {
+    let index = tempfile::tempdir().unwrap();
+    let mut engine = engine(&index, None, None).await;
+    let options = SearchOptions::default();
+    let mut items = Vec::new();
+    // validateToken calls sign; sign is called by issue and validateToken.
+    for query in [
+        "symbol = TokenService > validateToken",
+        "symbol = TokenService > sign",
+    ] {
+        let (breadth, _) = engine
+            .code_context(query, &options, None, codectx_retrieval::Strategy::Breadth)
+            .await
+            .unwrap();
+        items.push(format!("{query}:"));
+        for i in &breadth.context_items {
+            assert_eq!(i.detail, codectx_retrieval::Detail::Signature);
+            items.push(format!("  {} {}:{}", i.name, i.file, i.start_line));
+        }
+    }
+    insta::assert_snapshot!(items.join("\n"));
+    let query = "symbol = TokenService > validateToken";
+    let (depth, _) = engine
+        .code_context(query, &options, None, codectx_retrieval::Strategy::Depth)
+        .await
+        .unwrap();
+    assert_eq!(depth.context_items.len(), 1);
+}
