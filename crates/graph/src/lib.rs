@@ -741,6 +741,17 @@ impl ProjectGraph {
         self.links.callers(s)
     }
 
+    /// Direct callers of a declaration that are declarations themselves (not a file's
+    /// top-level code), in the order of [`ProjectGraph::callers`].
+    pub fn declared_callers(&self, s: SymbolRef) -> impl Iterator<Item = SymbolRef> + '_ {
+        self.callers(s)
+            .iter()
+            .filter_map(|(caller, _)| match caller {
+                CallerRef::Symbol(caller) => Some(*caller),
+                CallerRef::Module(_) => None,
+            })
+    }
+
     /// Callers of a constructor are the `new` sites of its class.
     pub fn callers_of_constructor_or_self(&self, s: SymbolRef) -> &[(CallerRef, u32)] {
         let d = self.decl(s);

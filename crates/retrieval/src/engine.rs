@@ -562,15 +562,10 @@ fn with_call_neighbours<'p>(
         let Some(declaration) = project.declaration(chunk) else {
             continue;
         };
-        let callees = graph.callees(declaration).iter().map(|(s, _)| *s);
-        let callers = graph
-            .callers(declaration)
-            .iter()
-            .filter_map(|(caller, _)| match caller {
-                codectx_graph::CallerRef::Symbol(s) => Some(*s),
-                codectx_graph::CallerRef::Module(_) => None,
-            });
-        for side in [callees.collect::<Vec<_>>(), callers.collect::<Vec<_>>()] {
+        let callees: Vec<codectx_graph::SymbolRef> =
+            graph.callees(declaration).iter().map(|(s, _)| *s).collect();
+        let callers: Vec<codectx_graph::SymbolRef> = graph.declared_callers(declaration).collect();
+        for side in [callees, callers] {
             side.into_iter()
                 .filter_map(|s| project.chunk_of(s))
                 .filter(|c| !crate::scoring::is_test_file(&c.relative_path))

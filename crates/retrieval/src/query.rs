@@ -214,28 +214,27 @@ impl TextQuery {
                 .unwrap_or(&word);
             names.iter().any(|n| n == word)
         };
-        let mut removed = false;
-        let prose: Vec<String> = self
+        // A line that names the project is written again without the name; the others
+        // stay as they were, so an unchanged prose means nothing was named.
+        let prose = self
             .prose
             .lines()
             .map(|line| {
-                let kept: Vec<&str> = line
-                    .split_whitespace()
-                    .filter(|w| {
-                        let named = names_the_project(w);
-                        removed |= named;
-                        !named
-                    })
-                    .collect();
-                if kept.len() == line.split_whitespace().count() {
-                    line.to_string()
-                } else {
+                if line.split_whitespace().any(names_the_project) {
+                    let kept: Vec<&str> = line
+                        .split_whitespace()
+                        .filter(|w| !names_the_project(w))
+                        .collect();
                     kept.join(" ")
+                } else {
+                    line.to_string()
                 }
             })
-            .collect();
-        let prose = prose.join("\n").trim().to_string();
-        if !removed || crate::search::content_words(&prose).trim().is_empty() {
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_string();
+        if prose == self.prose || crate::search::content_words(&prose).trim().is_empty() {
             return Cow::Borrowed(self);
         }
         Cow::Owned(TextQuery {

@@ -494,16 +494,11 @@ fn describe(
     let graph = project.graph();
     for ((c, chunk), symbol) in candidates.iter_mut().zip(chunks).zip(&symbols) {
         let linked = symbol.map_or(0.0, |s| {
-            let callees = graph.callees(s).iter().map(|(callee, _)| *callee);
-            let callers = graph
-                .callers(s)
+            graph
+                .callees(s)
                 .iter()
-                .filter_map(|(caller, _)| match caller {
-                    codectx_graph::CallerRef::Symbol(caller) => Some(*caller),
-                    codectx_graph::CallerRef::Module(_) => None,
-                });
-            callees
-                .chain(callers)
+                .map(|(callee, _)| *callee)
+                .chain(graph.declared_callers(s))
                 .filter(|n| *n != s)
                 .filter_map(|n| strongest.get(&n).copied())
                 .fold(0.0_f32, f32::max)

@@ -149,8 +149,8 @@ pub(crate) async fn orphaned(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Drops the tags (on `tables`, the main index's) of clones whose directory holds no index
-/// any more, or an index not cloned from this one, and their registry files. Runs in the main index's upkeep, under its write
-/// lock; returns how many clones went.
+/// any more, or an index not cloned from this one, and their registry files. Runs in the
+/// main index's upkeep, under its write lock; returns how many clones went.
 pub(crate) async fn drop_gone_clones(
     index_dir: &Path,
     tables: [&lancedb::Table; 3],
