@@ -40,9 +40,16 @@ async fn main() {
     };
     if rebuild {
         let store = open(TextSearch::Index).await;
-        for column in ["searchNames", "fullSource", "history"] {
-            // The store's own tokenizer settings (`text_index::lexical_tokens`).
-            let tokens = FtsIndexBuilder::code().split_identifiers(true).stem(true);
+        for column in ["nameTerms", "sourceTerms", "historyTerms"] {
+            // The store's own index settings (`text_index::term_index`): the terms are
+            // stored analyzed.
+            let tokens = FtsIndexBuilder::default()
+                .base_tokenizer("whitespace".to_string())
+                .lower_case(false)
+                .stem(false)
+                .remove_stop_words(false)
+                .ascii_folding(false)
+                .max_token_length(None);
             if let Err(e) = store
                 .chunk_table()
                 .create_index(&[column], Index::FTS(tokens))

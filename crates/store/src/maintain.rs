@@ -9,7 +9,7 @@ use lancedb::table::OptimizeAction;
 use crate::clone::{SHARED_COMPACTED_FRAGMENT_ROWS, drop_gone_clones, shares_files};
 use crate::report::SyncStats;
 use crate::store::RecordedCount;
-use crate::text_index::{FULL_TEXT_COLUMNS, lexical_tokens};
+use crate::text_index::{FULL_TEXT_COLUMNS, term_index};
 use crate::{Store, StoreError};
 
 /// The full-text indexes are built anew, not updated, once rows that escaped them are at
@@ -207,9 +207,9 @@ impl Store {
         columns: &[&str],
         action: &'static str,
     ) -> Result<usize, StoreError> {
-        let builds = columns.iter().map(|column| {
-            self.build_index(&self.chunks, column, Index::FTS(lexical_tokens()), action)
-        });
+        let builds = columns
+            .iter()
+            .map(|column| self.build_index(&self.chunks, column, Index::FTS(term_index()), action));
         Ok(futures::future::try_join_all(builds).await?.len())
     }
 

@@ -186,10 +186,13 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("relevantImports", list(), false),
         read_whole(Field::new("embeddingText", DataType::Utf8, false)),
         Field::new("breadcrumb", DataType::Utf8, false),
-        // Derived, for the lexical channel only: see [`search_names`].
-        Field::new("searchNames", DataType::Utf8, false),
         // The repository's history of the symbol, for the lexical channel only.
         Field::new("history", DataType::Utf8, false),
+        // Derived, for the lexical channel only: the analyzed terms of the chunk's names
+        // ([`search_names`]), its source and its history (`text_index`).
+        Field::new("nameTerms", DataType::Utf8, false),
+        read_whole(Field::new("sourceTerms", DataType::Utf8, false)),
+        Field::new("historyTerms", DataType::Utf8, false),
     ];
     if let Some(spec) = spec {
         fields.push(
@@ -304,11 +307,27 @@ pub(crate) fn chunks_to_batch(
         list(&|r| &r.chunk.relevant_imports),
         text(&|r| r.chunk.embedding_text.as_str()),
         text(&|r| &r.chunk.breadcrumb),
-        Arc::new(StringArray::from_iter_values(
-            rows.iter().map(|r| search_names(&r.chunk)),
-        )),
         text(&|r| &r.history),
     ];
+    // Analyzed from the row's texts at every write, so they cannot disagree with them.
+    let names: Vec<String> = rows.iter().map(|r| search_names(&r.chunk)).collect();
+    let texts: Vec<[&str; 3]> = rows
+        .iter()
+        .zip(&names)
+        .map(|(r, names)| {
+            [
+                names.as_str(),
+                r.chunk.full_source.as_str(),
+                r.history.as_str(),
+            ]
+        })
+        .collect();
+    let terms = crate::text_index::analyze_all(&texts).map_err(ArrowError::ComputeError)?;
+    for field in 0..3 {
+        columns.push(Arc::new(StringArray::from_iter_values(
+            terms.iter().map(|t| t[field].as_str()),
+        )));
+    }
     if let Ok(field) = schema.field_with_name("vector") {
         let DataType::FixedSizeList(_, dimension) = field.data_type() else {
             unreachable!("the vector column is a fixed-size list by construction");
@@ -326,7 +345,7 @@ pub(crate) fn chunks_to_batch(
 }
 
 /// The columns a [`CodeChunk`] is read from: everything but the vector, the history notes,
-/// the search names and the file stamps. `filePath` is not stored: the root gives it.
+/// the lexical terms and the file stamps. `filePath` is not stored: the root gives it.
 pub(crate) const CODE_CHUNK_COLUMNS: [&str; 20] = [
     "id",
     "relativePath",

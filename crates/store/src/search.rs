@@ -14,7 +14,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use crate::schema::batch_to_chunks;
 use crate::sql::{float_column, in_list, sql_string, text_column, vector_at, vector_column};
 use crate::store::CollectBatches;
-use crate::text_index::LEXICAL_COLUMNS;
+use crate::text_index::{LEXICAL_COLUMNS, lexical_tokens, query_terms};
 use crate::text_table::{TextSearch, TextTable};
 use crate::{Store, StoreError, StoredChunk};
 
@@ -365,7 +365,9 @@ impl Store {
         if query.trim().is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let q = self.lexical_query(query, limit, sql)?;
+        let Some(q) = self.lexical_query(query, limit, sql)? else {
+            return Ok(Vec::new());
+        };
         let batches: Vec<RecordBatch> = match q.batches(self, "full-text search").await {
             Ok(batches) => batches,
             Err(_) if self.holds_no_chunks().await? => return Ok(Vec::new()),
@@ -408,7 +410,9 @@ impl Store {
         if let Some(table) = self.text_table().await? {
             return Ok(table.search(query, limit, filter));
         }
-        let q = self.lexical_query(query, limit, sql)?;
+        let Some(q) = self.lexical_query(query, limit, sql)? else {
+            return Ok(Vec::new());
+        };
         let columns: &[&str] = if self.history_searched {
             &["id", "relativePath", "history"]
         } else {
@@ -502,18 +506,26 @@ impl Store {
         Ok(rows == 0)
     }
 
-    /// The BM25F query of `query`'s words, filtered by `sql` ([`ChunkFilter::to_sql`]).
+    /// The BM25F query of `query`'s terms ([`query_terms`]), filtered by `sql`
+    /// ([`ChunkFilter::to_sql`]); `None` when the question has no term to search.
     fn lexical_query(
         &self,
         query: &str,
         limit: usize,
         sql: Option<String>,
-    ) -> Result<lancedb::query::Query, StoreError> {
+    ) -> Result<Option<lancedb::query::Query>, StoreError> {
+        let mut tokenizer = lexical_tokens()
+            .build()
+            .map_err(|e| self.corrupt(format!("the full-text tokenizer: {e}")))?;
+        let terms = query_terms(query, &mut tokenizer);
+        if terms.is_empty() {
+            return Ok(None);
+        }
         // Without history the field stays out of the query: an index without it scores
         // exactly as before history existed.
         let fields = &LEXICAL_COLUMNS[..if self.history_searched { 3 } else { 2 }];
         let combined = CombinedFieldsQuery::try_new(
-            query.to_string(),
+            terms,
             fields.iter().map(|(c, _)| c.to_string()).collect(),
         )
         .and_then(|q| q.try_with_boosts(fields.iter().map(|(_, w)| *w).collect()))
@@ -523,7 +535,7 @@ impl Store {
         if let Some(sql) = sql {
             q = q.only_if(sql);
         }
-        Ok(q)
+        Ok(Some(q))
     }
 
     /// Nearest chunks to `vector` by cosine distance among embedded rows, best first, ties

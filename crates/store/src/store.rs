@@ -38,7 +38,9 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// `filePath` column (the root gives it).
 /// 10: chunk text and facts are stored in LZ4 mini-blocks (a project loads several times
 /// faster).
-pub(crate) const FORMAT: &str = "codectx-index/10";
+/// 11: the lexical fields are stored analyzed (`nameTerms`, `sourceTerms`, `historyTerms`,
+/// in place of `searchNames`), and the full-text indexes split them on spaces.
+pub(crate) const FORMAT: &str = "codectx-index/11";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";

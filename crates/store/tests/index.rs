@@ -1513,7 +1513,7 @@ async fn a_vector_index_is_built_once_the_table_is_large_enough() {
     let indices = store.chunk_table().list_indices().await.unwrap();
     let columns: Vec<String> = indices.iter().flat_map(|i| i.columns.clone()).collect();
     assert!(columns.contains(&"vector".to_string()), "{columns:?}");
-    for fts in ["fullSource", "searchNames"] {
+    for fts in ["sourceTerms", "nameTerms"] {
         assert!(columns.contains(&fts.to_string()), "{columns:?}");
     }
     let target = store
