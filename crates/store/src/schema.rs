@@ -311,23 +311,15 @@ pub(crate) fn chunks_to_batch(
     ];
     // Analyzed from the row's texts at every write, so they cannot disagree with them.
     let names: Vec<String> = rows.iter().map(|r| search_names(&r.chunk)).collect();
-    let texts: Vec<[&str; 3]> = rows
-        .iter()
-        .zip(&names)
-        .map(|(r, names)| {
-            [
-                names.as_str(),
-                r.chunk.full_source.as_str(),
-                r.history.as_str(),
-            ]
-        })
-        .collect();
-    let terms = crate::text_index::analyze_all(&texts).map_err(ArrowError::ComputeError)?;
-    for field in 0..3 {
-        columns.push(Arc::new(StringArray::from_iter_values(
-            terms.iter().map(|t| t[field].as_str()),
-        )));
-    }
+    let terms = crate::text_index::term_columns(rows.iter().zip(&names).map(|(r, names)| {
+        [
+            names.as_str(),
+            r.chunk.full_source.as_str(),
+            r.history.as_str(),
+        ]
+    }))
+    .map_err(ArrowError::ComputeError)?;
+    columns.extend(terms);
     if let Ok(field) = schema.field_with_name("vector") {
         let DataType::FixedSizeList(_, dimension) = field.data_type() else {
             unreachable!("the vector column is a fixed-size list by construction");

@@ -5,14 +5,19 @@
 //! A row stores each searched field already analyzed: its terms, space-separated. The
 //! analysis is code-aware (`getUserName` → `getusername get user name`), lower-cased and
 //! stemmed (`parsing`, `parses` → `pars`), so a question's English meets the code's
-//! identifiers. Stored analyzed, it runs on the sync's cores, stems each distinct word once
-//! (LanceDB's index build stemmed every occurrence on one thread: on vite 0.47 s of `fullSource`
-//! against 0.13 s for its terms), and a copy in memory only splits on spaces.
+//! identifiers. Stored analyzed, it runs on the sync's cores, analyzes each distinct
+//! identifier once (LanceDB's index build analyzed every occurrence on one thread: on vite
+//! 0.47 s for `fullSource` against 0.13 s for its terms), and a copy in memory only splits
+//! on spaces.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
 use lance_tokenizer::TokenStream;
+use lancedb::arrow::arrow_array::ArrayRef;
+use lancedb::arrow::arrow_array::builder::StringBuilder;
 use lancedb::index::scalar::FtsIndexBuilder;
 
 /// The columns the lexical channel searches as one BM25F field (Lucene's
@@ -65,107 +70,116 @@ pub(crate) fn query_terms(query: &str, tokenizer: &mut Box<dyn LanceTokenizer>) 
     terms
 }
 
-/// Above this many distinct words an [`Analyzer`] forgets the roots it keeps.
+/// Above this many distinct identifiers an [`Analyzer`] forgets the terms it keeps.
 const MAX_REMEMBERED_WORDS: usize = 1 << 18;
 
-/// [`lexical_tokens`]' analysis with each distinct word's root computed once: LanceDB's
-/// tokenizer up to lower-casing, then its stemmer and ASCII folding (in that order, as in
-/// its chain) per new word.
+/// [`lexical_tokens`]' analysis with each distinct identifier analyzed once. LanceDB's code
+/// tokenizer is stateless: a token is a run of `_` and alphanumeric characters, and every
+/// filter after it (identifier splitting, the length limit, lower-casing, stemming, ASCII
+/// folding) works on one token at a time. So a text's terms are its runs' terms in order,
+/// and a run's terms are what the whole chain makes of the run alone.
 pub(crate) struct Analyzer {
-    words: Box<dyn LanceTokenizer>,
-    roots: Box<dyn LanceTokenizer>,
-    remembered: HashMap<String, Option<String>>,
+    chain: Box<dyn LanceTokenizer>,
+    /// Each identifier seen, with its terms (space-separated; empty when it has none).
+    remembered: HashMap<String, String, foldhash::fast::RandomState>,
+}
+
+/// A character of a token, as LanceDB's code tokenizer (`lance_tokenizer::code_tokenizer`)
+/// reads one.
+fn is_identifier_char(c: char) -> bool {
+    c == '_' || c.is_alphanumeric()
 }
 
 impl Analyzer {
     pub(crate) fn new() -> Result<Self, String> {
-        let build = |builder: FtsIndexBuilder| {
-            builder
-                .build()
-                .map_err(|e| format!("the full-text tokenizer: {e}"))
-        };
+        let chain = lexical_tokens()
+            .build()
+            .map_err(|e| format!("the full-text tokenizer: {e}"))?;
         Ok(Analyzer {
-            words: build(lexical_tokens().stem(false).ascii_folding(false))?,
-            roots: build(
-                FtsIndexBuilder::default()
-                    .base_tokenizer("whitespace".to_string())
-                    .lower_case(false)
-                    .remove_stop_words(false)
-                    .max_token_length(None)
-                    .stem(true)
-                    .ascii_folding(true),
-            )?,
-            remembered: HashMap::new(),
+            chain,
+            remembered: HashMap::default(),
         })
     }
 
     /// `text`'s terms, space-separated.
+    #[cfg(test)]
     pub(crate) fn terms(&mut self, text: &str) -> String {
+        let mut terms = String::new();
+        self.write_terms(text, &mut terms);
+        terms
+    }
+
+    /// Writes `text`'s terms, space-separated, to `out`.
+    pub(crate) fn write_terms(&mut self, text: &str, out: &mut impl std::fmt::Write) {
         if self.remembered.len() > MAX_REMEMBERED_WORDS {
             self.remembered.clear();
         }
-        let mut terms = String::new();
-        let mut stream = self.words.token_stream_for_doc(text);
-        while stream.advance() {
-            let word = &stream.token().text;
-            let root = match self.remembered.get(word.as_str()) {
-                Some(root) => root,
+        let mut first = true;
+        let mut rest = text;
+        while let Some(start) = rest.find(is_identifier_char) {
+            let run = &rest[start..];
+            let end = run.find(|c| !is_identifier_char(c)).unwrap_or(run.len());
+            let (word, after) = run.split_at(end);
+            rest = after;
+            let word_terms = match self.remembered.get(word) {
+                Some(word_terms) => word_terms,
                 None => {
-                    let mut roots = self.roots.token_stream_for_doc(word);
-                    let root = roots.advance().then(|| roots.token().text.clone());
-                    self.remembered.entry(word.clone()).or_insert(root)
+                    let mut word_terms = String::new();
+                    let mut stream = self.chain.token_stream_for_doc(word);
+                    while stream.advance() {
+                        if !word_terms.is_empty() {
+                            word_terms.push(' ');
+                        }
+                        word_terms.push_str(&stream.token().text);
+                    }
+                    self.remembered
+                        .entry(word.to_string())
+                        .or_insert(word_terms)
                 }
             };
-            if let Some(root) = root {
-                if !terms.is_empty() {
-                    terms.push(' ');
-                }
-                terms.push_str(root);
+            if !word_terms.is_empty() {
+                // Writing to a `String` or an Arrow builder cannot fail.
+                let _ = out.write_str(if first { "" } else { " " });
+                let _ = out.write_str(word_terms);
+                first = false;
             }
         }
-        terms
     }
 }
 
-/// Each row's texts analyzed ([`Analyzer::terms`]), on all cores for a large batch: the
-/// terms of `texts[i]` are at `i`.
-pub(crate) fn analyze_all<const N: usize>(texts: &[[&str; N]]) -> Result<Vec<[String; N]>, String> {
-    // Below this many rows a thread costs more than it saves (an embedding step's batch).
-    const ROWS_PER_THREAD: usize = 512;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(texts.len().div_ceil(ROWS_PER_THREAD))
-        .max(1);
-    let analyze = |part: &[[&str; N]]| -> Result<Vec<[String; N]>, String> {
-        let mut analyzer = Analyzer::new()?;
-        Ok(part
-            .iter()
-            .map(|row| row.map(|text| analyzer.terms(text)))
-            .collect())
-    };
-    if threads == 1 {
-        return analyze(texts);
-    }
-    let part = texts.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = texts
-            .chunks(part)
-            .map(|part| scope.spawn(move || analyze(part)))
-            .collect();
-        let mut all = Vec::with_capacity(texts.len());
-        for handle in handles {
-            let terms = handle
-                .join()
-                .map_err(|_| "analyzing the full-text fields panicked".to_string())??;
-            all.extend(terms);
+thread_local! {
+    /// The analyzer of the thread writing rows, kept with the identifiers it has analyzed: a
+    /// cold index writes its rows in batches of 4,096, and each would otherwise analyze
+    /// most of the repository's identifiers again.
+    static ANALYZER: RefCell<Option<Analyzer>> = const { RefCell::new(None) };
+}
+
+/// The term columns of rows whose texts `rows` gives, field by field in [`LEXICAL_COLUMNS`]'
+/// order ([`Analyzer::write_terms`]).
+pub(crate) fn term_columns<'a, const N: usize>(
+    rows: impl Iterator<Item = [&'a str; N]>,
+) -> Result<[ArrayRef; N], String> {
+    ANALYZER.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        let analyzer = match &mut *slot {
+            Some(analyzer) => analyzer,
+            None => slot.insert(Analyzer::new()?),
+        };
+        let mut columns: [StringBuilder; N] = std::array::from_fn(|_| StringBuilder::new());
+        for row in rows {
+            for (column, text) in columns.iter_mut().zip(row) {
+                analyzer.write_terms(text, column);
+                column.append_value("");
+            }
         }
-        Ok(all)
+        Ok(columns.map(|mut column| Arc::new(column.finish()) as ArrayRef))
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lancedb::arrow::arrow_array::{Array, StringArray};
 
     /// What LanceDB's own chain makes of `text`, space-separated.
     fn lance_terms(text: &str) -> String {
@@ -189,6 +203,8 @@ mod tests {
             "",
             "   \n\t ",
             "数据 данные naïve café",
+            "a::b != c->d; x_1__y ___ _ 3.14e10 0xFFaa 🙂émoji👍 İstanbul ﬁle",
+            "snake_case_name SCREAMING_CASE kebab-case-name Mixed_snakeCase99Name",
         ];
         let mut analyzer = Analyzer::new().unwrap();
         for text in texts {
@@ -196,18 +212,34 @@ mod tests {
             assert_eq!(analyzer.terms(text), lance_terms(text), "{text:?}");
             assert_eq!(analyzer.terms(text), lance_terms(text), "{text:?}");
         }
-        // Enough rows for several threads.
-        let rows: Vec<[&str; 2]> = texts
-            .iter()
-            .cycle()
-            .take(1_200)
-            .map(|t| [*t, "parsing getUserName"])
-            .collect();
-        let all = analyze_all(&rows).unwrap();
-        for (row, terms) in rows.iter().zip(&all) {
-            assert_eq!(terms[0], lance_terms(row[0]));
-            assert_eq!(terms[1], lance_terms(row[1]));
+        let rows: Vec<[&str; 2]> = texts.iter().map(|t| [*t, "parsing getUserName"]).collect();
+        let columns = term_columns(rows.iter().copied()).unwrap();
+        let column = |i: usize| columns[i].as_any().downcast_ref::<StringArray>().unwrap();
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(column(0).value(i), lance_terms(row[0]));
+            assert_eq!(column(1).value(i), lance_terms(row[1]));
         }
+    }
+
+    /// Every text file of the repository's fixtures, as real code of every language.
+    #[test]
+    fn the_analyzer_gives_lances_terms_on_the_fixtures() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut analyzer = Analyzer::new().unwrap();
+        let mut files = 0;
+        for entry in ignore::WalkBuilder::new(&fixtures).build().flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            assert_eq!(
+                analyzer.terms(&text),
+                lance_terms(&text),
+                "{:?}",
+                entry.path()
+            );
+            files += 1;
+        }
+        assert!(files > 100, "{files} fixture files read");
     }
 
     #[test]
