@@ -668,6 +668,11 @@ mod tests {
         std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = []\n").unwrap();
         std::fs::write(root.join("package.json"), "{ not json").unwrap();
         assert_eq!(project_names(root), ["cobra"]);
+        // A JSR package's manifest; a Deno project's without a name names nothing.
+        std::fs::write(root.join("deno.json"), r#"{"name": "@fresh/core"}"#).unwrap();
+        assert_eq!(project_names(root), ["fresh", "cobra"]);
+        std::fs::write(root.join("deno.json"), r#"{"tasks": {}}"#).unwrap();
+        assert_eq!(project_names(root), ["cobra"]);
     }
 
     fn file(path: &str, source: &str) -> ProjectFile {
@@ -715,18 +720,22 @@ mod tests {
 pub fn project_names(root: &Path) -> Vec<String> {
     let read = |file: &str| std::fs::read_to_string(root.join(file)).ok();
     let mut names = Vec::new();
-    if let Some(json) = read("package.json")
-        && let Ok(value) = serde_json::from_str::<serde_json::Value>(&json)
-        && let Some(name) = value.get("name").and_then(|n| n.as_str())
-    {
-        names.push(
-            match name.strip_prefix('@').and_then(|n| n.split_once('/')) {
-                // A scope is the brand people say (`@vue/core`, `@koa/router`); the name after
-                // it is often a plain word of the code (`core`, `router`, `query`).
-                Some((scope, _)) => scope.to_string(),
-                None => name.to_string(),
-            },
-        );
+    // npm's manifest, and Deno's (a JSR package is named there; a `deno.jsonc` with
+    // comments is not read).
+    for file in ["package.json", "deno.json", "deno.jsonc"] {
+        if let Some(json) = read(file)
+            && let Ok(value) = serde_json::from_str::<serde_json::Value>(&json)
+            && let Some(name) = value.get("name").and_then(|n| n.as_str())
+        {
+            names.push(
+                match name.strip_prefix('@').and_then(|n| n.split_once('/')) {
+                    // A scope is the brand people say (`@vue/core`, `@koa/router`); the name
+                    // after it is often a plain word of the code (`core`, `router`, `query`).
+                    Some((scope, _)) => scope.to_string(),
+                    None => name.to_string(),
+                },
+            );
+        }
     }
     for (file, table) in [("Cargo.toml", "package"), ("pyproject.toml", "project")] {
         if let Some(text) = read(file)
