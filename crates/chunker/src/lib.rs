@@ -29,6 +29,7 @@ mod view;
 pub use text::ChunkText;
 pub use view::{natural_language_view, words};
 
+use bytes::Bytes;
 use codectx_parser::{ByteSpan, LineIndex, Naming, ParsedFile, ParsedSymbol, SymbolKind};
 use serde::{Deserialize, Serialize};
 
@@ -123,6 +124,7 @@ pub fn chunk_file_with_symbols<'p>(
     let cx = Context {
         parsed,
         source,
+        text: Bytes::copy_from_slice(source.as_bytes()),
         file_path,
         lines: &lines,
         import_texts: parsed
@@ -180,6 +182,11 @@ pub fn stub_end(source: &str, child: &ParsedSymbol) -> Option<u32> {
 struct Context<'p, 's> {
     parsed: &'p ParsedFile,
     source: &'s str,
+    /// `source`, copied once: every chunk's `full_source` (and a leaf's `embedding_text`, the
+    /// same text) is a slice of it. A class and each of its methods hold the methods' lines,
+    /// and a leaf both its texts: one copy per chunk and text held babel's source several
+    /// times over in a cold index.
+    text: Bytes,
     file_path: &'s str,
     lines: &'s LineIndex,
     /// Source text of each of `parsed.imports`.
@@ -187,6 +194,11 @@ struct Context<'p, 's> {
 }
 
 impl<'p> Context<'p, '_> {
+    /// The source's bytes `start..end`, shared with the other chunks of the file.
+    fn slice(&self, start: u32, end: u32) -> ChunkText {
+        ChunkText::shared(self.text.slice(start as usize..end as usize))
+    }
+
     fn emit(
         &self,
         sym: &'p ParsedSymbol,
@@ -223,14 +235,21 @@ impl<'p> Context<'p, '_> {
             child_chunk_ids: Vec::new(),
             depth,
             signature: sym.signature.clone(),
-            full_source: self.source[start as usize..end as usize].into(),
+            full_source: self.slice(start, end),
             start_line: sym.range.start,
             end_line: sym.range.end,
             span: sym.span,
             symbol: sym.index,
             jsdoc: sym.jsdoc.clone(),
             relevant_imports: self.relevant_imports(sym, (start, end), &collapsed),
-            embedding_text: cap_tokens(collapse(self.source, start, end, &collapsed)).into(),
+            embedding_text: {
+                let text = cap_tokens(collapse(self.source, start, end, &collapsed));
+                if text == self.source[start as usize..end as usize] {
+                    self.slice(start, end)
+                } else {
+                    text.into()
+                }
+            },
             breadcrumb: crumbs.join(BREADCRUMB_SEPARATOR),
         };
         let index = out.len();
