@@ -162,6 +162,7 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     let observer = |event: SyncEvent| match event {
         SyncEvent::Enumerated { to_parse, .. } => parse_bar.set_length(to_parse as u64),
         SyncEvent::Parsed { done, .. } => parse_bar.set_position(done as u64),
+        SyncEvent::ChunksWritten => crate::release_freed_memory(),
         _ => {}
     };
     let options = config.engine_options(embedder.clone(), None);

@@ -198,6 +198,7 @@ impl Service {
         let observer = |event: SyncEvent| match event {
             SyncEvent::Enumerated { to_parse, .. } => self.update(|s| s.progress = (0, to_parse)),
             SyncEvent::Parsed { done, total } => self.update(|s| s.progress = (done, total)),
+            SyncEvent::ChunksWritten => crate::release_freed_memory(),
             _ => {}
         };
         let mut fetch = None;
