@@ -90,7 +90,7 @@ impl SyncTimings {
     }
 }
 
-/// What one [`Store::embed_step`] did.
+/// What one [`Store::embed_step`](crate::Store::embed_step) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EmbedProgress {
     /// Chunks embedded in this step.
