@@ -338,7 +338,7 @@ fn path_clause(path: &str) -> String {
 }
 
 impl Store {
-    /// BM25F over a chunk's names and source (see [`LEXICAL_COLUMNS`]) with code-aware,
+    /// BM25F over a chunk's names and source (`text_index::LEXICAL_COLUMNS`) with code-aware,
     /// stemmed tokens: `getUserName` matches `user`, `names` and itself. Several words are
     /// OR-ed, so a query is never empty just because one word is missing. Best first, with
     /// the score. Whole rows come from LanceDB's index whatever
@@ -541,7 +541,7 @@ impl Store {
     /// Nearest chunks to `vector` by cosine distance among embedded rows, best first, ties
     /// by id. Below [`StoreOptions::vector_index_min_rows`](crate::StoreOptions) there is
     /// no vector index and the search is exact: the vectors are read once per version of
-    /// the chunk table and kept ([`VectorTable`]), where LanceDB's exact search read and
+    /// the chunk table and kept (`VectorTable`), where LanceDB's exact search read and
     /// decoded all of them at every question (eslint, 19,474 vectors: most of a hybrid
     /// answer's time). With an index, LanceDB searches it.
     pub async fn search_vector(
