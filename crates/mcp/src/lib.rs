@@ -28,9 +28,9 @@ pub use service::Service;
 /// Returns to the system the memory that mimalloc (the binary's allocator) keeps freed, when
 /// a sync has written its chunk rows. The sync's parse threads allocated those chunks and
 /// have ended; the writer frees them, and their pages stay with the ended threads' heaps
-/// until collected. Collected here, babel's cold index peaked at 448–465 MiB instead of
-/// 497–520 (its full-text builds come after). Costs nothing measurable when mimalloc is not
-/// the global allocator: it then collects its own unused heaps.
+/// until collected. Collected here, babel's cold index peaked at 440–461 MiB instead of
+/// 487–514 (its full-text builds come after). A program whose global allocator is not
+/// mimalloc only has mimalloc's own, unused heaps collected.
 fn release_freed_memory() {
     let started = std::time::Instant::now();
     // SAFETY: `mi_collect` has no preconditions; it may run on any thread at any time.

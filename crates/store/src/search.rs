@@ -14,7 +14,7 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use crate::schema::batch_to_chunks;
 use crate::sql::{float_column, in_list, sql_string, text_column, vector_at, vector_column};
 use crate::store::CollectBatches;
-use crate::text_index::{LEXICAL_COLUMNS, lexical_tokens, query_terms};
+use crate::text_index::{LEXICAL_COLUMNS, query_terms};
 use crate::text_table::{TextSearch, TextTable};
 use crate::{Store, StoreError, StoredChunk};
 
@@ -408,7 +408,9 @@ impl Store {
             return Ok(Vec::new());
         }
         if let Some(table) = self.text_table().await? {
-            return Ok(table.search(query, limit, filter));
+            return table
+                .search(query, limit, filter)
+                .map_err(|e| self.corrupt(e));
         }
         let Some(q) = self.lexical_query(query, limit, sql)? else {
             return Ok(Vec::new());
@@ -514,10 +516,7 @@ impl Store {
         limit: usize,
         sql: Option<String>,
     ) -> Result<Option<lancedb::query::Query>, StoreError> {
-        let mut tokenizer = lexical_tokens()
-            .build()
-            .map_err(|e| self.corrupt(format!("the full-text tokenizer: {e}")))?;
-        let terms = query_terms(query, &mut tokenizer);
+        let terms = query_terms(query).map_err(|e| self.corrupt(e))?;
         if terms.is_empty() {
             return Ok(None);
         }

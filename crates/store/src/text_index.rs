@@ -39,9 +39,8 @@ pub(crate) const LEXICAL_COLUMNS: [(&str, f32); 3] = [
 /// Every column with a full-text index (the lexical channel's fields).
 pub(crate) const FULL_TEXT_COLUMNS: [&str; 3] = ["nameTerms", "sourceTerms", "historyTerms"];
 
-/// The whole analysis in one tokenizer: what a question goes through ([`query_terms`]), and
-/// what [`Analyzer`] equals word for word.
-pub(crate) fn lexical_tokens() -> FtsIndexBuilder {
+/// The whole analysis in one LanceDB tokenizer: what [`Analyzer`] equals word for word.
+fn lexical_tokens() -> FtsIndexBuilder {
     FtsIndexBuilder::code().split_identifiers(true).stem(true)
 }
 
@@ -55,19 +54,6 @@ pub(crate) fn term_index() -> FtsIndexBuilder {
         .remove_stop_words(false)
         .ascii_folding(false)
         .max_token_length(None)
-}
-
-/// `query`'s terms, space-separated, as the full-text indexes hold a row's.
-pub(crate) fn query_terms(query: &str, tokenizer: &mut Box<dyn LanceTokenizer>) -> String {
-    let tokens = lance_index::scalar::inverted::query::collect_query_tokens(query, tokenizer);
-    let mut terms = String::new();
-    for token in tokens {
-        if !terms.is_empty() {
-            terms.push(' ');
-        }
-        terms.push_str(&token);
-    }
-    terms
 }
 
 /// Above this many distinct identifiers an [`Analyzer`] forgets the terms it keeps.
@@ -103,7 +89,7 @@ impl Analyzer {
 
     /// `text`'s terms, space-separated.
     #[cfg(test)]
-    pub(crate) fn terms(&mut self, text: &str) -> String {
+    fn terms(&mut self, text: &str) -> String {
         let mut terms = String::new();
         self.write_terms(text, &mut terms);
         terms
@@ -154,17 +140,24 @@ thread_local! {
     static ANALYZER: RefCell<Option<Analyzer>> = const { RefCell::new(None) };
 }
 
-/// The term columns of rows whose texts `rows` gives, field by field in [`LEXICAL_COLUMNS`]'
-/// order ([`Analyzer::write_terms`]).
-pub(crate) fn term_columns<'a, const N: usize>(
-    rows: impl Iterator<Item = [&'a str; N]>,
-) -> Result<[ArrayRef; N], String> {
+/// Runs `f` with this thread's [`Analyzer`], made at its first use.
+fn with_analyzer<R>(f: impl FnOnce(&mut Analyzer) -> R) -> Result<R, String> {
     ANALYZER.with(|slot| {
         let mut slot = slot.borrow_mut();
         let analyzer = match &mut *slot {
             Some(analyzer) => analyzer,
             None => slot.insert(Analyzer::new()?),
         };
+        Ok(f(analyzer))
+    })
+}
+
+/// The term columns of rows whose texts `rows` gives, field by field in [`LEXICAL_COLUMNS`]'
+/// order ([`Analyzer::write_terms`]).
+pub(crate) fn term_columns<'a, const N: usize>(
+    rows: impl Iterator<Item = [&'a str; N]>,
+) -> Result<[ArrayRef; N], String> {
+    with_analyzer(|analyzer| {
         let mut columns: [StringBuilder; N] = std::array::from_fn(|_| StringBuilder::new());
         for row in rows {
             for (column, text) in columns.iter_mut().zip(row) {
@@ -172,7 +165,16 @@ pub(crate) fn term_columns<'a, const N: usize>(
                 column.append_value("");
             }
         }
-        Ok(columns.map(|mut column| Arc::new(column.finish()) as ArrayRef))
+        columns.map(|mut column| Arc::new(column.finish()) as ArrayRef)
+    })
+}
+
+/// A question's terms, space-separated, analyzed as a row's texts are.
+pub(crate) fn query_terms(query: &str) -> Result<String, String> {
+    with_analyzer(|analyzer| {
+        let mut terms = String::new();
+        analyzer.write_terms(query, &mut terms);
+        terms
     })
 }
 
@@ -242,13 +244,14 @@ mod tests {
         assert!(files > 100, "{files} fixture files read");
     }
 
+    /// A question goes through LanceDB's search-side chain when its index tokenizes it.
     #[test]
-    fn a_question_is_analyzed_as_a_row_is() {
+    fn a_question_is_analyzed_as_lancedb_analyzes_one() {
         let mut tokenizer = lexical_tokens().build().unwrap();
-        let question = "How does getUserName parse the users' names?";
-        assert_eq!(
-            query_terms(question, &mut tokenizer),
-            Analyzer::new().unwrap().terms(question)
-        );
+        let question = "How does getUserName parse the users' names? `XMLHttpRequest` i18n_ÄÖ";
+        let tokens =
+            lance_index::scalar::inverted::query::collect_query_tokens(question, &mut tokenizer);
+        let lance: Vec<String> = tokens.into_iter().collect();
+        assert_eq!(query_terms(question).unwrap(), lance.join(" "));
     }
 }

@@ -21,8 +21,6 @@ use std::sync::{Arc, Mutex};
 
 use futures::TryStreamExt;
 use lance_index::scalar::inverted::CombinedFieldsBM25Scorer;
-use lance_index::scalar::inverted::query::collect_query_tokens;
-use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
 use lancedb::Table;
 use lancedb::arrow::arrow_array::{Array, RecordBatch, StringArray};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -31,7 +29,7 @@ use crate::StoreError;
 use crate::search::{ChunkFilter, LexicalHit, best_by};
 use crate::sql::{in_list, text_column};
 use crate::store::{corrupt_error, lance_error};
-use crate::text_index::{LEXICAL_COLUMNS, lexical_tokens};
+use crate::text_index::{LEXICAL_COLUMNS, query_terms};
 
 /// Where the lexical channel's BM25F runs ([`StoreOptions::text_search`](crate::StoreOptions)).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -82,9 +80,6 @@ pub(crate) struct TextTable {
     /// `docCount'` and `avgdl'`.
     doc_count: usize,
     avg_doc_length: f32,
-    /// The whole analysis (`text_index::lexical_tokens`): a question's words split and stem
-    /// as the rows' stored terms did.
-    tokenizer: Mutex<Box<dyn LanceTokenizer>>,
 }
 
 /// The kept copy (and the table version it serves) and whether a background read of a
@@ -251,7 +246,7 @@ impl TextTable {
         uri: &str,
         with_history: bool,
     ) -> Result<Self, StoreError> {
-        let mut builder = Builder::new(with_history, uri)?;
+        let mut builder = Builder::new(with_history);
         let action = "reading the full-text fields";
         let mut stream = scan(chunks, uri, &builder.columns(), action).await?;
         // One batch at a time (the whole source of a large repository is hundreds of MB).
@@ -309,7 +304,7 @@ impl TextTable {
         uri: &str,
         changes: &Changes,
     ) -> Result<Option<TextTable>, StoreError> {
-        let mut builder = Builder::keeping(self, &changes.kept, uri)?;
+        let mut builder = Builder::keeping(self, &changes.kept);
         builder.wanted = Some(Fingerprints::new(
             changes
                 .added
@@ -347,23 +342,21 @@ impl TextTable {
         query: &str,
         limit: usize,
         filter: &ChunkFilter,
-    ) -> Vec<LexicalHit> {
+    ) -> Result<Vec<LexicalHit>, String> {
         if limit == 0 || self.ids.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        let tokens = {
-            let mut tokenizer = self.tokenizer.lock().unwrap_or_else(|e| e.into_inner());
-            collect_query_tokens(query, &mut tokenizer)
-        };
-        let mut terms: Vec<String> = Vec::new();
-        for token in tokens {
-            if !terms.contains(&token) {
-                terms.push(token);
+        // The question's words split and stem as the rows' stored terms did.
+        let query_terms = query_terms(query)?;
+        let mut terms: Vec<&str> = Vec::new();
+        for term in query_terms.split_ascii_whitespace() {
+            if !terms.contains(&term) {
+                terms.push(term);
             }
         }
         let postings: Vec<(&str, &Postings)> = terms
             .iter()
-            .filter_map(|t| Some((t.as_str(), &self.postings[*self.terms.get(t)? as usize])))
+            .filter_map(|&t| Some((t, &self.postings[*self.terms.get(t)? as usize])))
             // A term a patch took every row from is no term of the table.
             .filter(|(_, p)| !p.rows.is_empty())
             .collect();
@@ -393,7 +386,7 @@ impl TextTable {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.ids[a.1 as usize].cmp(&self.ids[b.1 as usize]))
         };
-        best_by(ranked, limit, order)
+        Ok(best_by(ranked, limit, order)
             .into_iter()
             .map(|(score, row)| LexicalHit {
                 id: self.ids[row as usize].clone(),
@@ -401,7 +394,7 @@ impl TextTable {
                 score,
                 history: self.history[row as usize].clone(),
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -454,12 +447,9 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(with_history: bool, uri: &str) -> Result<Self, StoreError> {
+    fn new(with_history: bool) -> Self {
         let fields: Vec<(&str, f32)> = LEXICAL_COLUMNS[..if with_history { 3 } else { 2 }].to_vec();
-        let tokenizer = lexical_tokens()
-            .build()
-            .map_err(|e| corrupt_error(uri)(format!("the full-text tokenizer: {e}")))?;
-        Ok(Self {
+        Self {
             fields,
             table: TextTable {
                 with_history,
@@ -473,19 +463,18 @@ impl Builder {
                 postings: Vec::new(),
                 doc_count: 0,
                 avg_doc_length: 0.0,
-                tokenizer: Mutex::new(tokenizer),
             },
             wanted: None,
             counts: HashMap::new(),
             row: Vec::new(),
             row_at: HashMap::new(),
-        })
+        }
     }
 
     /// A builder holding the rows of `old` that `kept` marks, in their order (the first
     /// rows of a patch).
-    fn keeping(old: &TextTable, kept: &[bool], uri: &str) -> Result<Self, StoreError> {
-        let mut builder = Self::new(old.with_history, uri)?;
+    fn keeping(old: &TextTable, kept: &[bool]) -> Self {
+        let mut builder = Self::new(old.with_history);
         let table = &mut builder.table;
         let rows = kept.iter().filter(|k| **k).count();
         table.fingerprints.reserve_exact(rows);
@@ -525,7 +514,7 @@ impl Builder {
                 left
             })
             .collect();
-        Ok(builder)
+        builder
     }
 
     /// The columns [`Builder::add_batch`] reads: with history, its notes beside their
@@ -914,6 +903,7 @@ pub(crate) mod tests {
                 .collect();
             let expected: Vec<(String, u32)> = fresh
                 .search(question, 20, &all)
+                .unwrap()
                 .iter()
                 .map(|h| (h.id.clone(), h.score.to_bits()))
                 .collect();
