@@ -46,6 +46,7 @@ mod report;
 mod schema;
 mod search;
 mod sql;
+mod stamps;
 mod store;
 mod sync;
 /// Test support (a deterministic embedder): for this crate's tests and examples, behind the

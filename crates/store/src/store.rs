@@ -931,6 +931,13 @@ impl Store {
                 self.known.insert(record.path.clone(), record);
             }
         }
+        // Files touched since their rows were written: the stat data the syncs last saw.
+        if let Some(dir) = &self.local_dir {
+            crate::stamps::apply(
+                &mut self.known,
+                &crate::stamps::read(&dir.join(crate::stamps::STAMPS_FILE)),
+            );
+        }
         self.files_version = version;
         if before.is_empty() {
             return Ok(Vec::new());
@@ -1161,6 +1168,7 @@ fn foreign_entries(dir: &Path) -> Vec<String> {
                 && n != crate::clone::CLONED_FROM_FILE
                 && !n.starts_with(PROJECT_IMAGE)
                 && !n.starts_with(LISTINGS_FILE)
+                && !n.starts_with(crate::stamps::STAMPS_FILE)
         })
         .collect()
 }

@@ -16,6 +16,7 @@ use crate::process::{Moved, off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::FileStatus;
 use crate::sql::{in_list, text_column};
+use crate::stamps::{self, Stamp};
 use crate::store::{CollectBatches, FACTS_KEY, LISTINGS_FILE};
 use crate::{Store, StoreError, SyncChanges};
 use lancedb::arrow::arrow_array::RecordBatch;
@@ -360,8 +361,31 @@ impl Store {
             file_rows.push(p.record);
         }
 
-        file_rows.extend(self.moved_file_rows(&touched).await?);
+        // A touched file's row stays as its content was indexed. A local index keeps the new
+        // stat data beside the table (`stamps`): a worktree's first sync touches every file,
+        // and rewriting each row for its mtime made every clone of an index a copy of its
+        // files table. An index on object storage rewrites the rows.
+        let touched_stamps: Vec<Stamp> = if self.local_dir.is_some() {
+            for record in &touched {
+                if let Some(known) = self.known.get_mut(&record.path) {
+                    known.mtime_ns = record.mtime_ns;
+                    known.size = record.size;
+                }
+            }
+            touched.iter().map(Stamp::of).collect()
+        } else {
+            file_rows.extend(self.moved_file_rows(&touched).await?);
+            Vec::new()
+        };
         self.write_files(&file_rows, &removed, stats).await?;
+        if let Some(dir) = &self.local_dir {
+            stamps::save(
+                &dir.join(stamps::STAMPS_FILE),
+                &touched_stamps,
+                &rewritten,
+                &self.known,
+            );
+        }
         if let Some(changes) = &mut self.changes {
             kept_facts.sort_by(|a, b| a.0.cmp(&b.0));
             changes.rewritten = stats.changed_paths.clone();

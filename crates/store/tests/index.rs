@@ -362,6 +362,52 @@ async fn signature_cascade_into_a_touched_file() {
     assert_same_as_clean_build(root.path(), &store).await;
 }
 
+/// A touched file (new mtime, same content) is hashed once: its files row stays as the
+/// content was indexed, the new stat data is a stamp beside the table (no commit), and a
+/// restart reads the stamp instead of hashing the file again. A stamp left for content the
+/// row no longer holds counts for nothing.
+#[tokio::test]
+async fn a_touch_is_a_stamp_beside_the_files_table_and_survives_a_restart() {
+    let root = workspace();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    {
+        let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+        sync(&mut store, &embedder).await;
+        set_mtime(&root.path().join("src/auth/token.ts"), 60);
+        let stats = sync(&mut store, &embedder).await;
+        assert_eq!(
+            (stats.files_touched, stats.files_parsed, stats.commits),
+            (1, 0, 0),
+            "{stats:?}"
+        );
+        assert_same_as_clean_build(root.path(), &store).await;
+    }
+    let mut store = Store::open(root.path(), options(&embedder)).await.unwrap();
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!(
+        (stats.files_touched, stats.files_unchanged, stats.commits),
+        (0, stats.files_seen, 0),
+        "{stats:?}"
+    );
+    assert_same_as_clean_build(root.path(), &store).await;
+
+    // The file changes content: its row is rewritten, its stamp goes.
+    std::fs::write(
+        root.path().join("src/auth/token.ts"),
+        "export function signToken() {\n  return 'changed';\n}\n",
+    )
+    .unwrap();
+    set_mtime(&root.path().join("src/auth/token.ts"), 120);
+    let stats = sync(&mut store, &embedder).await;
+    assert_eq!(stats.files_parsed, 1, "{stats:?}");
+    assert_same_as_clean_build(root.path(), &store).await;
+    let stamps = std::fs::read_to_string(
+        codectx_store::default_index_dir(root.path()).join("touched.stamps"),
+    )
+    .unwrap();
+    assert!(!stamps.contains("token.ts"), "{stamps}");
+}
+
 /// A restart reads the files table and cached facts: nothing is parsed again, and the
 /// structural graph links from the cache exactly as from the sources.
 #[tokio::test]
@@ -2188,6 +2234,15 @@ async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
         "the clone's rows are {} bytes, the main index's {}",
         data(&task_dir),
         data(&main_dir)
+    );
+    // The checkout touched every file: their rows stay the main index's, and the new
+    // mtimes are stamps beside the table.
+    let files = |index: &Path| disk_bytes(&index.join("files.lance/data"));
+    assert!(
+        files(&task_dir) * 4 < files(&main_dir),
+        "the clone's files rows are {} bytes, the main index's {}",
+        files(&task_dir),
+        files(&main_dir)
     );
 
     // The main index moves on and compacts: the clone keeps what it reads.
