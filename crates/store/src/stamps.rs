@@ -65,8 +65,8 @@ pub(crate) fn apply(known: &mut HashMap<String, FileRecord>, stamps: &[Stamp]) {
 /// Saves the stamps at `path` after a sync (under the write lock): those saved before
 /// (another process's sync may have added some) and this sync's `touched`, without the
 /// paths whose rows the sync wrote or removed (`rewritten`), and only those that still hold
-/// their file's content in `known`. Written beside, then renamed: a reader sees the old
-/// stamps or the new ones. Failing costs only the next sync a hash of those files.
+/// their file's content in `known`, whole or not at all ([`crate::sync::save_whole`]).
+/// Failing costs only the next sync a hash of those files.
 pub(crate) fn save(
     path: &Path,
     touched: &[Stamp],
@@ -91,23 +91,11 @@ pub(crate) fn save(
     }
     let mut stamps: Vec<Stamp> = stamps.into_values().collect();
     stamps.sort_by(|a, b| a.path.cmp(&b.path));
-    let partial = path.with_file_name(format!("{STAMPS_FILE}.{}.partial", std::process::id()));
     let saved = serde_json::to_vec(&stamps)
         .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&partial, bytes))
-        .and_then(|()| std::fs::rename(&partial, path));
+        .and_then(|bytes| crate::sync::save_whole(path, &bytes));
     if let Err(e) = saved {
-        let _ = std::fs::remove_file(&partial);
         tracing::debug!(%e, "touched files' stamps not saved");
-    }
-    // What a killed save left.
-    let left = path.parent().and_then(|dir| std::fs::read_dir(dir).ok());
-    for entry in left.into_iter().flatten().filter_map(Result::ok) {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with(STAMPS_FILE) && name.ends_with(".partial") {
-            let _ = std::fs::remove_file(entry.path());
-        }
     }
 }
 

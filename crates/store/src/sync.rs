@@ -526,29 +526,40 @@ fn read_listings(path: Option<&std::path::Path>) -> codectx_files::Listings {
         .unwrap_or_default()
 }
 
-/// Saves `listings` at `path` whole or not at all (written beside it, then renamed), so a
-/// reader never sees half of them. Failing only costs the next walk its reuse.
+/// Saves `listings` at `path` whole or not at all ([`save_whole`]). Failing only costs the
+/// next walk its reuse.
 fn save_listings(path: Option<&std::path::Path>, listings: &codectx_files::Listings) {
     let Some(path) = path else {
         return;
     };
-    // Named so that the index directory's check knows it as its own.
-    let partial = path.with_file_name(format!("{LISTINGS_FILE}.{}.partial", std::process::id()));
-    let saved = std::fs::write(&partial, listings.to_bytes())
-        .and_then(|()| std::fs::rename(&partial, path));
-    if let Err(e) = saved {
-        let _ = std::fs::remove_file(&partial);
+    if let Err(e) = save_whole(path, &listings.to_bytes()) {
         tracing::debug!(%e, "walk listings not saved");
     }
-    // What a killed save left (a concurrent save that loses its file only skips saving).
+}
+
+/// Writes `bytes` at `path` whole or not at all: beside it (named after it, so the index
+/// directory's check knows it as its own), then renamed, so a reader never sees half of
+/// them. Clears what a killed save left (a concurrent save that loses its file only fails).
+pub(crate) fn save_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let partial = path.with_file_name(format!("{name}.{}.partial", std::process::id()));
+    let saved = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, path));
+    if saved.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
     let left = path.parent().and_then(|dir| std::fs::read_dir(dir).ok());
     for entry in left.into_iter().flatten().filter_map(Result::ok) {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with(LISTINGS_FILE) && name.ends_with(".partial") {
+        let left_name = entry.file_name();
+        let left_name = left_name.to_string_lossy();
+        if left_name.starts_with(name.as_str()) && left_name.ends_with(".partial") {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+    saved
 }
 
 #[cfg(test)]
