@@ -4,12 +4,15 @@
 //! The column is the only copy: a symbol's notes live on its rows and follow its name when
 //! its file is re-chunked (see `write_chunks`). A sync reads only commits newer than the
 //! head it recorded (`historyHead` in the meta table) and prepends their notes; a full read
-//! (first sync, rewritten history, a rename) replaces every row's notes. Rows are written
+//! (first sync, rewritten history, a rename) replaces every row's notes. The read comes
+//! before the sync writes: the rows of the files it rewrites are written with their notes,
+//! and only other rows are written again for them. Rows are written
 //! before the head is recorded, so a killed sync reads the same commits again, and notes
 //! already present are not repeated.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use codectx_chunker::CodeChunk;
 use codectx_history::{HistoryOff, HistoryRead, Repository, SymbolNote, probe};
 use lancedb::query::{QueryBase, Select};
 
@@ -47,7 +50,12 @@ impl Store {
         })
     }
 
-    pub(crate) async fn sync_history(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
+    /// The history step's read, done before the sync writes any row: the notes it brings
+    /// for symbols of files the sync rewrites go into those rows as they are written
+    /// ([`HistoryStep::notes`]), so the apply that follows rewrites only other files' rows.
+    /// (Written afterwards, each changed file's rows were written twice, and an index with
+    /// clones kept both copies: the version a clone names holds them.)
+    pub(crate) async fn begin_history(&mut self) -> Result<HistoryStep, StoreError> {
         // Under the write lock, whose taking checked out the meta table's latest version: a
         // catch-up on another handle may have recorded the head since.
         let recorded = self.recorded_head().await?;
@@ -55,12 +63,27 @@ impl Store {
             && self.options.defer_history
             && probe(&self.root, &self.options.history).is_ok()
         {
-            self.history_searched = false;
-            self.history = HistoryStatus::Pending;
-            return Ok(());
+            return Ok(HistoryStep::Deferred);
         }
         let read = self.read_history(recorded.clone()).await;
-        self.apply_history(recorded, read, stats).await
+        Ok(HistoryStep::Read { recorded, read })
+    }
+
+    /// Writes the notes of `step` into the rows that do not hold them yet, and records the
+    /// head read.
+    pub(crate) async fn finish_history(
+        &mut self,
+        step: HistoryStep,
+        stats: &mut SyncStats,
+    ) -> Result<(), StoreError> {
+        match step {
+            HistoryStep::Deferred => {
+                self.history_searched = false;
+                self.history = HistoryStatus::Pending;
+                Ok(())
+            }
+            HistoryStep::Read { recorded, read } => self.apply_history(recorded, read, stats).await,
+        }
     }
 
     /// The history head the index recorded, if any.
@@ -183,19 +206,11 @@ impl Store {
     }
 
     /// Writes `read`'s notes into the rows of the symbols they name (replacing every row's
-    /// notes when the read is full); returns the rows written.
+    /// notes when the read is full); returns the rows written. Rows that already hold them
+    /// (written by this sync, see [`Store::begin_history`]) are left as they are.
     async fn rewrite_history(&mut self, read: &HistoryRead) -> Result<usize, StoreError> {
-        // file → qualified name → notes, newest first.
-        let mut notes: HashMap<&str, HashMap<&str, Vec<&SymbolNote>>> = HashMap::new();
-        for note in &read.notes {
-            notes
-                .entry(note.file.as_str())
-                .or_default()
-                .entry(note.qualified_name.as_str())
-                .or_default()
-                .push(note);
-        }
-        let mut files: HashSet<String> = notes.keys().map(|f| f.to_string()).collect();
+        let notes = NotesBySymbol::of(read);
+        let mut files: HashSet<String> = notes.files().map(str::to_owned).collect();
         if read.full {
             files.extend(self.files_with_history().await?);
         }
@@ -205,12 +220,7 @@ impl Store {
         let files: Vec<String> = files.into_iter().collect();
         let mut rows: Vec<StoredChunk> = Vec::new();
         for mut row in self.chunks(Some(&in_list("relativePath", &files))).await? {
-            let new = notes
-                .get(row.chunk.relative_path.as_str())
-                .and_then(|by_name| by_name.get(row.chunk.qualified_name()))
-                .map(|n| n.as_slice())
-                .unwrap_or_default();
-            let history = render(new, (!read.full).then_some(row.history.as_str()));
+            let history = notes.history(&row.chunk, &row.history);
             if history != row.history {
                 row.history = history;
                 rows.push(row);
@@ -238,6 +248,87 @@ impl Store {
             files.extend(paths.iter().flatten().map(String::from));
         }
         Ok(files.into_iter().collect())
+    }
+}
+
+/// The history step of one sync: its read, made before the sync writes a row.
+pub(crate) enum HistoryStep {
+    /// The first read is left to a [`HistoryCatchUp`].
+    Deferred,
+    /// The commits after `recorded` (all of them without), or why history is off.
+    Read {
+        recorded: Option<String>,
+        read: Result<HistoryRead, HistoryOff>,
+    },
+}
+
+impl HistoryStep {
+    /// The notes the rows written before [`Store::finish_history`] take; `None` when the
+    /// step changes no row's notes (deferred, nothing new read, history off and it was
+    /// never on).
+    pub(crate) fn notes(&self) -> Option<NotesBySymbol<'_>> {
+        match self {
+            HistoryStep::Deferred => None,
+            HistoryStep::Read { recorded, read } => match read {
+                Ok(read) if recorded.as_deref() != Some(read.head.as_str()) => {
+                    Some(NotesBySymbol::of(read))
+                }
+                Ok(_) => None,
+                // History was on and is not any more: every row loses its notes.
+                Err(_) => recorded.is_some().then(NotesBySymbol::none),
+            },
+        }
+    }
+}
+
+/// A history read's notes by file and symbol: what a row's `history` becomes once the
+/// read is applied.
+pub(crate) struct NotesBySymbol<'a> {
+    /// The read replaces every row's notes, rather than adding to them.
+    full: bool,
+    /// file → qualified name → notes.
+    by_file: HashMap<&'a str, HashMap<&'a str, Vec<&'a SymbolNote>>>,
+}
+
+impl<'a> NotesBySymbol<'a> {
+    fn of(read: &'a HistoryRead) -> Self {
+        let mut by_file: HashMap<&str, HashMap<&str, Vec<&SymbolNote>>> = HashMap::new();
+        for note in &read.notes {
+            by_file
+                .entry(note.file.as_str())
+                .or_default()
+                .entry(note.qualified_name.as_str())
+                .or_default()
+                .push(note);
+        }
+        NotesBySymbol {
+            full: read.full,
+            by_file,
+        }
+    }
+
+    /// No notes, replacing all: history turned off.
+    fn none() -> Self {
+        NotesBySymbol {
+            full: true,
+            by_file: HashMap::new(),
+        }
+    }
+
+    /// The files with new notes.
+    fn files(&self) -> impl Iterator<Item = &str> {
+        self.by_file.keys().copied()
+    }
+
+    /// The notes of `chunk`'s symbol once the read is applied, given the notes `had`.
+    pub(crate) fn history(&self, chunk: &CodeChunk, had: &str) -> String {
+        let new = self
+            .by_file
+            .get(chunk.relative_path.as_str())
+            .and_then(|by_name| by_name.get(chunk.qualified_name()))
+            .map(|n| n.as_slice())
+            .unwrap_or_default();
+        render(new, (!self.full).then_some(had))
     }
 }
 

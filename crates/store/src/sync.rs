@@ -10,6 +10,7 @@ use codectx_chunker::CodeChunk;
 use codectx_files::{SourceFile, Walked};
 
 use crate::Embedder;
+use crate::history::NotesBySymbol;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
 use crate::parse_cache::ParseCache;
 use crate::process::{Moved, off_the_runtime, process_files};
@@ -78,7 +79,11 @@ impl Store {
             scope = &SyncScope::Tree;
         }
         stats.timings.look = started.elapsed();
-        self.sync_structure(scope, observer, &mut stats).await?;
+        let started = Instant::now();
+        let history = self.begin_history().await?;
+        stats.timings.history = started.elapsed();
+        self.sync_structure(scope, history.notes().as_ref(), observer, &mut stats)
+            .await?;
         if !changed_elsewhere.is_empty() {
             if let Some(changes) = &mut self.changes {
                 changes.elsewhere = changed_elsewhere.clone();
@@ -88,8 +93,8 @@ impl Store {
             stats.changed_paths.dedup();
         }
         let started = Instant::now();
-        self.sync_history(&mut stats).await?;
-        stats.timings.history = started.elapsed();
+        self.finish_history(history, &mut stats).await?;
+        stats.timings.history += started.elapsed();
         if stats.history_rows > 0 {
             let started = Instant::now();
             self.maintain(&mut stats).await?;
@@ -165,6 +170,7 @@ impl Store {
     pub(crate) async fn sync_structure(
         &mut self,
         scope: &SyncScope,
+        notes: Option<&NotesBySymbol<'_>>,
         observer: &dyn SyncObserver,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
@@ -349,7 +355,8 @@ impl Store {
         };
         if !rewritten.is_empty() {
             let started = Instant::now();
-            self.write_chunks(&mut changed, &rewritten, stats).await?;
+            self.write_chunks(&mut changed, &rewritten, notes, stats)
+                .await?;
             stats.timings.chunk_rows = started.elapsed();
             observer.event(SyncEvent::ChunksWritten);
         }

@@ -11,6 +11,7 @@ use lancedb::arrow::arrow_array::RecordBatch;
 use lancedb::query::QueryBase;
 
 use crate::embedding::embedding_input;
+use crate::history::NotesBySymbol;
 use crate::process::Processed;
 use crate::report::SyncStats;
 use crate::schema::{FileRecord, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch};
@@ -31,6 +32,7 @@ impl Store {
         &mut self,
         changed: &mut [Processed],
         rewritten: &[String],
+        notes: Option<&NotesBySymbol<'_>>,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
         let in_rewritten = in_list("relativePath", rewritten);
@@ -55,8 +57,8 @@ impl Store {
                 );
             }
         }
-        // A symbol's history belongs to its name, not its text: an edit keeps it (the
-        // commit that describes the edit arrives with the history's next read).
+        // A symbol's history belongs to its name, not its text: an edit keeps it, and takes
+        // the notes of the commits this sync read (`notes`).
         let old_history: HashMap<(&str, &str), &str> = old
             .iter()
             .filter(|row| !row.history.is_empty())
@@ -74,9 +76,16 @@ impl Store {
                     .get(&(chunk.relative_path.as_str(), embedding_input(&chunk, view)))
                     .map(|v| (*v).clone());
                 stats.vectors_reused += vector.is_some() as usize;
-                let history = old_history
+                let had = old_history
                     .get(&(chunk.relative_path.as_str(), chunk.qualified_name()))
-                    .map_or_else(String::new, |h| h.to_string());
+                    .copied()
+                    .unwrap_or_default();
+                // The notes this sync's history read brings are written with the row, not
+                // in a second write of it.
+                let history = match notes {
+                    Some(notes) => notes.history(&chunk, had),
+                    None => had.to_string(),
+                };
                 rows.push(StoredChunk {
                     chunk,
                     content_hash: file.record.content_hash.clone(),

@@ -135,6 +135,8 @@ async fn commit_notes_become_a_searchable_field_and_follow_new_commits() {
     let stats = sync(&mut store).await;
     assert_eq!(stats.history_commits, 1);
     assert_eq!(stats.files_parsed, 1, "the edited file");
+    // Its rows took the new note as they were written: no second write of them.
+    assert_eq!(stats.history_rows, 0);
     insta::assert_snapshot!(notes(&store).await.join("\n"), @r"
     src/cache.ts > evict: fix: count expired entries when purging stale sessions | feat: add the cache
     src/cache.ts > store: fix: normalise whitespace in stored values | feat: add the cache
