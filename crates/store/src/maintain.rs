@@ -2,6 +2,8 @@
 //! rows escape them), the path indexes, compaction, and the vector index once the table
 //! is large enough.
 
+use std::sync::atomic::Ordering;
+
 use lance_index::optimize::OptimizeOptions;
 use lancedb::index::{Index, IndexConfig};
 use lancedb::table::OptimizeAction;
@@ -13,7 +15,8 @@ use crate::text_index::{FULL_TEXT_COLUMNS, term_index};
 use crate::{Store, StoreError};
 
 /// The full-text indexes are built anew, not updated, once rows that escaped them are at
-/// least one in this many of the table's rows.
+/// least one in this many of the table's rows; the table is compacted once this handle
+/// replaced as many.
 const REBUILD_SHARE: usize = 4;
 
 /// On a large table, rows that escaped the full-text indexes are folded in once they are
@@ -169,7 +172,15 @@ impl Store {
             .await?
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
-        if version.saturating_sub(compacted) >= self.options.compact_every {
+        // Rows replaced in a quarter of the table (a branch switch, a new extractor, a
+        // history read in full, vectors filled) are as many superseded rows on disk: they
+        // go now, not up to `compact_every` commits later (vite's main index after a switch
+        // and back: 8 MB).
+        let superseded = self.superseded_rows.load(Ordering::Relaxed);
+        if version.saturating_sub(compacted) >= self.options.compact_every
+            || (superseded >= self.options.fts_catch_up_rows.max(1)
+                && superseded.saturating_mul(REBUILD_SHARE) >= rows)
+        {
             // Clones that are gone release the versions they held, before those are pruned.
             if let Some(dir) = &self.local_dir {
                 let tables = [&self.chunks, &self.files, &self.meta];
@@ -193,6 +204,7 @@ impl Store {
                     table.optimize(step).await.map_err(self.lance(action))?;
                 }
             }
+            self.superseded_rows.store(0, Ordering::Relaxed);
             let version = self.chunk_version().await?;
             self.set_meta("compacted", &version.to_string()).await?;
             stats.commits += 3;

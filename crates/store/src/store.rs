@@ -101,7 +101,8 @@ pub struct StoreOptions {
     pub vector_index_min_rows: usize,
     /// Rows outside the full-text indexes (rewritten by an edit or by the embedder) from
     /// which a sync or embedding step updates the indexes, or a thirty-second of the rows
-    /// if that is more; below, they are searched flat.
+    /// if that is more; below, they are searched flat. Also the fewest replaced rows for
+    /// which upkeep compacts before `compact_every` (once they are a quarter of the table).
     pub fts_catch_up_rows: usize,
     /// Where the lexical channel's BM25F runs: LanceDB's full-text index, or a copy of its
     /// fields kept in memory (the same scores, without a query plan per question).
@@ -237,6 +238,9 @@ pub struct Store {
     /// The stored facts were extracted by another version of the graph's extractor.
     pub(crate) facts_stale: bool,
     pub(crate) check_pending: bool,
+    /// Chunk rows this handle replaced (a sync's rewritten files, notes, vectors) since its
+    /// last compaction: see `maintain`.
+    pub(crate) superseded_rows: std::sync::atomic::AtomicUsize,
     /// Why the index was rebuilt on open, if it was.
     pub(crate) rebuilt: Option<String>,
     pub(crate) history: HistoryStatus,
@@ -584,6 +588,7 @@ impl Store {
             needs_repair,
             facts_stale: meta.get(FACTS_KEY) != Some(&FACTS_VERSION.to_string()),
             check_pending: true,
+            superseded_rows: Default::default(),
             rebuilt,
             history: HistoryStatus::NotRead,
             history_searched: meta.get(HISTORY_HEAD_KEY).is_some_and(|h| !h.is_empty()),

@@ -132,6 +132,7 @@ impl Store {
             .delete(doomed.as_str())
             .await
             .map_err(self.lance("deleting chunks"))?;
+        self.superseded(old.len());
         stats.commits += 1;
         stats.chunks_written += rows.len() as u64;
         let kept: HashSet<&str> = rows.iter().map(|r| r.chunk.id.as_str()).collect();
@@ -282,8 +283,12 @@ impl Store {
         Ok(())
     }
 
-    /// `rows` as one Arrow batch in the chunk table's schema (which carries the vector
-    /// column's dimension), ready for a `merge_insert`.
+    /// Counts `rows` chunk rows replaced, towards the compaction that removes them.
+    fn superseded(&self, rows: usize) {
+        self.superseded_rows
+            .fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Replaces existing chunk rows (same ids) with `rows` in one commit; inserts nothing.
     pub(crate) async fn update_chunk_rows(
         &self,
@@ -297,9 +302,12 @@ impl Store {
             .execute(reader(batch))
             .await
             .map_err(self.lance(action))?;
+        self.superseded(rows.len());
         Ok(())
     }
 
+    /// `rows` as one Arrow batch in the chunk table's schema (which carries the vector
+    /// column's dimension), ready for a `merge_insert`.
     pub(crate) async fn chunk_batch(
         &self,
         rows: &[StoredChunk],

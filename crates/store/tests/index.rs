@@ -2139,6 +2139,39 @@ async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_lat
     assert!(chunks.iter().any(|c| c.name == "rotated15"));
 }
 
+/// A sync that rewrites most of the table (a branch switch, a new extractor) leaves as many
+/// superseded rows: upkeep removes them with the versions that named them at once, not
+/// `compact_every` commits later.
+#[tokio::test]
+async fn a_sync_rewriting_most_rows_removes_what_it_superseded() {
+    let root = workspace();
+    let options = StoreOptions {
+        compact_every: 1000,
+        // This fixture's table is small: any quarter of it counts.
+        fts_catch_up_rows: 1,
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(root.path(), options).await.unwrap();
+    store.sync(None, &()).await.unwrap();
+    let chunks = root.path().join(".codectx/chunks.lance");
+    let count = |dir: &str| std::fs::read_dir(chunks.join(dir)).unwrap().count();
+    let before = (count("_versions"), count("data"));
+    assert!(before.0 > 2, "the cold index's commits: {before:?}");
+    let files: Vec<PathBuf> = store.files().map(|f| root.path().join(&f.path)).collect();
+    for file in &files {
+        let mut text = std::fs::read_to_string(file).unwrap();
+        text.push_str("\nexport function switched(): number {\n  return 1;\n}\n");
+        std::fs::write(file, text).unwrap();
+    }
+    let stats = store.sync(None, &()).await.unwrap();
+    assert_eq!(stats.files_parsed, files.len());
+    // The rows in the one file compaction wrote, named by the latest versions only.
+    let after = (count("_versions"), count("data"));
+    assert!(after.0 <= 2 && after.1 == 1, "{before:?} -> {after:?}");
+    let added = store.chunks(Some("name = 'switched'")).await.unwrap();
+    assert_eq!(added.len(), files.len());
+}
+
 /// The count of rows with a vector is recorded with the chunk table's version it was taken
 /// at: a sync that rewrites rows without embedding them, or an embedding step, makes the
 /// next count (in this process or another) follow the rows.
