@@ -10,8 +10,8 @@
 //! switches to the commit farthest from it (content a worktree has seen) and back. Each `index` runs in the user's configuration (the
 //! default model unless `--embedder` says otherwise), as a whole process: wall time and
 //! peak RSS, and what it reports (files parsed, chunks embedded, vectors shared). Last, the
-//! disk: one worktree's index, the shared part (`<common git dir>/codectx`), every
-//! worktree's index.
+//! disk: one worktree's index and the shared part (`<common git dir>/codectx`) after its
+//! cold index, then every worktree's index and the shared part at the end.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -83,8 +83,11 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
     let index_dir = |root: &Path| -> anyhow::Result<PathBuf> {
         Ok(codectx_store::default_index_dir(&root.canonicalize()?))
     };
-    // Before the branch switches below add versions to it.
+    // Before the branch switches below add versions to it. The main worktree's index lies
+    // inside the common directory: the shared part is the rest of it.
+    let common = main.join(".git/codectx");
     let one = dir_size(&index_dir(&main)?);
+    let one_shared = dir_size(&common) - one;
 
     let mut ratios = Vec::new();
     let mut trees = vec![main.clone()];
@@ -138,15 +141,16 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
         .map(|t| index_dir(t))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let all: u64 = indexes.iter().map(|d| dir_size(d)).sum();
-    // The main worktree's index lies inside the common directory: counted once.
-    let shared = dir_size(&main.join(".git/codectx")) - dir_size(&indexes[0]);
+    let shared = dir_size(&common) - dir_size(&indexes[0]);
     println!(
-        "disk: one worktree's index {:.1} MB (after its cold index); shared vectors, parses and history memo {:.1} MB; {} worktrees' indexes {:.1} MB (the clone's after its switches), with the shared part {:.2}× one index",
+        "disk: one worktree's index {:.1} MB and shared part {:.1} MB (after its cold index); {} worktrees' indexes {:.1} MB (the clone's after its switches) and shared vectors, parses and history memo {:.1} MB: {:.2}× one index, {:.2}× one worktree's whole footprint",
         mb(one),
-        mb(shared),
+        mb(one_shared),
         trees.len(),
         mb(all),
-        (all + shared) as f64 / one as f64
+        mb(shared),
+        (all + shared) as f64 / one as f64,
+        (all + shared) as f64 / (one + one_shared) as f64
     );
     Ok(())
 }
