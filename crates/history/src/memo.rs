@@ -5,13 +5,16 @@
 //!
 //! Both kinds of entry name content: a commit by its id, a file change by its path and the
 //! blob ids of its two versions. So an entry holds wherever and whenever it is read. The
-//! memo is one file of JSON lines, appended under an exclusive lock; readers take no lock
-//! and skip a line a killed writer left unfinished. It is advisory: a memo that cannot be
-//! read or written costs diffs and parses, never a note.
+//! memo is one file of records, each a read's entries as JSON lines in a zstd frame after
+//! its length (hex object ids and JSON compress to a fifth: vite's memo 5.5 → 1.1 MB).
+//! Records are appended under an exclusive lock, and the writer first cuts off a record a
+//! killed writer left unfinished; readers take no lock and stop at a record that does not
+//! fit. It is advisory: a memo that cannot be read or written costs diffs and parses, never
+//! a note.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -45,7 +48,24 @@ pub const MEMO_VERSION: u32 = 3;
 
 /// A memo larger than this starts over: a bound on disk, far above a large repository's
 /// 5,000 commits.
-const MAX_BYTES: u64 = 256 << 20;
+const MAX_BYTES: u64 = 64 << 20;
+
+/// The memo's file in its directory; the uncompressed layout of the same version was
+/// [`earlier_file`].
+fn memo_file(dir: &Path) -> PathBuf {
+    dir.join(format!("memo-v{MEMO_VERSION}.zst"))
+}
+
+/// Removed when the memo is written.
+fn earlier_file(dir: &Path) -> PathBuf {
+    dir.join(format!("memo-v{MEMO_VERSION}.jsonl"))
+}
+
+/// zstd's level for a record: a read's entries are written once, at its end.
+const RECORD_COMPRESSION: i32 = 3;
+
+/// A record's length prefix (little-endian `u32`).
+const LENGTH_BYTES: u64 = 4;
 
 /// One file change: its path in the commit, its version before (none: added) and after.
 type ChangeKey = (String, Option<ObjectId>, ObjectId);
@@ -134,7 +154,7 @@ impl Memo {
             HistoryMemo::Off => None,
         };
         Memo {
-            file: dir.map(|d| d.join(format!("memo-v{MEMO_VERSION}.jsonl"))),
+            file: dir.as_deref().map(memo_file),
             known: (!load).then(Known::default),
             added: Vec::new(),
             hits: 0,
@@ -209,64 +229,101 @@ impl Memo {
     }
 }
 
-/// Every whole, well-formed line of the memo at `file` (none when it cannot be read).
+/// Every entry of the memo at `file` (none when it cannot be read): the records that fit
+/// in the file, less any that does not decode.
 fn load(file: &Path) -> Known {
     let mut known = Known::default();
-    let Ok(opened) = File::open(file) else {
+    let Ok(bytes) = std::fs::read(file) else {
         return known;
     };
-    for line in BufReader::new(opened).split(b'\n') {
-        let Ok(line) = line else { break };
-        // A killed writer's last line is cut short: it does not parse.
-        match serde_json::from_slice::<Line>(&line) {
-            Ok(Line::Touched {
-                path,
-                before,
-                after,
-                names,
-            }) => {
-                known.touched.insert((path, before, after), names);
+    for record in records(&bytes) {
+        let Ok(lines) = zstd::stream::decode_all(record) else {
+            continue;
+        };
+        for line in lines.split(|b| *b == b'\n') {
+            match serde_json::from_slice::<Line>(line) {
+                Ok(Line::Touched {
+                    path,
+                    before,
+                    after,
+                    names,
+                }) => {
+                    known.touched.insert((path, before, after), names);
+                }
+                Ok(Line::Commit { commit, changes }) => {
+                    known.commits.insert(commit, changes);
+                }
+                Err(_) => {}
             }
-            Ok(Line::Commit { commit, changes }) => {
-                known.commits.insert(commit, changes);
-            }
-            Err(_) => {}
         }
     }
     known
 }
 
-/// Appends `lines` as whole lines under an exclusive lock, so that writers in several
-/// processes never interleave.
+/// The whole records of a memo's bytes, in order: a length, then that many bytes. The
+/// first that does not fit (a killed writer's) ends them.
+fn records(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        let (length, after) = rest.split_first_chunk::<{ LENGTH_BYTES as usize }>()?;
+        let record = after.get(..u32::from_le_bytes(*length) as usize)?;
+        rest = &after[record.len()..];
+        Some(record)
+    })
+}
+
+/// Appends `lines` as one record under an exclusive lock, so that writers in several
+/// processes never interleave, after cutting off a record a killed writer left unfinished.
 fn append(path: &Path, lines: &[Line]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
     let mut file = OpenOptions::new()
         .create(true)
         .read(true)
-        .append(true)
+        .write(true)
+        .truncate(false)
         .open(path)?;
     file.lock()?;
+    let _ = std::fs::remove_file(earlier_file(dir));
     let len = file.metadata()?.len();
-    let mut text = Vec::new();
-    if len > MAX_BYTES {
-        file.set_len(0)?;
-    } else if len > 0 {
-        // A writer killed mid-line left no newline: end its line, so ours parse.
-        let mut last = [0u8; 1];
-        file.seek(SeekFrom::Start(len - 1))?;
-        file.read_exact(&mut last)?;
-        if last[0] != b'\n' {
-            text.push(b'\n');
-        }
+    let end = if len > MAX_BYTES {
+        0
+    } else {
+        whole_records(&mut file, len)?
+    };
+    if end < len {
+        file.set_len(end)?;
     }
+    let mut text = Vec::new();
     for line in lines {
         serde_json::to_writer(&mut text, line)?;
         text.push(b'\n');
     }
-    file.write_all(&text)?;
+    let frame = zstd::bulk::compress(&text, RECORD_COMPRESSION)?;
+    let length = u32::try_from(frame.len()).map_err(std::io::Error::other)?;
+    let mut record = Vec::with_capacity(LENGTH_BYTES as usize + frame.len());
+    record.extend_from_slice(&length.to_le_bytes());
+    record.extend_from_slice(&frame);
+    file.seek(SeekFrom::Start(end))?;
+    file.write_all(&record)?;
     file.unlock()
+}
+
+/// Where the whole records of the memo `file` (of `len` bytes) end: its lengths are read,
+/// not its records.
+fn whole_records(file: &mut File, len: u64) -> std::io::Result<u64> {
+    let mut end = 0;
+    let mut length = [0u8; LENGTH_BYTES as usize];
+    while end + LENGTH_BYTES <= len {
+        file.seek(SeekFrom::Start(end))?;
+        file.read_exact(&mut length)?;
+        let next = end + LENGTH_BYTES + u64::from(u32::from_le_bytes(length));
+        if next > len {
+            break;
+        }
+        end = next;
+    }
+    Ok(end)
 }
 
 /// An object id as hex in JSON.
@@ -342,11 +399,11 @@ mod tests {
             changes
         );
         first.save();
-        // A writer killed mid-line.
-        let file = dir.path().join(format!("memo-v{MEMO_VERSION}.jsonl"));
+        // A writer killed mid-record: a length, and less than that.
+        let file = memo_file(dir.path());
+        let whole = std::fs::metadata(&file).unwrap().len();
         let mut cut = OpenOptions::new().append(true).open(&file).unwrap();
-        cut.write_all(br#"{"kind":"touched","path":"src/b.ts","after":"00"#)
-            .unwrap();
+        cut.write_all(&[200, 0, 0, 0, 40, 181, 47]).unwrap();
 
         let mut second = Memo::new(&at, dir.path(), true);
         assert_eq!(
@@ -374,6 +431,10 @@ mod tests {
         );
         let known = load(&file);
         assert_eq!((known.touched.len(), known.commits.len()), (2, 1));
+        // The cut record was cut off before the second read's record went in.
+        let records = records(&std::fs::read(&file).unwrap()).count();
+        assert_eq!(records, 2);
+        assert!(std::fs::metadata(&file).unwrap().len() > whole);
     }
 
     #[test]
