@@ -272,9 +272,10 @@ const COMPACTED_FRAGMENT_ROWS: usize = 16_384;
 /// stay.
 ///
 /// An index sharing files with others (`clone.rs`: a clone, or an index with clones)
-/// merges only small fragments, and rewrites a large one once half its rows are deleted,
-/// not a tenth: a shared file stays on disk while any index names it, so its copy would
-/// be kept beside it.
+/// merges only small fragments, and never rewrites one for its deleted rows: a shared file
+/// stays on disk while any index names it, so its copy would be kept beside it. (With a
+/// rewrite once half a fragment's rows were deleted, vite's worktrees nine commits behind
+/// main each copied the rest of main's fragment: 13 MB a clone, 11 MB without.)
 fn upkeep_steps(shared: bool) -> [OptimizeAction; 2] {
     let defaults = lancedb::table::CompactionOptions::default();
     [
@@ -285,11 +286,7 @@ fn upkeep_steps(shared: bool) -> [OptimizeAction; 2] {
                 } else {
                     COMPACTED_FRAGMENT_ROWS
                 },
-                materialize_deletions_threshold: if shared {
-                    0.5
-                } else {
-                    defaults.materialize_deletions_threshold
-                },
+                materialize_deletions: !shared,
                 ..defaults
             },
             remap_options: None,
