@@ -11,6 +11,9 @@
 //! hash is the files row's: a stamp that a killed sync left behind, or that a later edit
 //! made stale, is ignored, and the file is hashed again. So a stamp never makes a sync skip
 //! content the index does not hold.
+//!
+//! The file is JSON in a zstd frame: the hex hashes and paths compress to under a third
+//! (vite's 1,495 stamps: 278 → 79 KB), most of what a clone of an index holds.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -42,12 +45,17 @@ impl Stamp {
     }
 }
 
-/// The stamps saved at `path`; none when it is missing or unreadable.
+/// zstd's level for the stamps: saved once per sync that touched files.
+const COMPRESSION: i32 = 3;
+
+/// The stamps saved at `path`; none when it is missing or unreadable. (A file of plain JSON,
+/// as saved before the stamps were compressed, is read too.)
 pub(crate) fn read(path: &Path) -> Vec<Stamp> {
-    std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default()
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let json = zstd::stream::decode_all(bytes.as_slice()).unwrap_or(bytes);
+    serde_json::from_slice(&json).unwrap_or_default()
 }
 
 /// Gives each record the stat data of its stamp, where the stamp holds the record's content.
@@ -93,6 +101,7 @@ pub(crate) fn save(
     stamps.sort_by(|a, b| a.path.cmp(&b.path));
     let saved = serde_json::to_vec(&stamps)
         .map_err(std::io::Error::other)
+        .and_then(|json| zstd::bulk::compress(&json, COMPRESSION))
         .and_then(|bytes| crate::sync::save_whole(path, &bytes));
     if let Err(e) = saved {
         tracing::debug!(%e, "touched files' stamps not saved");
@@ -155,5 +164,25 @@ mod tests {
         assert!(read(&path).is_empty());
         std::fs::write(&path, b"{not json").unwrap();
         assert!(read(&path).is_empty());
+    }
+
+    #[test]
+    fn stamps_are_saved_compressed_and_plain_ones_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(STAMPS_FILE);
+        let known: HashMap<String, FileRecord> = [record("a.ts", 1, "A")]
+            .into_iter()
+            .map(|r| (r.path.clone(), r))
+            .collect();
+        let touched = [Stamp::of(&record("a.ts", 5, "A"))];
+        save(&path, &touched, &[], &known);
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            serde_json::from_slice::<Vec<Stamp>>(&bytes).is_err(),
+            "not plain JSON"
+        );
+        assert_eq!(read(&path), touched);
+        std::fs::write(&path, serde_json::to_vec(&touched).unwrap()).unwrap();
+        assert_eq!(read(&path), touched);
     }
 }
