@@ -13,7 +13,7 @@
 //! a note.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -289,7 +289,9 @@ fn append(path: &Path, lines: &[Line]) -> std::io::Result<()> {
     let end = if len > MAX_BYTES {
         0
     } else {
-        whole_records(&mut file, len)?
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        whole_len(&bytes)
     };
     if end < len {
         file.set_len(end)?;
@@ -309,21 +311,11 @@ fn append(path: &Path, lines: &[Line]) -> std::io::Result<()> {
     file.unlock()
 }
 
-/// Where the whole records of the memo `file` (of `len` bytes) end: its lengths are read,
-/// not its records.
-fn whole_records(file: &mut File, len: u64) -> std::io::Result<u64> {
-    let mut end = 0;
-    let mut length = [0u8; LENGTH_BYTES as usize];
-    while end + LENGTH_BYTES <= len {
-        file.seek(SeekFrom::Start(end))?;
-        file.read_exact(&mut length)?;
-        let next = end + LENGTH_BYTES + u64::from(u32::from_le_bytes(length));
-        if next > len {
-            break;
-        }
-        end = next;
-    }
-    Ok(end)
+/// How many of `bytes`' first bytes its whole records take.
+fn whole_len(bytes: &[u8]) -> u64 {
+    records(bytes)
+        .map(|record| LENGTH_BYTES + record.len() as u64)
+        .sum()
 }
 
 /// An object id as hex in JSON.

@@ -132,7 +132,8 @@ impl Store {
             .delete(doomed.as_str())
             .await
             .map_err(self.lance("deleting chunks"))?;
-        self.superseded(old.len());
+        // The old rows of the rewritten files, and the cascaded rows of others.
+        self.superseded(old.len() + other_ids.len());
         stats.commits += 1;
         stats.chunks_written += rows.len() as u64;
         let kept: HashSet<&str> = rows.iter().map(|r| r.chunk.id.as_str()).collect();
