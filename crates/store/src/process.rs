@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::parse_cache::{PackWriter, ParseCache};
 use crate::report::{SyncEvent, SyncObserver};
-use crate::schema::{FileRecord, FileStatus, SkipReason};
+use crate::schema::{FileRecord, FileStatus, SkipReason, chunk_hash, chunks_digest};
 
 /// A file read and cut in this sync: its record, its chunks and its graph facts.
 pub(crate) struct Processed {
@@ -47,8 +47,16 @@ fn record_of(file: &SourceFile) -> FileRecord {
         content_hash: String::new(),
         status: FileStatus::Indexed,
         chunk_count: 0,
+        chunks_digest: chunks_digest([]),
         facts: None,
     }
+}
+
+/// Records that `record`'s content was cut into `chunks`.
+fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) {
+    record.chunk_count = chunks.len() as u32;
+    let hashes: Vec<String> = chunks.iter().map(chunk_hash).collect();
+    record.chunks_digest = chunks_digest(hashes.iter().map(String::as_str));
 }
 
 /// What reading a file whose mtime or size moved found.
@@ -178,7 +186,7 @@ pub(crate) fn process_file(
             if parse.recovered {
                 record.status = FileStatus::Recovered;
             }
-            record.chunk_count = parse.chunks.len() as u32;
+            set_chunks(&mut record, &parse.chunks);
             record.facts = Some(parse.facts);
             return Moved::Changed(Processed {
                 record,
@@ -215,7 +223,7 @@ pub(crate) fn process_file(
         pack.add(key, recovered, &encoded, &mut chunks);
     }
     record.facts = Some(encoded);
-    record.chunk_count = chunks.len() as u32;
+    set_chunks(&mut record, &chunks);
     Moved::Changed(Processed {
         record,
         chunks,

@@ -24,6 +24,8 @@ pub struct SyncStats {
     pub chunks_written: u64,
     /// Chunk rows deleted (of changed and removed files, net of replacements).
     pub chunks_deleted: u64,
+    /// Chunk rows of changed files left as stored: the same chunk, notes and vector.
+    pub chunks_kept: u64,
     /// Chunks of unchanged files whose vector was dropped by the signature cascade.
     pub chunks_cascaded: usize,
     /// Chunks of changed files that kept their vector (same `embeddingText`).

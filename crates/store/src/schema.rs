@@ -34,9 +34,11 @@ pub(crate) const VIEW_KEY: &str = "codectx.embedding.view";
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredChunk {
     pub chunk: CodeChunk,
-    /// SHA-256 (hex) of the file content the chunk was cut from.
+    /// The chunk's own content hash ([`chunk_hash`]). The blueprint's field holds the file's
+    /// SHA-256; that lives in the files table, and a row hashes what it stores, so an edit
+    /// elsewhere in the file leaves the row as written (see `Store::write_chunks`).
     pub content_hash: String,
-    /// The file's mtime (ms since the epoch) when that content was indexed.
+    /// The file's mtime (ms since the epoch) when the row was written.
     pub last_modified: i64,
     /// `None` until the chunk is embedded (or when the index has no embedding model).
     pub vector: Option<Vec<f32>>,
@@ -143,6 +145,9 @@ pub struct FileRecord {
     pub content_hash: String,
     pub status: FileStatus,
     pub chunk_count: u32,
+    /// [`chunks_digest`] of the file's chunk rows: a killed sync's repair finds the files
+    /// whose rows are not those of their recorded content.
+    pub chunks_digest: String,
     /// The graph's per-file facts (`codectx_graph::facts::FileFacts::encode`), so a restart
     /// links the graph without parsing unchanged files.
     pub facts: Option<Vec<u8>>,
@@ -233,6 +238,97 @@ pub(crate) fn recorded_spec(schema: &Schema) -> Result<Option<EmbeddingSpec>, St
     }))
 }
 
+/// The content hash of a chunk row: blake3 (128 bits, hex) of every stored field of
+/// `chunk` (`filePath` is not stored). Notes, vector and stamps are not part of it.
+pub(crate) fn chunk_hash(chunk: &CodeChunk) -> String {
+    // Destructured whole, so that a new field of `CodeChunk` is a compile error here until
+    // it is hashed (or said not to be stored).
+    let CodeChunk {
+        id,
+        file_path: _,
+        relative_path,
+        node_kind,
+        name,
+        naming,
+        parent_name,
+        parent_chunk_id,
+        child_chunk_ids,
+        depth,
+        signature,
+        full_source,
+        start_line,
+        end_line,
+        span,
+        symbol,
+        jsdoc,
+        relevant_imports,
+        embedding_text,
+        breadcrumb,
+    } = chunk;
+    let mut hasher = blake3::Hasher::new();
+    // Each field is length-prefixed (an absent one is a tag), so no two rows' fields
+    // concatenate to the same bytes.
+    let mut text = |value: Option<&str>| match value {
+        None => {
+            hasher.update(&[0]);
+        }
+        Some(value) => {
+            hasher.update(&[1]);
+            hasher.update(&(value.len() as u64).to_le_bytes());
+            hasher.update(value.as_bytes());
+        }
+    };
+    for value in [
+        id.as_str(),
+        relative_path,
+        node_kind.as_str(),
+        name,
+        naming.as_str(),
+    ] {
+        text(Some(value));
+    }
+    text(parent_name.as_deref());
+    text(parent_chunk_id.as_deref());
+    text(Some(&child_chunk_ids.len().to_string()));
+    for child in child_chunk_ids {
+        text(Some(child));
+    }
+    text(Some(signature));
+    text(Some(full_source.as_str()));
+    text(jsdoc.as_deref());
+    text(Some(&relevant_imports.len().to_string()));
+    for import in relevant_imports {
+        text(Some(import));
+    }
+    text(Some(embedding_text.as_str()));
+    text(Some(breadcrumb));
+    for number in [
+        *depth,
+        *start_line,
+        *end_line,
+        span.start,
+        span.end,
+        *symbol,
+    ] {
+        hasher.update(&number.to_le_bytes());
+    }
+    let hash = hasher.finalize();
+    hash.to_hex()[..32].to_string()
+}
+
+/// A file's [`FileRecord::chunks_digest`]: blake3 (128 bits, hex) of its rows' content
+/// hashes in order, whatever order they come in.
+pub(crate) fn chunks_digest<'h>(hashes: impl IntoIterator<Item = &'h str>) -> String {
+    let mut hashes: Vec<&str> = hashes.into_iter().collect();
+    hashes.sort_unstable();
+    let mut hasher = blake3::Hasher::new();
+    for hash in hashes {
+        hasher.update(hash.as_bytes());
+        hasher.update(b"\n");
+    }
+    hasher.finalize().to_hex()[..32].to_string()
+}
+
 pub(crate) fn files_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("path", DataType::Utf8, false),
@@ -241,6 +337,7 @@ pub(crate) fn files_schema() -> SchemaRef {
         Field::new("contentHash", DataType::Utf8, false),
         Field::new("status", DataType::Utf8, false),
         Field::new("chunkCount", DataType::UInt32, false),
+        Field::new("chunksDigest", DataType::Utf8, false),
         read_whole(Field::new("facts", DataType::LargeBinary, true)),
     ]))
 }
@@ -515,6 +612,9 @@ pub(crate) fn files_to_batch(rows: &[FileRecord]) -> Result<RecordBatch, ArrowEr
             Arc::new(UInt32Array::from_iter_values(
                 rows.iter().map(|r| r.chunk_count),
             )),
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r.chunks_digest.as_str()),
+            )),
             Arc::new(
                 rows.iter()
                     .map(|r| r.facts.as_deref())
@@ -537,6 +637,7 @@ pub(crate) fn batch_to_files(batch: &RecordBatch) -> Result<Vec<FileRecord>, Str
     let hash = column::<StringArray>(batch, "contentHash")?;
     let status = column::<StringArray>(batch, "status")?;
     let count = column::<UInt32Array>(batch, "chunkCount")?;
+    let digest = column::<StringArray>(batch, "chunksDigest")?;
     // Callers that only need the sync state do not select the facts column.
     let facts = batch
         .column_by_name("facts")
@@ -550,6 +651,7 @@ pub(crate) fn batch_to_files(batch: &RecordBatch) -> Result<Vec<FileRecord>, Str
                 content_hash: hash.value(i).into(),
                 status: FileStatus::parse(status.value(i))?,
                 chunk_count: count.value(i),
+                chunks_digest: digest.value(i).into(),
                 facts: facts.filter(|f| f.is_valid(i)).map(|f| f.value(i).into()),
             })
         })

@@ -121,6 +121,7 @@ mod tests {
             content_hash: hash.into(),
             status: FileStatus::Indexed,
             chunk_count: 1,
+            chunks_digest: String::new(),
             facts: None,
         }
     }

@@ -40,7 +40,9 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// faster).
 /// 11: the lexical fields are stored analyzed (`nameTerms`, `sourceTerms`, `historyTerms`,
 /// in place of `searchNames`), and the full-text indexes split them on spaces.
-pub(crate) const FORMAT: &str = "codectx-index/11";
+/// 12: a chunk row's `contentHash` hashes the row, not its file (a changed file keeps the
+/// rows it did not change); the files table's `chunksDigest` names a file's rows.
+pub(crate) const FORMAT: &str = "codectx-index/12";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
@@ -927,6 +929,7 @@ impl Store {
                 "contentHash",
                 "status",
                 "chunkCount",
+                "chunksDigest",
             ]))
             .batches(self, "querying files")
             .await?;

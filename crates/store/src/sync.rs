@@ -15,7 +15,7 @@ use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
 use crate::parse_cache::ParseCache;
 use crate::process::{Moved, off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
-use crate::schema::FileStatus;
+use crate::schema::{FileStatus, chunks_digest};
 use crate::sql::{in_list, text_column};
 use crate::stamps::{self, Stamp};
 use crate::store::{CollectBatches, FACTS_KEY, LISTINGS_FILE};
@@ -320,6 +320,7 @@ impl Store {
                     if let Some(known) = self.known.get(&record.path) {
                         record.status = known.status.clone();
                         record.chunk_count = known.chunk_count;
+                        record.chunks_digest = known.chunks_digest.clone();
                     }
                     touched.push(record)
                 }
@@ -418,9 +419,10 @@ impl Store {
         Ok(())
     }
 
-    /// Brings a marked (half-written) index back to a state a clean sync would reach:
-    /// chunk rows that do not belong to the recorded content of an indexed file are
-    /// deleted and their files forgotten, so this sync parses them again.
+    /// Brings a marked (half-written) index back to a state a clean sync would reach: the
+    /// files whose chunk rows are not those of their recorded content (their
+    /// `chunksDigest`), and rows of no indexed file, are deleted and the files forgotten,
+    /// so this sync parses them again.
     pub(crate) async fn repair(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
         stats.repaired = true;
         let batches: Vec<RecordBatch> = self
@@ -429,28 +431,25 @@ impl Store {
             .select(Select::columns(&["relativePath", "contentHash"]))
             .batches(self, "scanning chunks")
             .await?;
-        let mut counts: HashMap<(String, String), u32> = HashMap::new();
+        let mut rows: HashMap<String, Vec<String>> = HashMap::new();
         for batch in &batches {
             let paths = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
             let hashes = text_column(batch, "contentHash").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
-                *counts
-                    .entry((paths.value(i).to_string(), hashes.value(i).to_string()))
-                    .or_default() += 1;
+                rows.entry(paths.value(i).to_string())
+                    .or_default()
+                    .push(hashes.value(i).to_string());
             }
         }
-        let mut stale: HashSet<String> = HashSet::new();
-        for ((path, hash), _) in &counts {
-            if self.known.get(path).is_none_or(|k| &k.content_hash != hash) {
-                stale.insert(path.clone());
-            }
-        }
+        let digest_of =
+            |path: &str| chunks_digest(rows.get(path).into_iter().flatten().map(String::as_str));
+        let mut stale: HashSet<String> = rows
+            .keys()
+            .filter(|path| !self.known.contains_key(*path))
+            .cloned()
+            .collect();
         for (path, record) in &self.known {
-            let rows = counts
-                .get(&(path.clone(), record.content_hash.clone()))
-                .copied()
-                .unwrap_or(0);
-            if rows != record.chunk_count {
+            if digest_of(path) != record.chunks_digest {
                 stale.insert(path.clone());
             }
         }

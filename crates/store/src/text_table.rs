@@ -199,8 +199,8 @@ async fn scan(
         .map_err(lance_error(uri, action))
 }
 
-/// What a row's searched texts are a function of: its id (path and name), its file's
-/// content hash and, when searched, its commit notes.
+/// What a row's searched texts are a function of: its id (path and name), its content
+/// hash and, when searched, its commit notes.
 fn row_fingerprint(id: &str, content_hash: &str, history: Option<&str>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();

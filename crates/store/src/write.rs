@@ -1,6 +1,6 @@
-//! Steps 4–6 of a sync: the chunk rows of changed and removed files in one merge (vectors
-//! carried over where the embedded text is unchanged), the signature cascade, and the files
-//! table.
+//! Steps 4–6 of a sync: the chunk rows of changed and removed files (rows that come out
+//! as stored left in place, vectors carried over where the embedded text is unchanged), the
+//! signature cascade, and the files table.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -14,15 +14,18 @@ use crate::embedding::embedding_input;
 use crate::history::NotesBySymbol;
 use crate::process::Processed;
 use crate::report::SyncStats;
-use crate::schema::{FileRecord, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch};
+use crate::schema::{
+    FileRecord, StoredChunk, batch_to_files, chunk_hash, chunks_to_batch, files_to_batch,
+};
 use crate::sql::{in_list, reader};
 use crate::store::CollectBatches;
 use crate::{Store, StoreError};
 
 impl Store {
-    /// One commit replacing the rows of every changed and removed file, carrying vectors
-    /// over where `embeddingText` did not change and dropping those the cascade reaches.
-    /// Takes the chunks out of `changed` (rows own them, not a copy).
+    /// Replaces the rows of every changed and removed file (a delete, then an append),
+    /// leaving in place those that come out exactly as stored, carrying vectors over where
+    /// `embeddingText` did not change and dropping those the cascade reaches. Takes the
+    /// chunks out of `changed` (rows own them, not a copy).
     ///
     /// A touched file (new mtime, same content) keeps its rows as they are: the mtime that
     /// triggers a check is its files row's, and a row's `lastModified` is the mtime its
@@ -87,8 +90,8 @@ impl Store {
                     None => had.to_string(),
                 };
                 rows.push(StoredChunk {
+                    content_hash: chunk_hash(&chunk),
                     chunk,
-                    content_hash: file.record.content_hash.clone(),
                     last_modified: file.record.mtime_ns / 1_000_000,
                     vector,
                     history,
@@ -112,10 +115,44 @@ impl Store {
                 }
             }
         }
-        // Every row written replaces whatever the index holds for its file (or, for a
-        // cascaded row of another file, its id): delete those, then append. Two commits
-        // inside the dirty mark; a merge on `id` that also deletes unmatched rows joins
-        // against the whole table and costs more than both on a one-file edit.
+        // A changed file's row that comes out exactly as stored (same chunk, notes and
+        // vector) stays where it is: an edit rewrites the chunks it moved or changed, not
+        // the whole file, and the table versions other worktrees' indexes hold keep
+        // sharing it (`clone.rs`). An id stored or cut twice is always rewritten.
+        let mut stored: HashMap<&str, Option<&StoredChunk>> = HashMap::new();
+        for row in &old {
+            stored
+                .entry(row.chunk.id.as_str())
+                .and_modify(|twice| *twice = None)
+                .or_insert(Some(row));
+        }
+        let mut cut: HashMap<&str, usize> = HashMap::new();
+        for row in &rows {
+            *cut.entry(row.chunk.id.as_str()).or_default() += 1;
+        }
+        let unchanged: HashSet<String> = rows
+            .iter()
+            .filter(|row| cut[row.chunk.id.as_str()] == 1)
+            .filter(|row| {
+                stored
+                    .get(row.chunk.id.as_str())
+                    .copied()
+                    .flatten()
+                    .is_some_and(|was| {
+                        was.content_hash == row.content_hash
+                            && was.history == row.history
+                            && was.vector == row.vector
+                    })
+            })
+            .map(|row| row.chunk.id.clone())
+            .collect();
+        drop((stored, cut));
+        rows.retain(|row| !unchanged.contains(&row.chunk.id));
+        stats.chunks_kept += unchanged.len() as u64;
+        // Every row written replaces whatever the index holds for its file but the rows
+        // kept (or, for a cascaded row of another file, its id): delete those, then append.
+        // Two commits inside the dirty mark; a merge on `id` that also deletes unmatched
+        // rows joins against the whole table and costs more than both on a one-file edit.
         let written_paths: HashSet<&str> = rewritten.iter().map(String::as_str).collect();
         let other_ids: Vec<String> = rows
             .iter()
@@ -123,20 +160,30 @@ impl Store {
             .map(|r| r.chunk.id.clone())
             .collect();
         let written_paths: Vec<String> = written_paths.into_iter().map(str::to_owned).collect();
-        let mut doomed = vec![in_list("relativePath", &written_paths)];
-        if !other_ids.is_empty() {
-            doomed.push(in_list("id", &other_ids));
+        let mut doomed = in_list("relativePath", &written_paths);
+        if !unchanged.is_empty() {
+            let unchanged: Vec<String> = unchanged.iter().cloned().collect();
+            doomed = format!("({doomed} AND NOT ({}))", in_list("id", &unchanged));
         }
-        let doomed = doomed.join(" OR ");
-        self.chunks
-            .delete(doomed.as_str())
-            .await
-            .map_err(self.lance("deleting chunks"))?;
+        if !other_ids.is_empty() {
+            doomed = format!("{doomed} OR {}", in_list("id", &other_ids));
+        }
+        let replaced = old.len() - unchanged.len() + other_ids.len();
+        if replaced > 0 {
+            self.chunks
+                .delete(doomed.as_str())
+                .await
+                .map_err(self.lance("deleting chunks"))?;
+            stats.commits += 1;
+        }
         // The old rows of the rewritten files, and the cascaded rows of others.
-        self.superseded(old.len() + other_ids.len());
-        stats.commits += 1;
+        self.superseded(replaced);
         stats.chunks_written += rows.len() as u64;
-        let kept: HashSet<&str> = rows.iter().map(|r| r.chunk.id.as_str()).collect();
+        let kept: HashSet<&str> = rows
+            .iter()
+            .map(|r| r.chunk.id.as_str())
+            .chain(unchanged.iter().map(String::as_str))
+            .collect();
         stats.chunks_deleted += old
             .iter()
             .filter(|r| !kept.contains(r.chunk.id.as_str()))

@@ -2140,6 +2140,42 @@ async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_lat
     assert!(chunks.iter().any(|c| c.name == "rotated15"));
 }
 
+/// An edit rewrites the rows it changed or moved; the file's other rows stay as written
+/// (the table versions other worktrees' indexes name keep sharing them), and the index is
+/// still a clean build's.
+#[tokio::test]
+async fn an_edit_keeps_the_rows_it_did_not_change() {
+    let root = workspace();
+    let hash = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(root.path(), options(&hash)).await.unwrap();
+    sync(&mut store, &hash).await;
+    let of_token = |rows: Vec<StoredChunk>| -> Vec<StoredChunk> {
+        rows.into_iter()
+            .filter(|r| r.chunk.relative_path == "src/auth/token.ts")
+            .collect()
+    };
+    let before = of_token(rows(&store).await);
+    let file = root.path().join("src/auth/token.ts");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\nexport function rotate(): number {\n  return 1;\n}\n");
+    std::fs::write(&file, text).unwrap();
+    let stats = sync(&mut store, &hash).await;
+    assert_eq!(
+        (
+            stats.files_parsed,
+            stats.chunks_written,
+            stats.chunks_deleted
+        ),
+        (1, 1, 0)
+    );
+    assert_eq!(stats.chunks_kept, before.len() as u64);
+    let after = of_token(rows(&store).await);
+    for row in &before {
+        assert!(after.contains(row), "{} was rewritten", row.chunk.id);
+    }
+    assert_same_as_clean_build(root.path(), &store).await;
+}
+
 /// A sync that rewrites most of the table (a branch switch, a new extractor) leaves as many
 /// superseded rows: upkeep removes them with the versions that named them at once, not
 /// `compact_every` commits later.
@@ -2159,13 +2195,15 @@ async fn a_sync_rewriting_most_rows_removes_what_it_superseded() {
     let before = (count("_versions"), count("data"));
     assert!(before.0 > 2, "the cold index's commits: {before:?}");
     let files: Vec<PathBuf> = store.files().map(|f| root.path().join(&f.path)).collect();
+    // A line above every row moves them all: each is rewritten.
     for file in &files {
-        let mut text = std::fs::read_to_string(file).unwrap();
-        text.push_str("\nexport function switched(): number {\n  return 1;\n}\n");
+        let text = std::fs::read_to_string(file).unwrap();
+        let text = format!("export function switched(): number {{ return 1; }}\n{text}");
         std::fs::write(file, text).unwrap();
     }
     let stats = store.sync(None, &()).await.unwrap();
     assert_eq!(stats.files_parsed, files.len());
+    assert_eq!(stats.chunks_kept, 0);
     // The rows in the one file compaction wrote, named by the latest versions only.
     let after = (count("_versions"), count("data"));
     assert!(after.0 <= 2 && after.1 == 1, "{before:?} -> {after:?}");
