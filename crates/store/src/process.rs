@@ -18,6 +18,9 @@ use crate::schema::{FileRecord, FileStatus, SkipReason, chunk_hash, chunks_diges
 pub(crate) struct Processed {
     pub record: FileRecord,
     pub chunks: Vec<CodeChunk>,
+    /// Each chunk's row content hash ([`chunk_hash`]), in `chunks`' order: hashed here, on
+    /// all cores, for `record.chunks_digest` and the rows alike.
+    pub hashes: Vec<String>,
     /// What `record.facts` holds encoded, when the sync hands its changes over (`None`
     /// otherwise, and for a skipped file): a whole repository's facts are not held twice.
     pub facts: Option<FileFacts>,
@@ -32,6 +35,7 @@ impl Processed {
         Processed {
             record,
             chunks: Vec::new(),
+            hashes: Vec::new(),
             facts: None,
             shared: false,
         }
@@ -52,11 +56,12 @@ fn record_of(file: &SourceFile) -> FileRecord {
     }
 }
 
-/// Records that `record`'s content was cut into `chunks`.
-fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) {
+/// Records that `record`'s content was cut into `chunks`; returns their hashes.
+fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) -> Vec<String> {
     record.chunk_count = chunks.len() as u32;
     let hashes: Vec<String> = chunks.iter().map(chunk_hash).collect();
     record.chunks_digest = chunks_digest(hashes.iter().map(String::as_str));
+    hashes
 }
 
 /// What reading a file whose mtime or size moved found.
@@ -186,11 +191,12 @@ pub(crate) fn process_file(
             if parse.recovered {
                 record.status = FileStatus::Recovered;
             }
-            set_chunks(&mut record, &parse.chunks);
+            let hashes = set_chunks(&mut record, &parse.chunks);
             record.facts = Some(parse.facts);
             return Moved::Changed(Processed {
                 record,
                 chunks: parse.chunks,
+                hashes,
                 facts: keep_facts.then_some(facts),
                 shared: true,
             });
@@ -223,10 +229,11 @@ pub(crate) fn process_file(
         pack.add(key, recovered, &encoded, &mut chunks);
     }
     record.facts = Some(encoded);
-    set_chunks(&mut record, &chunks);
+    let hashes = set_chunks(&mut record, &chunks);
     Moved::Changed(Processed {
         record,
         chunks,
+        hashes,
         facts: keep_facts.then_some(facts),
         shared: false,
     })

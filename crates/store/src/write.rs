@@ -14,9 +14,7 @@ use crate::embedding::embedding_input;
 use crate::history::NotesBySymbol;
 use crate::process::Processed;
 use crate::report::SyncStats;
-use crate::schema::{
-    FileRecord, StoredChunk, batch_to_files, chunk_hash, chunks_to_batch, files_to_batch,
-};
+use crate::schema::{FileRecord, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch};
 use crate::sql::{in_list, reader};
 use crate::store::CollectBatches;
 use crate::{Store, StoreError};
@@ -74,7 +72,8 @@ impl Store {
             .collect();
         let mut rows = Vec::new();
         for file in changed {
-            for chunk in std::mem::take(&mut file.chunks) {
+            let hashes = std::mem::take(&mut file.hashes);
+            for (chunk, content_hash) in std::mem::take(&mut file.chunks).into_iter().zip(hashes) {
                 let vector = old_vectors
                     .get(&(chunk.relative_path.as_str(), embedding_input(&chunk, view)))
                     .map(|v| (*v).clone());
@@ -90,8 +89,8 @@ impl Store {
                     None => had.to_string(),
                 };
                 rows.push(StoredChunk {
-                    content_hash: chunk_hash(&chunk),
                     chunk,
+                    content_hash,
                     last_modified: file.record.mtime_ns / 1_000_000,
                     vector,
                     history,
