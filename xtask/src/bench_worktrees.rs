@@ -157,7 +157,7 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
 
 /// `(commit, date)` of the first-parent history of `rev` in `repo` since `since` (git's
 /// `--since` syntax: "2026-07-22", "1 month ago"), thinned to `count` evenly spaced commits,
-/// newest first.
+/// newest first. A bare date means its midnight, UTC ([`since_midnight`]).
 fn thinned_history(
     repo: &Path,
     rev: &str,
@@ -170,7 +170,7 @@ fn thinned_history(
             "log",
             "--first-parent",
             "--format=%H %cs",
-            &format!("--since={since}"),
+            &format!("--since={}", since_midnight(since)),
             rev,
         ],
     )?;
@@ -185,6 +185,24 @@ fn thinned_history(
     Ok((0..count)
         .map(|i| all[i * (all.len() - 1) / (count - 1)].clone())
         .collect())
+}
+
+/// `since`, with a bare date (`2026-07-22`) made its midnight UTC: git reads a bare date at
+/// the current time of day, so runs at different hours started one commit apart.
+fn since_midnight(since: &str) -> String {
+    let bare_date = since.len() == 10
+        && since.char_indices().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                c == '-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    if bare_date {
+        format!("{since} 00:00:00 +0000")
+    } else {
+        since.to_string()
+    }
 }
 
 fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
@@ -209,4 +227,17 @@ fn line(label: &str, run: &Run, cold: Option<&Run>) {
         run.millis / 1e3,
         run.peak_rss_mb
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::since_midnight;
+
+    #[test]
+    fn a_bare_date_means_its_midnight_utc() {
+        assert_eq!(since_midnight("2026-07-22"), "2026-07-22 00:00:00 +0000");
+        assert_eq!(since_midnight("1 month ago"), "1 month ago");
+        assert_eq!(since_midnight("2026-07-22 12:00"), "2026-07-22 12:00");
+        assert_eq!(since_midnight("2026/07/22"), "2026/07/22");
+    }
 }
