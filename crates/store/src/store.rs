@@ -748,7 +748,20 @@ impl Store {
         filter: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<StoredChunk>, StoreError> {
-        let mut query = self.chunks.query();
+        // What a row holds, not the analyzed `*Terms` columns (as large as the texts, and
+        // derived from them at every write).
+        let schema = self
+            .chunks
+            .schema()
+            .await
+            .map_err(self.lance("reading the schema"))?;
+        let columns: Vec<&str> = crate::schema::CODE_CHUNK_COLUMNS
+            .iter()
+            .copied()
+            .chain(["history", "contentHash", "lastModified"])
+            .chain(schema.field_with_name("vector").is_ok().then_some("vector"))
+            .collect();
+        let mut query = self.chunks.query().select(Select::columns(&columns));
         if let Some(filter) = filter {
             query = query.only_if(filter);
         }
