@@ -749,17 +749,13 @@ impl Store {
         limit: Option<usize>,
     ) -> Result<Vec<StoredChunk>, StoreError> {
         // What a row holds, not the analyzed `*Terms` columns (as large as the texts, and
-        // derived from them at every write).
-        let schema = self
-            .chunks
-            .schema()
-            .await
-            .map_err(self.lance("reading the schema"))?;
+        // derived from them at every write). The table has a vector column exactly when
+        // the store embeds: an open rebuilds an index whose vectors are another model's.
         let columns: Vec<&str> = crate::schema::CODE_CHUNK_COLUMNS
             .iter()
             .copied()
             .chain(["history", "contentHash", "lastModified"])
-            .chain(schema.field_with_name("vector").is_ok().then_some("vector"))
+            .chain(self.options.embedding.is_some().then_some("vector"))
             .collect();
         let mut query = self.chunks.query().select(Select::columns(&columns));
         if let Some(filter) = filter {

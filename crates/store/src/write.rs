@@ -145,6 +145,11 @@ impl Store {
             })
             .map(|row| row.chunk.id.clone())
             .collect();
+        // Old rows whose id the new cut does not have are gone for good.
+        stats.chunks_deleted += old
+            .iter()
+            .filter(|r| !cut.contains_key(r.chunk.id.as_str()))
+            .count() as u64;
         drop((stored, cut));
         rows.retain(|row| !unchanged.contains(&row.chunk.id));
         stats.chunks_kept += unchanged.len() as u64;
@@ -178,16 +183,6 @@ impl Store {
         // The old rows of the rewritten files, and the cascaded rows of others.
         self.superseded(replaced);
         stats.chunks_written += rows.len() as u64;
-        let kept: HashSet<&str> = rows
-            .iter()
-            .map(|r| r.chunk.id.as_str())
-            .chain(unchanged.iter().map(String::as_str))
-            .collect();
-        stats.chunks_deleted += old
-            .iter()
-            .filter(|r| !kept.contains(r.chunk.id.as_str()))
-            .count() as u64;
-        drop(kept);
         if !rows.is_empty() {
             let schema = self
                 .chunks
