@@ -78,14 +78,20 @@ pub struct CodeChunk {
 /// What joins the parts of a breadcrumb: `relativePath > parent > … > name`.
 pub const BREADCRUMB_SEPARATOR: &str = " > ";
 
+/// [`CodeChunk::qualified_name`] from the three fields it reads, for a reader that holds
+/// only those of a stored row.
+pub fn qualified_name<'c>(breadcrumb: &'c str, relative_path: &str, name: &'c str) -> &'c str {
+    breadcrumb
+        .strip_prefix(relative_path)
+        .and_then(|rest| rest.strip_prefix(BREADCRUMB_SEPARATOR))
+        .unwrap_or(name)
+}
+
 impl CodeChunk {
     /// The breadcrumb without its file: `parent > … > name`. With the file's path, it
     /// names a chunk across versions of the file (ids hash the start line, which moves).
     pub fn qualified_name(&self) -> &str {
-        self.breadcrumb
-            .strip_prefix(self.relative_path.as_str())
-            .and_then(|rest| rest.strip_prefix(BREADCRUMB_SEPARATOR))
-            .unwrap_or(&self.name)
+        qualified_name(&self.breadcrumb, &self.relative_path, &self.name)
     }
 
     /// The qualified name as its parts, outermost first: `["Class", "method"]`. Stripping

@@ -232,6 +232,7 @@ impl Memo {
 /// Every entry of the memo at `file` (none when it cannot be read): the records that fit
 /// in the file, less any that does not decode.
 fn load(file: &Path) -> Known {
+    let started = std::time::Instant::now();
     let mut known = Known::default();
     let Ok(bytes) = std::fs::read(file) else {
         return known;
@@ -257,6 +258,12 @@ fn load(file: &Path) -> Known {
             }
         }
     }
+    tracing::debug!(
+        commits = known.commits.len(),
+        changes = known.touched.len(),
+        "history memo loaded: {:?}",
+        started.elapsed()
+    );
     known
 }
 

@@ -10,7 +10,7 @@ use codectx_chunker::CodeChunk;
 use codectx_files::{SourceFile, Walked};
 
 use crate::Embedder;
-use crate::history::NotesBySymbol;
+use crate::history::HistoryStep;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
 use crate::parse_cache::ParseCache;
 use crate::process::{Moved, off_the_runtime, process_files};
@@ -80,9 +80,9 @@ impl Store {
         }
         stats.timings.look = started.elapsed();
         let started = Instant::now();
-        let history = self.begin_history().await?;
+        let mut history = self.begin_history().await?;
         stats.timings.history = started.elapsed();
-        self.sync_structure(scope, history.notes().as_ref(), observer, &mut stats)
+        self.sync_structure(scope, &mut history, observer, &mut stats)
             .await?;
         if !changed_elsewhere.is_empty() {
             if let Some(changes) = &mut self.changes {
@@ -170,7 +170,7 @@ impl Store {
     pub(crate) async fn sync_structure(
         &mut self,
         scope: &SyncScope,
-        notes: Option<&NotesBySymbol<'_>>,
+        history: &mut HistoryStep,
         observer: &dyn SyncObserver,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
@@ -356,7 +356,10 @@ impl Store {
         };
         if !rewritten.is_empty() {
             let started = Instant::now();
-            self.write_chunks(&mut changed, &rewritten, notes, stats)
+            let notes = self.history_notes(history).await;
+            stats.timings.history += started.elapsed();
+            let started = Instant::now();
+            self.write_chunks(&mut changed, &rewritten, notes.as_ref(), stats)
                 .await?;
             stats.timings.chunk_rows = started.elapsed();
             observer.event(SyncEvent::ChunksWritten);

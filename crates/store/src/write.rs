@@ -85,7 +85,7 @@ impl Store {
                 // The notes this sync's history read brings are written with the row, not
                 // in a second write of it.
                 let history = match notes {
-                    Some(notes) => notes.history(&chunk, had),
+                    Some(notes) => notes.history(&chunk.relative_path, chunk.qualified_name(), had),
                     None => had.to_string(),
                 };
                 rows.push(StoredChunk {
