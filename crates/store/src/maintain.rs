@@ -39,6 +39,7 @@ impl Store {
     }
 
     async fn maintain_tables(&mut self, stats: &mut SyncStats) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
         let indices = self
             .chunks
             .list_indices()
@@ -150,6 +151,7 @@ impl Store {
                 stats.commits += 1;
             }
         }
+        tracing::debug!("upkeep of the indexes: {:?}", started.elapsed());
         if self.options.embedding.is_some()
             && !has("vector")
             && self
@@ -205,6 +207,7 @@ impl Store {
                 }
             }
             self.superseded_rows.store(0, Ordering::Relaxed);
+            tracing::debug!("upkeep with compaction: {:?}", started.elapsed());
             let version = self.chunk_version().await?;
             self.set_meta("compacted", &version.to_string()).await?;
             stats.commits += 3;

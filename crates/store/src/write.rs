@@ -36,12 +36,14 @@ impl Store {
         notes: Option<&NotesBySymbol<'_>>,
         stats: &mut SyncStats,
     ) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
         let in_rewritten = in_list("relativePath", rewritten);
         let old = if rewritten.is_empty() {
             Vec::new()
         } else {
             self.chunks(Some(&in_rewritten)).await?
         };
+        tracing::debug!(rows = old.len(), "old rows read: {:?}", started.elapsed());
         let with_vectors = self.options.embedding.is_some();
         let view = self
             .options
@@ -180,6 +182,7 @@ impl Store {
                 .map_err(self.lance("deleting chunks"))?;
             stats.commits += 1;
         }
+        tracing::debug!("old rows deleted: {:?}", started.elapsed());
         // The old rows of the rewritten files, and the cascaded rows of others.
         self.superseded(replaced);
         stats.chunks_written += rows.len() as u64;
@@ -196,6 +199,7 @@ impl Store {
                 .map_err(self.lance("writing chunks"))?;
             stats.commits += 1;
         }
+        tracing::debug!("new rows written: {:?}", started.elapsed());
         self.check_pending |= with_vectors;
         Ok(())
     }
