@@ -338,6 +338,49 @@ async fn a_catch_up_that_timed_out_on_the_lock_runs_again() {
     ));
 }
 
+/// A head moved back (a reset, a switch to an older branch) is read again in full. A
+/// symbol whose file is as it was there keeps the notes of its own ancestry only: its row
+/// is rewritten for its notes alone, and the index ends as a clean build's.
+#[tokio::test]
+async fn a_head_moved_back_keeps_only_the_notes_of_its_ancestry() {
+    let mut repo = cache_with_a_fix();
+    let fixed = repo.git.git(&["rev-parse", "HEAD"]);
+    let text = std::fs::read_to_string(repo.root().join("src/cache.ts")).unwrap();
+    // A change to `store` and its revert: the file ends as it was.
+    repo.commit(
+        "src/cache.ts",
+        &text.replace("map.set(key, value);", "map.set(key, value.trim());"),
+        "feat: trim stored values",
+    );
+    repo.commit("src/cache.ts", &text, "revert: keep stored values as given");
+    let (mut store, _index) = open(repo.root(), HistoryOptions::default()).await;
+    assert_eq!(sync(&mut store).await.history_commits, 4);
+    insta::assert_snapshot!(notes(&store).await.join("\n"), @r"
+    src/cache.ts > evict: fix: count expired entries when purging stale sessions | feat: add the cache
+    src/cache.ts > store: revert: keep stored values as given | feat: trim stored values | feat: add the cache
+    ");
+
+    repo.git.git(&["reset", "-q", "--hard", fixed.trim()]);
+    let stats = sync(&mut store).await;
+    assert_eq!(
+        (
+            stats.files_parsed,
+            stats.history_commits,
+            stats.history_rows
+        ),
+        (0, 2, 1),
+        "nothing parsed, every commit read again, store's row rewritten for its notes"
+    );
+    let after = notes(&store).await;
+    insta::assert_snapshot!(after.join("\n"), @r"
+    src/cache.ts > evict: fix: count expired entries when purging stale sessions | feat: add the cache
+    src/cache.ts > store: feat: add the cache
+    ");
+    let (mut clean, _clean_index) = open(repo.root(), HistoryOptions::default()).await;
+    sync(&mut clean).await;
+    assert_eq!(after, notes(&clean).await);
+}
+
 #[tokio::test]
 async fn a_catch_up_that_finds_the_history_recorded_writes_nothing() {
     let mut repo = Repo::new();
