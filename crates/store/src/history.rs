@@ -313,8 +313,10 @@ impl Store {
         );
         let mut rows = self.chunks(Some(&filter)).await?;
         for row in &mut rows {
-            if let Some(history) = changed.remove(&row.chunk.id) {
-                row.history = history;
+            // By id, as `update_chunk_rows` writes them (an id stored twice takes the notes
+            // on both rows).
+            if let Some(history) = changed.get(&row.chunk.id) {
+                row.history.clone_from(history);
             }
         }
         self.update_chunk_rows(&rows, "writing history").await?;
