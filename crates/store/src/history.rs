@@ -84,13 +84,13 @@ impl Store {
 
     /// Waits for the read [`Store::begin_history`] started, if it is still going.
     async fn join_history(&mut self, step: &mut HistoryStep) {
-        if let HistoryStep::Reading { .. } = step
-            && let HistoryStep::Reading { recorded, reading } =
-                std::mem::replace(step, HistoryStep::Deferred)
-        {
-            let read = self.finish_history_read(reading).await;
-            *step = HistoryStep::Read { recorded, read };
-        }
+        *step = match std::mem::replace(step, HistoryStep::Deferred) {
+            HistoryStep::Reading { recorded, reading } => HistoryStep::Read {
+                recorded,
+                read: self.finish_history_read(reading).await,
+            },
+            other => other,
+        };
     }
 
     /// Writes the notes of `step` into the rows that do not hold them yet, and records the
@@ -154,6 +154,8 @@ impl Store {
         }))
     }
 
+    /// Waits for the read [`Store::start_history_read`] started and keeps the repository
+    /// it found for the next.
     async fn finish_history_read(
         &mut self,
         reading: HistoryReading,

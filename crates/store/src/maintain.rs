@@ -207,7 +207,7 @@ impl Store {
                 }
             }
             self.superseded_rows.store(0, Ordering::Relaxed);
-            tracing::debug!("upkeep with compaction: {:?}", started.elapsed());
+            tracing::debug!("upkeep up to the compaction's end: {:?}", started.elapsed());
             let version = self.chunk_version().await?;
             self.set_meta("compacted", &version.to_string()).await?;
             stats.commits += 3;

@@ -43,7 +43,7 @@ impl Store {
         } else {
             self.chunks(Some(&in_rewritten)).await?
         };
-        tracing::debug!(rows = old.len(), "old rows read: {:?}", started.elapsed());
+        let read = started.elapsed();
         let with_vectors = self.options.embedding.is_some();
         let view = self
             .options
@@ -182,7 +182,7 @@ impl Store {
                 .map_err(self.lance("deleting chunks"))?;
             stats.commits += 1;
         }
-        tracing::debug!("old rows deleted: {:?}", started.elapsed());
+        let deleted = started.elapsed();
         // The old rows of the rewritten files, and the cascaded rows of others.
         self.superseded(replaced);
         stats.chunks_written += rows.len() as u64;
@@ -199,7 +199,13 @@ impl Store {
                 .map_err(self.lance("writing chunks"))?;
             stats.commits += 1;
         }
-        tracing::debug!("new rows written: {:?}", started.elapsed());
+        tracing::debug!(
+            old_rows = old.len(),
+            ?read,
+            ?deleted,
+            "chunk rows read, deleted and written: {:?}",
+            started.elapsed()
+        );
         self.check_pending |= with_vectors;
         Ok(())
     }
