@@ -346,10 +346,10 @@ pub async fn rank(
     // The blend weighs every candidate's similarity, not only the nearest few's: a chunk
     // the lexical or name channel found is scored on its own stored vector.
     if let Some(q) = query_vector.as_deref().filter(|_| !vector_hits.is_empty()) {
-        let missing: Vec<String> = candidates
+        let missing: Vec<(&str, &str)> = candidates
             .iter()
             .filter(|c| c.vector_similarity.is_none())
-            .map(|c| c.chunk_id.clone())
+            .map(|c| (c.relative_path.as_str(), c.chunk_id.as_str()))
             .collect();
         let vectors = store.vectors(&missing).await?;
         for c in candidates.iter_mut() {

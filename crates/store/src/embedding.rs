@@ -46,7 +46,7 @@ impl Store {
         let started = std::time::Instant::now();
         self.refresh_chunks().await?;
         let rows = self
-            .query_chunks(Some("vector IS NULL"), Some(limit.max(1)))
+            .rows(Some("vector IS NULL"), Some(limit.max(1)))
             .await?;
         if rows.is_empty() {
             return Ok(EmbedProgress::default());
@@ -58,7 +58,7 @@ impl Store {
         self.refresh_chunks().await?;
         let base = self.chunk_version().await?;
         let batch = self.chunk_batch(&rows).await?;
-        let mut merge = self.chunks.merge_insert(&["id"]);
+        let mut merge = self.chunks.merge_insert(&["key"]);
         // The update writes whole rows: only rows still exactly as read (same file
         // version, same text) take them; rows a sync replaced meanwhile stay pending.
         merge.when_matched_update_all(Some(
@@ -231,7 +231,7 @@ impl Store {
         let mut done = 0;
         while done < total {
             let batch_rows = self
-                .query_chunks(Some("vector IS NULL"), Some(self.options.embed_batch))
+                .rows(Some("vector IS NULL"), Some(self.options.embed_batch))
                 .await?;
             if batch_rows.is_empty() {
                 break;

@@ -267,7 +267,7 @@ impl Store {
         }
         let batches: Vec<lancedb::arrow::arrow_array::RecordBatch> = query
             .select(Select::columns(&[
-                "id",
+                "key",
                 "relativePath",
                 "breadcrumb",
                 "name",
@@ -280,7 +280,7 @@ impl Store {
         let mut rows_read = 0;
         for batch in &batches {
             let column = |name| text_column(batch, name).map_err(|reason| self.corrupt(reason));
-            let (ids, paths) = (column("id")?, column("relativePath")?);
+            let (keys, paths) = (column("key")?, column("relativePath")?);
             let (breadcrumbs, names) = (column("breadcrumb")?, column("name")?);
             let histories = column("history")?;
             for row in 0..batch.num_rows() {
@@ -290,7 +290,7 @@ impl Store {
                 let had = histories.value(row);
                 let history = notes.history(path, name, had);
                 if history != had {
-                    changed.insert(ids.value(row).to_owned(), history);
+                    changed.insert(keys.value(row).to_owned(), history);
                     changed_files.insert(path.to_owned());
                 }
             }
@@ -305,19 +305,19 @@ impl Store {
         if changed.is_empty() {
             return Ok(0);
         }
-        let ids: Vec<String> = changed.keys().cloned().collect();
+        let keys: Vec<String> = changed.keys().cloned().collect();
         let changed_files: Vec<String> = changed_files.into_iter().collect();
-        // The path narrows the read through its index; the ids pick the rows.
+        // The path narrows the read through its index; the keys pick the rows.
         let filter = format!(
             "{} AND {}",
             in_list("relativePath", &changed_files),
-            in_list("id", &ids)
+            in_list("key", &keys)
         );
-        let mut rows = self.chunks(Some(&filter)).await?;
+        let mut rows = self.rows(Some(&filter), None).await?;
         for row in &mut rows {
-            // By id, as `update_chunk_rows` writes them (an id stored twice takes the notes
+            // By key, as `update_chunk_rows` writes them (a key stored twice takes the notes
             // on both rows).
-            if let Some(history) = changed.get(&row.chunk.id) {
+            if let Some(history) = changed.get(&row.key) {
                 row.history.clone_from(history);
             }
         }

@@ -10,6 +10,7 @@ use codectx_graph::facts::FileFacts;
 use codectx_parser::ParseStatus;
 use sha2::{Digest, Sha256};
 
+use crate::layout;
 use crate::parse_cache::{PackWriter, ParseCache};
 use crate::report::{SyncEvent, SyncObserver};
 use crate::schema::{FileRecord, FileStatus, SkipReason, chunk_hash, chunks_digest};
@@ -18,9 +19,9 @@ use crate::schema::{FileRecord, FileStatus, SkipReason, chunk_hash, chunks_diges
 pub(crate) struct Processed {
     pub record: FileRecord,
     pub chunks: Vec<CodeChunk>,
-    /// Each chunk's row content hash ([`chunk_hash`]), in `chunks`' order: hashed here, on
-    /// all cores, for `record.chunks_digest` and the rows alike.
-    pub hashes: Vec<String>,
+    /// Each chunk's row key and content hash ([`chunk_hash`]), in `chunks`' order: hashed
+    /// here, on all cores, for `record` (its layout and `chunks_digest`) and the rows alike.
+    pub rows: Vec<(String, String)>,
     /// What `record.facts` holds encoded, when the sync hands its changes over (`None`
     /// otherwise, and for a skipped file): a whole repository's facts are not held twice.
     pub facts: Option<FileFacts>,
@@ -35,7 +36,7 @@ impl Processed {
         Processed {
             record,
             chunks: Vec::new(),
-            hashes: Vec::new(),
+            rows: Vec::new(),
             facts: None,
             shared: false,
         }
@@ -53,15 +54,27 @@ fn record_of(file: &SourceFile) -> FileRecord {
         chunk_count: 0,
         chunks_digest: chunks_digest([]),
         facts: None,
+        layout: Vec::new(),
     }
 }
 
-/// Records that `record`'s content was cut into `chunks`; returns their hashes.
-fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) -> Vec<String> {
+/// Records that `record`'s content was cut into `chunks` (their layout, count and digest);
+/// returns their rows' keys and content hashes.
+fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) -> Vec<(String, String)> {
     record.chunk_count = chunks.len() as u32;
-    let hashes: Vec<String> = chunks.iter().map(chunk_hash).collect();
-    record.chunks_digest = chunks_digest(hashes.iter().map(String::as_str));
-    hashes
+    let keys = layout::row_keys(chunks);
+    record.layout = layout::placements(chunks, &keys);
+    let rows: Vec<(String, String)> = chunks
+        .iter()
+        .zip(&keys)
+        .map(|(chunk, key)| {
+            let key = layout::to_hex(key);
+            let hash = chunk_hash(chunk, &key);
+            (key, hash)
+        })
+        .collect();
+    record.chunks_digest = chunks_digest(rows.iter().map(|(_, hash)| hash.as_str()));
+    rows
 }
 
 /// What reading a file whose mtime or size moved found.
@@ -191,12 +204,12 @@ pub(crate) fn process_file(
             if parse.recovered {
                 record.status = FileStatus::Recovered;
             }
-            let hashes = set_chunks(&mut record, &parse.chunks);
+            let rows = set_chunks(&mut record, &parse.chunks);
             record.facts = Some(parse.facts);
             return Moved::Changed(Processed {
                 record,
                 chunks: parse.chunks,
-                hashes,
+                rows,
                 facts: keep_facts.then_some(facts),
                 shared: true,
             });
@@ -229,11 +242,11 @@ pub(crate) fn process_file(
         pack.add(key, recovered, &encoded, &mut chunks);
     }
     record.facts = Some(encoded);
-    let hashes = set_chunks(&mut record, &chunks);
+    let rows = set_chunks(&mut record, &chunks);
     Moved::Changed(Processed {
         record,
         chunks,
-        hashes,
+        rows,
         facts: keep_facts.then_some(facts),
         shared: false,
     })

@@ -17,6 +17,7 @@ use lancedb::arrow::arrow_array::{
 use lancedb::arrow::arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use crate::EmbeddingSpec;
+use crate::layout::{self, FileLayout, Placement};
 use crate::sql::{vector_array, vector_at, vector_type};
 use codectx_embed::EmbeddingView;
 
@@ -34,9 +35,12 @@ pub(crate) const VIEW_KEY: &str = "codectx.embedding.view";
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredChunk {
     pub chunk: CodeChunk,
+    /// The row's key (`layout::row_keys`, 32 hex digits): what names the chunk, not where
+    /// it is. The chunk's id and positions live in its file's [`FileRecord::layout`].
+    pub key: String,
     /// The chunk's own content hash ([`chunk_hash`]). The blueprint's field holds the file's
-    /// SHA-256; that lives in the files table, and a row hashes what it stores, so an edit
-    /// elsewhere in the file leaves the row as written (see `Store::write_chunks`).
+    /// SHA-256; that lives in the files table, and a row hashes what it stores (no position),
+    /// so an edit elsewhere in the file leaves the row as written (see `Store::write_chunks`).
     pub content_hash: String,
     /// The file's mtime (ms since the epoch) when the row was written.
     pub last_modified: i64,
@@ -151,6 +155,11 @@ pub struct FileRecord {
     /// The graph's per-file facts (`codectx_graph::facts::FileFacts::encode`), so a restart
     /// links the graph without parsing unchanged files.
     pub facts: Option<Vec<u8>>,
+    /// Where each of the file's chunk rows sits in it, in the chunker's order: ids and
+    /// positions, which an edit above a chunk moves without changing its row. Written
+    /// with the record; the records [`Store::files`](crate::Store::files) lists leave it
+    /// empty (the store keeps the layouts apart, for its reads).
+    pub layout: Vec<Placement>,
 }
 
 /// `field`, holding large values a project load reads in full (chunk text, graph facts),
@@ -171,22 +180,18 @@ fn read_whole(field: Field) -> Field {
 pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
     let list = || DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
     let mut fields = vec![
-        Field::new("id", DataType::Utf8, false),
+        // The blueprint's `id`, `parentChunkId`, `childChunkIds`, `startLine` and
+        // `endLine` (and the byte span and symbol number) move with every edit above a
+        // chunk: they are its file's `layout` in the files table (`layout.rs`).
+        Field::new("key", DataType::Utf8, false),
         Field::new("relativePath", DataType::Utf8, false),
         Field::new("nodeKind", DataType::Utf8, false),
         Field::new("name", DataType::Utf8, false),
         Field::new("naming", DataType::Utf8, false),
         Field::new("parentName", DataType::Utf8, true),
-        Field::new("parentChunkId", DataType::Utf8, true),
-        Field::new("childChunkIds", list(), false),
         Field::new("depth", DataType::UInt32, false),
         Field::new("signature", DataType::Utf8, false),
         read_whole(Field::new("fullSource", DataType::Utf8, false)),
-        Field::new("startLine", DataType::UInt32, false),
-        Field::new("endLine", DataType::UInt32, false),
-        Field::new("startByte", DataType::UInt32, false),
-        Field::new("endByte", DataType::UInt32, false),
-        Field::new("symbolIndex", DataType::UInt32, false),
         Field::new("jsdoc", DataType::Utf8, true),
         Field::new("relevantImports", list(), false),
         read_whole(Field::new("embeddingText", DataType::Utf8, false)),
@@ -238,28 +243,29 @@ pub(crate) fn recorded_spec(schema: &Schema) -> Result<Option<EmbeddingSpec>, St
     }))
 }
 
-/// The content hash of a chunk row: blake3 (128 bits, hex) of every stored field of
-/// `chunk` (`filePath` is not stored). Notes, vector and stamps are not part of it.
-pub(crate) fn chunk_hash(chunk: &CodeChunk) -> String {
+/// The content hash of a chunk row: blake3 (128 bits, hex) of `key` and every field of
+/// `chunk` a row stores (`filePath` is not stored; ids and positions are the file's
+/// layout). Notes, vector and stamps are not part of it.
+pub(crate) fn chunk_hash(chunk: &CodeChunk, key: &str) -> String {
     // Destructured whole, so that a new field of `CodeChunk` is a compile error here until
     // it is hashed (or said not to be stored).
     let CodeChunk {
-        id,
+        id: _,
         file_path: _,
         relative_path,
         node_kind,
         name,
         naming,
         parent_name,
-        parent_chunk_id,
-        child_chunk_ids,
+        parent_chunk_id: _,
+        child_chunk_ids: _,
         depth,
         signature,
         full_source,
-        start_line,
-        end_line,
-        span,
-        symbol,
+        start_line: _,
+        end_line: _,
+        span: _,
+        symbol: _,
         jsdoc,
         relevant_imports,
         embedding_text,
@@ -279,7 +285,7 @@ pub(crate) fn chunk_hash(chunk: &CodeChunk) -> String {
         }
     };
     for value in [
-        id.as_str(),
+        key,
         relative_path,
         node_kind.as_str(),
         name,
@@ -288,11 +294,6 @@ pub(crate) fn chunk_hash(chunk: &CodeChunk) -> String {
         text(Some(value));
     }
     text(parent_name.as_deref());
-    text(parent_chunk_id.as_deref());
-    text(Some(&child_chunk_ids.len().to_string()));
-    for child in child_chunk_ids {
-        text(Some(child));
-    }
     text(Some(signature));
     text(Some(full_source.as_str()));
     text(jsdoc.as_deref());
@@ -302,16 +303,7 @@ pub(crate) fn chunk_hash(chunk: &CodeChunk) -> String {
     }
     text(Some(embedding_text.as_str()));
     text(Some(breadcrumb));
-    for number in [
-        *depth,
-        *start_line,
-        *end_line,
-        span.start,
-        span.end,
-        *symbol,
-    ] {
-        hasher.update(&number.to_le_bytes());
-    }
+    hasher.update(&depth.to_le_bytes());
     let hash = hasher.finalize();
     hash.to_hex()[..32].to_string()
 }
@@ -339,6 +331,8 @@ pub(crate) fn files_schema() -> SchemaRef {
         Field::new("chunkCount", DataType::UInt32, false),
         Field::new("chunksDigest", DataType::Utf8, false),
         read_whole(Field::new("facts", DataType::LargeBinary, true)),
+        // `layout::encode` of the file's placements.
+        Field::new("layout", DataType::LargeBinary, false),
     ]))
 }
 
@@ -384,22 +378,15 @@ pub(crate) fn chunks_to_batch(
         Arc::new(UInt32Array::from_iter_values(rows.iter().map(f)))
     };
     let mut columns: Vec<ArrayRef> = vec![
-        text(&|r| &r.chunk.id),
+        text(&|r| &r.key),
         text(&|r| &r.chunk.relative_path),
         text(&|r| r.chunk.node_kind.as_str()),
         text(&|r| &r.chunk.name),
         text(&|r| r.chunk.naming.as_str()),
         optional(&|r| r.chunk.parent_name.as_deref()),
-        optional(&|r| r.chunk.parent_chunk_id.as_deref()),
-        list(&|r| &r.chunk.child_chunk_ids),
         number(&|r| r.chunk.depth),
         text(&|r| &r.chunk.signature),
         text(&|r| r.chunk.full_source.as_str()),
-        number(&|r| r.chunk.start_line),
-        number(&|r| r.chunk.end_line),
-        number(&|r| r.chunk.span.start),
-        number(&|r| r.chunk.span.end),
-        number(&|r| r.chunk.symbol),
         optional(&|r| r.chunk.jsdoc.as_deref()),
         list(&|r| &r.chunk.relevant_imports),
         text(&|r| r.chunk.embedding_text.as_str()),
@@ -433,25 +420,19 @@ pub(crate) fn chunks_to_batch(
     RecordBatch::try_new(schema.clone(), columns)
 }
 
-/// The columns a [`CodeChunk`] is read from: everything but the vector, the history notes,
-/// the lexical terms and the file stamps. `filePath` is not stored: the root gives it.
-pub(crate) const CODE_CHUNK_COLUMNS: [&str; 20] = [
-    "id",
+/// The columns a [`CodeChunk`] is read from, with its file's layout: everything but the
+/// vector, the history notes, the lexical terms and the file stamps. `filePath` is not
+/// stored: the root gives it.
+pub(crate) const CODE_CHUNK_COLUMNS: [&str; 13] = [
+    "key",
     "relativePath",
     "nodeKind",
     "name",
     "naming",
     "parentName",
-    "parentChunkId",
-    "childChunkIds",
     "depth",
     "signature",
     "fullSource",
-    "startLine",
-    "endLine",
-    "startByte",
-    "endByte",
-    "symbolIndex",
     "jsdoc",
     "relevantImports",
     "embeddingText",
@@ -466,12 +447,28 @@ fn text_of<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b StringArray, St
         .ok_or_else(|| format!("column {name} is missing or not text"))
 }
 
-/// The chunk rows of `batch`, with their stamps, vectors and history.
+/// Every file's layout, by path.
+pub(crate) type Layouts = HashMap<String, Vec<Placement>>;
+
+/// Where rows read are given their ids and positions.
+#[derive(Clone, Copy)]
+pub(crate) enum Placing<'a> {
+    /// By these layouts; a row they do not place is left out.
+    By(&'a Layouts),
+    /// Nowhere: a writer rewriting rows needs their keys and content only. The chunks'
+    /// ids, lines, spans and family are left empty.
+    Unplaced,
+}
+
+/// The chunk rows of `batch`, with their stamps, vectors and history, placed as `layouts`
+/// says.
 pub(crate) fn batch_to_chunks(
     batch: &RecordBatch,
     root: &Path,
+    layouts: Placing<'_>,
 ) -> Result<Vec<StoredChunk>, String> {
-    let chunks = batch_to_code_chunks(batch, root)?;
+    let chunks = batch_to_code_chunks(batch, root, layouts)?;
+    let key = text_of(batch, "key")?;
     let content_hash = text_of(batch, "contentHash")?;
     let last_modified = batch
         .column_by_name("lastModified")
@@ -483,9 +480,9 @@ pub(crate) fn batch_to_chunks(
     let history = text_of(batch, "history")?;
     Ok(chunks
         .into_iter()
-        .enumerate()
         .map(|(i, chunk)| StoredChunk {
             chunk,
+            key: key.value(i).into(),
             content_hash: content_hash.value(i).into(),
             last_modified: last_modified.value(i),
             vector: vector.and_then(|v| vector_at(v, i)).map(<[f32]>::to_vec),
@@ -494,20 +491,17 @@ pub(crate) fn batch_to_chunks(
         .collect())
 }
 
-/// The chunks of `batch`, which needs only [`CODE_CHUNK_COLUMNS`]. `filePath` is `root`
-/// joined with `relativePath`: an index built in another checkout (ids are relative) names
-/// this one's files.
+/// The chunks of `batch`, which needs only [`CODE_CHUNK_COLUMNS`], each with its row's
+/// number in `batch`. Ids and positions come from the files' layouts ([`Placing::By`]); a
+/// row they do not place (written after the files table this handle read: its next sync
+/// reads both) is left out. `filePath` is `root` joined with `relativePath`: an index built
+/// in another checkout (ids are relative) names this one's files.
 pub(crate) fn batch_to_code_chunks(
     batch: &RecordBatch,
     root: &Path,
-) -> Result<Vec<CodeChunk>, String> {
+    layouts: Placing<'_>,
+) -> Result<Vec<(usize, CodeChunk)>, String> {
     let text = |name: &str| text_of(batch, name);
-    let number = |name: &str| -> Result<&UInt32Array, String> {
-        batch
-            .column_by_name(name)
-            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
-            .ok_or_else(|| format!("column {name} is missing or not u32"))
-    };
     let list = |name: &str| -> Result<&ListArray, String> {
         batch
             .column_by_name(name)
@@ -524,30 +518,19 @@ pub(crate) fn batch_to_code_chunks(
     let opt = |array: &StringArray, i: usize| -> Option<String> {
         array.is_valid(i).then(|| array.value(i).to_string())
     };
-    let (id, relative_path, node_kind, name, naming) = (
-        text("id")?,
+    let (key, relative_path, node_kind, name, naming) = (
+        text("key")?,
         text("relativePath")?,
         text("nodeKind")?,
         text("name")?,
         text("naming")?,
     );
-    let (parent_name, parent_chunk_id, child_chunk_ids) = (
-        text("parentName")?,
-        text("parentChunkId")?,
-        list("childChunkIds")?,
-    );
-    let (depth, signature, full_source, start_line, end_line) = (
-        number("depth")?,
-        text("signature")?,
-        text("fullSource")?,
-        number("startLine")?,
-        number("endLine")?,
-    );
-    let (start_byte, end_byte, symbol) = (
-        number("startByte")?,
-        number("endByte")?,
-        number("symbolIndex")?,
-    );
+    let depth = batch
+        .column_by_name("depth")
+        .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+        .ok_or("column depth is missing or not u32")?;
+    let (parent_name, signature, full_source) =
+        (text("parentName")?, text("signature")?, text("fullSource")?);
     let (jsdoc, relevant_imports, embedding_text, breadcrumb) = (
         text("jsdoc")?,
         list("relevantImports")?,
@@ -555,39 +538,59 @@ pub(crate) fn batch_to_code_chunks(
         text("breadcrumb")?,
     );
     let mut out = Vec::with_capacity(batch.num_rows());
-    // A file's chunks are neighbours: its absolute path is joined once.
-    let mut file_path = (String::new(), String::new());
+    // A file's chunks are neighbours: its absolute path is joined, and its layout indexed,
+    // once.
+    let mut file: Option<(&str, String, Option<FileLayout<'_>>)> = None;
+    let mut unplaced = 0usize;
     for i in 0..batch.num_rows() {
-        if file_path.0 != relative_path.value(i) {
-            file_path = (
-                relative_path.value(i).to_string(),
-                root.join(relative_path.value(i))
-                    .to_string_lossy()
-                    .into_owned(),
-            );
+        let path = relative_path.value(i);
+        if file.as_ref().is_none_or(|(p, _, _)| *p != path) {
+            file = Some((
+                path,
+                root.join(path).to_string_lossy().into_owned(),
+                match layouts {
+                    Placing::By(layouts) => layouts.get(path).map(|l| FileLayout::new(l)),
+                    Placing::Unplaced => None,
+                },
+            ));
         }
-        out.push(CodeChunk {
-            id: id.value(i).into(),
-            file_path: file_path.1.clone(),
-            relative_path: relative_path.value(i).into(),
+        let Some((_, file_path, layout)) = &file else {
+            unreachable!("set above")
+        };
+        let mut chunk = CodeChunk {
+            id: String::new(),
+            file_path: file_path.clone(),
+            relative_path: path.into(),
             node_kind: node_kind.value(i).parse()?,
             name: name.value(i).into(),
             naming: naming.value(i).parse()?,
             parent_name: opt(parent_name, i),
-            parent_chunk_id: opt(parent_chunk_id, i),
-            child_chunk_ids: strings(child_chunk_ids, i),
+            parent_chunk_id: None,
+            child_chunk_ids: Vec::new(),
             depth: depth.value(i),
             signature: signature.value(i).into(),
             full_source: full_source.value(i).into(),
-            start_line: start_line.value(i),
-            end_line: end_line.value(i),
-            span: ByteSpan::new(start_byte.value(i), end_byte.value(i)),
-            symbol: symbol.value(i),
+            start_line: 0,
+            end_line: 0,
+            span: ByteSpan::new(0, 0),
+            symbol: 0,
             jsdoc: opt(jsdoc, i),
             relevant_imports: strings(relevant_imports, i),
             embedding_text: embedding_text.value(i).into(),
             breadcrumb: breadcrumb.value(i).into(),
-        });
+        };
+        if matches!(layouts, Placing::Unplaced)
+            || layout
+                .as_ref()
+                .is_some_and(|l| l.place(key.value(i), &mut chunk))
+        {
+            out.push((i, chunk));
+        } else {
+            unplaced += 1;
+        }
+    }
+    if unplaced > 0 {
+        tracing::debug!("{unplaced} chunk rows are newer than the files table read: left out");
     }
     Ok(out)
 }
@@ -620,6 +623,9 @@ pub(crate) fn files_to_batch(rows: &[FileRecord]) -> Result<RecordBatch, ArrowEr
                     .map(|r| r.facts.as_deref())
                     .collect::<LargeBinaryArray>(),
             ),
+            Arc::new(LargeBinaryArray::from_iter_values(
+                rows.iter().map(|r| layout::encode(&r.layout)),
+            )),
         ],
     )
 }
@@ -642,6 +648,7 @@ pub(crate) fn batch_to_files(batch: &RecordBatch) -> Result<Vec<FileRecord>, Str
     let facts = batch
         .column_by_name("facts")
         .and_then(|c| c.as_any().downcast_ref::<LargeBinaryArray>());
+    let layouts = column::<LargeBinaryArray>(batch, "layout")?;
     (0..batch.num_rows())
         .map(|i| {
             Ok(FileRecord {
@@ -653,6 +660,8 @@ pub(crate) fn batch_to_files(batch: &RecordBatch) -> Result<Vec<FileRecord>, Str
                 chunk_count: count.value(i),
                 chunks_digest: digest.value(i).into(),
                 facts: facts.filter(|f| f.is_valid(i)).map(|f| f.value(i).into()),
+                layout: layout::decode(layouts.value(i))
+                    .map_err(|e| format!("layout of {}: {e}", path.value(i)))?,
             })
         })
         .collect()

@@ -11,7 +11,7 @@ use lancedb::arrow::arrow_array::{Array, RecordBatch};
 use lancedb::index::scalar::{CombinedFieldsQuery, FtsQuery, FullTextSearchQuery};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
-use crate::schema::batch_to_chunks;
+use crate::schema::{Placing, batch_to_chunks};
 use crate::sql::{float_column, in_list, sql_string, text_column, vector_at, vector_column};
 use crate::store::CollectBatches;
 use crate::text_index::{LEXICAL_COLUMNS, query_terms};
@@ -44,14 +44,14 @@ pub struct VectorHit {
 pub(crate) struct VectorTable {
     /// The table has a vector index: LanceDB searches it, and no vector is kept here.
     indexed: bool,
-    ids: Vec<String>,
+    keys: Vec<String>,
     paths: Vec<String>,
     /// The vectors one after another, `dimension` values each.
     values: Vec<f32>,
     norms: Vec<f32>,
     dimension: usize,
-    /// Row numbers sorted by id: a candidate's vector is looked up, not scanned for.
-    by_id: Vec<u32>,
+    /// Row numbers sorted by row key: a candidate's vector is looked up, not scanned for.
+    by_key: Vec<u32>,
 }
 
 /// One version's vectors, read once: every caller after the first waits for its read.
@@ -121,7 +121,7 @@ impl VectorTable {
         let mut stream = chunks
             .query()
             .only_if("vector IS NOT NULL")
-            .select(Select::columns(&["id", "relativePath", "vector"]))
+            .select(Select::columns(&["key", "relativePath", "vector"]))
             .execute()
             .await
             .map_err(crate::store::lance_error(uri, action))?;
@@ -131,72 +131,73 @@ impl VectorTable {
             .await
             .map_err(crate::store::lance_error(uri, action))?
         {
-            let id = text_column(&batch, "id").map_err(&corrupt)?;
+            let key = text_column(&batch, "key").map_err(&corrupt)?;
             let path = text_column(&batch, "relativePath").map_err(&corrupt)?;
             let vectors = vector_column(&batch, "vector").map_err(&corrupt)?;
             for i in 0..batch.num_rows() {
                 if let Some(vector) = vector_at(vectors, i) {
-                    table.push(id.value(i), path.value(i), vector);
+                    table.push(key.value(i), path.value(i), vector);
                 }
             }
         }
         table.seal();
-        tracing::debug!(rows = table.ids.len(), version, elapsed = ?started.elapsed(), "vectors read into memory");
+        tracing::debug!(rows = table.keys.len(), version, elapsed = ?started.elapsed(), "vectors read into memory");
         Ok(table)
     }
 
     /// Sorts the id lookup once every row is in.
     fn seal(&mut self) {
-        let mut by_id: Vec<u32> = (0..self.ids.len() as u32).collect();
-        by_id.sort_unstable_by(|&a, &b| self.ids[a as usize].cmp(&self.ids[b as usize]));
-        self.by_id = by_id;
+        let mut by_key: Vec<u32> = (0..self.keys.len() as u32).collect();
+        by_key.sort_unstable_by(|&a, &b| self.keys[a as usize].cmp(&self.keys[b as usize]));
+        self.by_key = by_key;
     }
 
-    /// The stored vector of chunk `id`, if it has one.
-    fn vector(&self, id: &str) -> Option<&[f32]> {
+    /// The stored vector of row `key`, if it has one.
+    fn vector(&self, key: &str) -> Option<&[f32]> {
         let at = self
-            .by_id
-            .binary_search_by(|&row| self.ids[row as usize].as_str().cmp(id))
+            .by_key
+            .binary_search_by(|&row| self.keys[row as usize].as_str().cmp(key))
             .ok()?;
-        let row = self.by_id[at] as usize;
+        let row = self.by_key[at] as usize;
         Some(&self.values[row * self.dimension..(row + 1) * self.dimension])
     }
 
-    fn push(&mut self, id: &str, path: &str, vector: &[f32]) {
-        if self.ids.is_empty() {
+    fn push(&mut self, key: &str, path: &str, vector: &[f32]) {
+        if self.keys.is_empty() {
             self.dimension = vector.len();
         }
         if vector.len() != self.dimension {
             return;
         }
-        self.ids.push(id.to_string());
+        self.keys.push(key.to_string());
         self.paths.push(path.to_string());
         self.values.extend_from_slice(vector);
         self.norms.push(dot(vector, vector).sqrt());
     }
 
     /// The `limit` rows nearest to `query` by cosine distance among those `filter` admits,
-    /// nearest first, ties by id. A zero vector is at no distance from anything: left out.
+    /// nearest first, ties by row key (each hit's `id` holds its row key until the store
+    /// places it). A zero vector is at no distance from anything: left out.
     fn nearest(&self, query: &[f32], limit: usize, filter: &ChunkFilter) -> Vec<VectorHit> {
         let query_norm = dot(query, query).sqrt();
         if query.len() != self.dimension || query_norm == 0.0 {
             return Vec::new();
         }
         // Every row's dot product in one pass of lance's SIMD kernel (chosen at run time).
-        let mut dots = vec![0.0; self.ids.len()];
+        let mut dots = vec![0.0; self.keys.len()];
         f32::dot_batch_into(query, &self.values, self.dimension, &mut dots);
-        let scored: Vec<(f32, usize)> = (0..self.ids.len())
+        let scored: Vec<(f32, usize)> = (0..self.keys.len())
             .filter(|&row| self.norms[row] > 0.0 && filter.admits(&self.paths[row]))
             .map(|row| (1.0 - dots[row] / (query_norm * self.norms[row]), row))
             .collect();
         let order = |a: &(f32, usize), b: &(f32, usize)| {
             a.0.total_cmp(&b.0)
-                .then_with(|| self.ids[a.1].cmp(&self.ids[b.1]))
+                .then_with(|| self.keys[a.1].cmp(&self.keys[b.1]))
         };
         best_by(scored, limit, order)
             .into_iter()
             .map(|(distance, row)| VectorHit {
-                id: self.ids[row].clone(),
+                id: self.keys[row].clone(),
                 relative_path: self.paths[row].clone(),
                 distance,
             })
@@ -375,11 +376,8 @@ impl Store {
         };
         let mut hits = self.scored(&batches, "_score", filter)?;
         // Equal scores come back in whatever order the parallel scan finished: order them by
-        // id so the same query ranks the same way every time.
-        hits.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| a.0.chunk.id.cmp(&b.0.chunk.id))
-        });
+        // row key (as every search does) so the same query ranks the same way every time.
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.key.cmp(&b.0.key)));
         Ok(hits)
     }
 
@@ -408,17 +406,18 @@ impl Store {
             return Ok(Vec::new());
         }
         if let Some(table) = self.text_table().await? {
-            return table
+            let hits = table
                 .search(query, limit, filter)
-                .map_err(|e| self.corrupt(e));
+                .map_err(|e| self.corrupt(e))?;
+            return Ok(self.placed_hits(hits));
         }
         let Some(q) = self.lexical_query(query, limit, sql)? else {
             return Ok(Vec::new());
         };
         let columns: &[&str] = if self.history_searched {
-            &["id", "relativePath", "history"]
+            &["key", "relativePath", "history"]
         } else {
-            &["id", "relativePath"]
+            &["key", "relativePath"]
         };
         let batches: Vec<RecordBatch> = match q
             .select(Select::columns(columns))
@@ -431,7 +430,7 @@ impl Store {
         };
         let mut hits = Vec::new();
         for batch in &batches {
-            let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
+            let key = text_column(batch, "key").map_err(|r| self.corrupt(r))?;
             let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
             let history = if self.history_searched {
                 Some(text_column(batch, "history").map_err(|r| self.corrupt(r))?)
@@ -442,7 +441,7 @@ impl Store {
             for i in 0..batch.num_rows() {
                 if score.is_valid(i) && filter.matches(path.value(i)) {
                     hits.push(LexicalHit {
-                        id: id.value(i).to_string(),
+                        id: key.value(i).to_string(),
                         relative_path: path.value(i).to_string(),
                         score: score.value(i),
                         history: history
@@ -453,7 +452,18 @@ impl Store {
             }
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-        Ok(hits)
+        Ok(self.placed_hits(hits))
+    }
+
+    /// `hits`, found by row key, with their chunks' ids; a row this handle's files table
+    /// does not place (newer than it) is left out.
+    pub(crate) fn placed_hits(&self, hits: Vec<LexicalHit>) -> Vec<LexicalHit> {
+        hits.into_iter()
+            .filter_map(|mut hit| {
+                hit.id = self.placed_id(&hit.relative_path, &hit.id)?;
+                Some(hit)
+            })
+            .collect()
     }
 
     /// Starts what the first search would start: with [`TextSearch::MemoryInBackground`],
@@ -565,8 +575,16 @@ impl Store {
         }
         let sql = filter.to_sql()?;
         let table = self.vector_table().await?;
+        let place = |hits: Vec<VectorHit>| -> Vec<VectorHit> {
+            hits.into_iter()
+                .filter_map(|mut hit| {
+                    hit.id = self.placed_id(&hit.relative_path, &hit.id)?;
+                    Some(hit)
+                })
+                .collect()
+        };
         if !table.indexed {
-            return Ok(table.nearest(vector, limit, filter));
+            return Ok(place(table.nearest(vector, limit, filter)));
         }
         let mut predicate = "vector IS NOT NULL".to_string();
         if let Some(sql) = sql {
@@ -580,30 +598,31 @@ impl Store {
             .distance_type(DistanceType::Cosine)
             .only_if(predicate)
             .limit(limit)
-            .select(Select::columns(&["id", "relativePath"]))
+            .select(Select::columns(&["key", "relativePath"]))
             .batches(self, "vector search")
             .await?;
         let mut hits = Vec::new();
         for batch in &batches {
-            let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
+            let key = text_column(batch, "key").map_err(|r| self.corrupt(r))?;
             let path = text_column(batch, "relativePath").map_err(|r| self.corrupt(r))?;
             let distance = float_column(batch, "_distance").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
                 if distance.is_valid(i) && filter.matches(path.value(i)) {
                     hits.push(VectorHit {
-                        id: id.value(i).to_string(),
+                        id: key.value(i).to_string(),
                         relative_path: path.value(i).to_string(),
                         distance: distance.value(i),
                     });
                 }
             }
         }
+        // Ties by row key, as the in-memory search orders them.
         hits.sort_by(|a, b| {
             a.distance
                 .total_cmp(&b.distance)
                 .then_with(|| a.id.cmp(&b.id))
         });
-        Ok(hits)
+        Ok(place(hits))
     }
 
     /// The vectors as of the table's current version: kept from an earlier call (or a
@@ -642,40 +661,58 @@ impl Store {
         Ok(())
     }
 
-    /// The stored vectors of the chunks `ids` that have one, by id: the similarity of a
-    /// candidate another channel found, from the vectors a search keeps (see
-    /// [`Store::search_vector`]), else one query of two columns.
-    pub async fn vectors(&self, ids: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
-        self.on_live_version(|| self.vectors_here(ids)).await
+    /// The stored vectors of the chunks `chunks` (path, id) that have one, by id: the
+    /// similarity of a candidate another channel found, from the vectors a search keeps
+    /// (see [`Store::search_vector`]), else one query of two columns.
+    pub async fn vectors(
+        &self,
+        chunks: &[(&str, &str)],
+    ) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+        self.on_live_version(|| self.vectors_here(chunks)).await
     }
 
     /// [`Store::vectors`] on this handle's version.
-    async fn vectors_here(&self, ids: &[String]) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+    async fn vectors_here(
+        &self,
+        chunks: &[(&str, &str)],
+    ) -> Result<HashMap<String, Vec<f32>>, StoreError> {
         let mut out = HashMap::new();
-        if self.options.embedding.is_none() || ids.is_empty() {
+        if self.options.embedding.is_none() || chunks.is_empty() {
             return Ok(out);
         }
+        // Rows are found by key: the chunk's id is its file's layout.
+        let keys: HashMap<String, &str> = chunks
+            .iter()
+            .filter_map(|&(path, id)| Some((self.row_key(path, id)?, id)))
+            .collect();
         // A vector search just read every vector of this version: no second read.
         let table = self.vector_table().await?;
         if !table.indexed {
-            return Ok(ids
+            return Ok(keys
                 .iter()
-                .filter_map(|id| Some((id.clone(), table.vector(id)?.to_vec())))
+                .filter_map(|(key, id)| Some((id.to_string(), table.vector(key)?.to_vec())))
                 .collect());
         }
+        if keys.is_empty() {
+            return Ok(out);
+        }
+        let wanted: Vec<String> = keys.keys().cloned().collect();
         let batches: Vec<RecordBatch> = self
             .chunks
             .query()
-            .only_if(format!("vector IS NOT NULL AND {}", in_list("id", ids)))
-            .select(Select::columns(&["id", "vector"]))
+            .only_if(format!(
+                "vector IS NOT NULL AND {}",
+                in_list("key", &wanted)
+            ))
+            .select(Select::columns(&["key", "vector"]))
             .batches(self, "reading vectors")
             .await?;
         for batch in &batches {
-            let id = text_column(batch, "id").map_err(|r| self.corrupt(r))?;
+            let key = text_column(batch, "key").map_err(|r| self.corrupt(r))?;
             let vector = vector_column(batch, "vector").map_err(|r| self.corrupt(r))?;
             for i in 0..batch.num_rows() {
-                if let Some(vector) = vector_at(vector, i) {
-                    out.insert(id.value(i).to_string(), vector.to_vec());
+                if let (Some(vector), Some(id)) = (vector_at(vector, i), keys.get(key.value(i))) {
+                    out.insert(id.to_string(), vector.to_vec());
                 }
             }
         }
@@ -689,11 +726,21 @@ impl Store {
         filter: &ChunkFilter,
     ) -> Result<Vec<(StoredChunk, f32)>, StoreError> {
         let mut out = Vec::new();
+        let layouts = self.layouts();
         for batch in batches {
             let scores = float_column(batch, score_column).map_err(|r| self.corrupt(r))?;
-            let rows = batch_to_chunks(batch, &self.root).map_err(|r| self.corrupt(r))?;
-            for (i, row) in rows.into_iter().enumerate() {
-                if filter.matches(&row.chunk.relative_path) && scores.is_valid(i) {
+            // Placed, so a row newer than this handle's files table is left out: the row
+            // numbers of the batch are those of its scores.
+            let rows = batch_to_chunks(batch, &self.root, Placing::Unplaced)
+                .map_err(|r| self.corrupt(r))?;
+            for (i, mut row) in rows.into_iter().enumerate() {
+                if !filter.matches(&row.chunk.relative_path) || !scores.is_valid(i) {
+                    continue;
+                }
+                let placed = layouts.get(&row.chunk.relative_path).is_some_and(|l| {
+                    crate::layout::FileLayout::new(l).place(&row.key, &mut row.chunk)
+                });
+                if placed {
                     out.push((row, scores.value(i)));
                 }
             }
@@ -729,7 +776,7 @@ mod tests {
             );
         }
         table.push("zero", "src/zero.ts", &vec![0.0; dimension]);
-        table.by_id = (0..table.ids.len() as u32).collect();
+        table.by_key = (0..table.keys.len() as u32).collect();
         let query = vector(1000);
         let plain = |v: &[f32]| -> f32 {
             let dot: f64 = v
@@ -805,7 +852,16 @@ mod tests {
         let fresh = VectorTable::read(&store.chunks, &store.uri, version)
             .await
             .unwrap();
-        assert_eq!(hits, fresh.nearest(&query, 5, &all));
+        // The table holds row keys; a search answers with the ids the files table places.
+        let expected: Vec<VectorHit> = fresh
+            .nearest(&query, 5, &all)
+            .into_iter()
+            .map(|mut hit| {
+                hit.id = store.placed_id(&hit.relative_path, &hit.id).unwrap();
+                hit
+            })
+            .collect();
+        assert_eq!(hits, expected);
         assert!(fresh.paths.iter().any(|p| p == "src/util/quota.ts"));
     }
 }

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use codectx_chunker::CodeChunk;
@@ -15,8 +16,8 @@ use crate::clone::{CLONED_FROM_FILE, clone_index, orphaned};
 use crate::lock::{LOCK_FILE, WriteLock};
 use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR};
 use crate::schema::{
-    self, CHUNKS, FILES, FileRecord, FileStatus, META, StoredChunk, batch_to_chunks,
-    batch_to_files, batch_to_meta, chunk_schema, files_schema, meta_to_batch,
+    self, CHUNKS, FILES, FileRecord, FileStatus, Layouts, META, Placing, StoredChunk,
+    batch_to_chunks, batch_to_files, batch_to_meta, chunk_schema, files_schema, meta_to_batch,
 };
 use crate::sql::{in_list, reader, sql_string, text_column};
 use crate::text_table::TextSearch;
@@ -24,7 +25,7 @@ use crate::vector_cache::{REPOSITORY_DIR as VECTORS_REPOSITORY_DIR, VectorCache}
 use crate::{DEFAULT_INDEX_DIR, EmbeddingSpec, StoreError};
 use codectx_history::HistoryOff;
 use codectx_history::HistoryOptions;
-use lancedb::arrow::arrow_array::RecordBatch;
+use lancedb::arrow::arrow_array::{Array, LargeBinaryArray, RecordBatch};
 
 /// Identifies the table layout; an index written by another layout is rebuilt.
 /// 2: the `searchNames` column and stemmed full-text indexes on it and `fullSource`.
@@ -42,7 +43,9 @@ use lancedb::arrow::arrow_array::RecordBatch;
 /// in place of `searchNames`), and the full-text indexes split them on spaces.
 /// 12: a chunk row's `contentHash` hashes the row, not its file (a changed file keeps the
 /// rows it did not change); the files table's `chunksDigest` names a file's rows.
-pub(crate) const FORMAT: &str = "codectx-index/12";
+/// 13: a chunk row is found by its `key` and holds no position; ids and positions are its
+/// file's `layout` (an edit above a chunk leaves its row as it was).
+pub(crate) const FORMAT: &str = "codectx-index/13";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
@@ -228,8 +231,12 @@ pub struct Store {
     pub(crate) files: Table,
     pub(crate) meta: Table,
     pub(crate) options: StoreOptions,
-    /// The files table without facts, as of `files_version`.
+    /// The files table without facts and layouts, as of `files_version`.
     pub(crate) known: HashMap<String, FileRecord>,
+    /// Each file's layout (`layout.rs`), as of the files table version the chunk rows are
+    /// read at: `files_version`, or a later one a reader moved to when upkeep removed the
+    /// files of its versions ([`Store::on_live_version`]).
+    pub(crate) layouts: std::sync::RwLock<Arc<Layouts>>,
     /// The module configurations this handle's syncs walked past, path → (mtime, size):
     /// `None` before its first sync, since a sync can only tell a change from what it saw.
     pub(crate) module_configs: Option<HashMap<String, (i64, u64)>>,
@@ -585,6 +592,7 @@ impl Store {
             meta: meta_table,
             options,
             known: HashMap::new(),
+            layouts: Default::default(),
             module_configs: None,
             files_version: 0,
             needs_repair,
@@ -731,15 +739,23 @@ impl Store {
 
     /// Chunk rows matching a LanceDB SQL filter (all rows for `None`), in no fixed order.
     pub async fn chunks(&self, filter: Option<&str>) -> Result<Vec<StoredChunk>, StoreError> {
-        self.query_chunks(filter, None).await
+        self.on_live_version(|| async {
+            let layouts = self.layouts();
+            self.query_chunks_here(filter, None, Placing::By(&layouts))
+                .await
+        })
+        .await
     }
 
-    pub(crate) async fn query_chunks(
+    /// Chunk rows matching `filter` (at most `limit`) as a writer rewrites them: keys and
+    /// content, their ids and positions left unset ([`Layouts::Unplaced`]). A row another
+    /// process wrote after this handle read the files table is read too.
+    pub(crate) async fn rows(
         &self,
         filter: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<StoredChunk>, StoreError> {
-        self.on_live_version(|| self.query_chunks_here(filter, limit))
+        self.on_live_version(|| self.query_chunks_here(filter, limit, Placing::Unplaced))
             .await
     }
 
@@ -747,6 +763,7 @@ impl Store {
         &self,
         filter: Option<&str>,
         limit: Option<usize>,
+        layouts: Placing<'_>,
     ) -> Result<Vec<StoredChunk>, StoreError> {
         // What a row holds, not the analyzed `*Terms` columns (as large as the texts, and
         // derived from them at every write). The table has a vector column exactly when
@@ -767,7 +784,10 @@ impl Store {
         let batches: Vec<_> = query.batches(self, "querying chunks").await?;
         let mut out = Vec::new();
         for batch in &batches {
-            out.extend(batch_to_chunks(batch, &self.root).map_err(|reason| self.corrupt(reason))?);
+            out.extend(
+                batch_to_chunks(batch, &self.root, layouts)
+                    .map_err(|reason| self.corrupt(reason))?,
+            );
         }
         Ok(out)
     }
@@ -840,12 +860,13 @@ impl Store {
         if let Some(filter) = filter {
             query = query.only_if(filter);
         }
+        let layouts = self.layouts();
         query
             .each_batch(self, "querying chunks", |batch| {
-                crate::schema::batch_to_code_chunks(batch, &self.root)
+                crate::schema::batch_to_code_chunks(batch, &self.root, Placing::By(&layouts))
                     .map_err(|reason| self.corrupt(reason))?
                     .into_iter()
-                    .for_each(&mut f);
+                    .for_each(|(_, chunk)| f(chunk));
                 Ok(())
             })
             .await
@@ -939,15 +960,19 @@ impl Store {
                 "status",
                 "chunkCount",
                 "chunksDigest",
+                "layout",
             ]))
             .batches(self, "querying files")
             .await?;
         let before = std::mem::take(&mut self.known);
+        let mut layouts = Layouts::with_capacity(before.len());
         for batch in &batches {
-            for record in batch_to_files(batch).map_err(|r| self.corrupt(r))? {
+            for mut record in batch_to_files(batch).map_err(|r| self.corrupt(r))? {
+                layouts.insert(record.path.clone(), std::mem::take(&mut record.layout));
                 self.known.insert(record.path.clone(), record);
             }
         }
+        self.set_layouts(layouts);
         // Files touched since their rows were written: the stat data the syncs last saw.
         if let Some(dir) = &self.local_dir {
             crate::stamps::apply(
@@ -978,6 +1003,60 @@ impl Store {
             .collect();
         changed.sort();
         Ok(changed)
+    }
+
+    /// Every file's layout, as of the files table version rows are read at.
+    pub(crate) fn layouts(&self) -> Arc<Layouts> {
+        self.layouts
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_layouts(&self, layouts: Layouts) {
+        *self.layouts.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(layouts);
+    }
+
+    /// Reads every file's layout from the files table's current version.
+    async fn reload_layouts(&self) -> Result<(), StoreError> {
+        let batches: Vec<_> = self
+            .files
+            .query()
+            .select(Select::columns(&["path", "layout"]))
+            .batches(self, "querying layouts")
+            .await?;
+        let mut layouts = Layouts::new();
+        for batch in &batches {
+            let paths = crate::sql::text_column(batch, "path").map_err(|r| self.corrupt(r))?;
+            let bytes = batch
+                .column_by_name("layout")
+                .and_then(|c| c.as_any().downcast_ref::<LargeBinaryArray>())
+                .ok_or_else(|| self.corrupt("files column layout is mistyped".into()))?;
+            for i in 0..batch.num_rows() {
+                let layout = crate::layout::decode(bytes.value(i))
+                    .map_err(|e| self.corrupt(format!("layout of {}: {e}", paths.value(i))))?;
+                layouts.insert(paths.value(i).to_string(), layout);
+            }
+        }
+        self.set_layouts(layouts);
+        Ok(())
+    }
+
+    /// The id this handle's files table gives row `key` of file `path`; `None` for a row it
+    /// does not place (one written after it was read).
+    pub(crate) fn placed_id(&self, path: &str, key: &str) -> Option<String> {
+        let key = crate::layout::from_hex(key)?;
+        let layouts = self.layouts();
+        let placement = layouts.get(path)?.iter().find(|p| p.key == key)?;
+        Some(crate::layout::to_hex(&placement.id))
+    }
+
+    /// The row key of chunk `id` of file `path`, as this handle's files table places it.
+    pub(crate) fn row_key(&self, path: &str, id: &str) -> Option<String> {
+        let id = crate::layout::from_hex(id)?;
+        let layouts = self.layouts();
+        let placement = layouts.get(path)?.iter().find(|p| p.id == id)?;
+        Some(crate::layout::to_hex(&placement.key))
     }
 
     pub(crate) fn lance(&self, action: &'static str) -> impl Fn(lancedb::Error) -> StoreError {
@@ -1403,7 +1482,8 @@ impl Store {
             ] {
                 table.checkout_latest().await.map_err(self.lance(action))?;
             }
-            Ok(())
+            // The latest rows are placed by the latest layouts.
+            self.reload_layouts().await
         };
         crate::error::read_past_upkeep(1, refresh, read).await
     }

@@ -67,7 +67,7 @@ pub(crate) struct TextTable {
     /// with the same fingerprints have the same texts (versions that write only vectors),
     /// and the others are what a patch reads.
     fingerprints: Vec<u64>,
-    ids: Vec<String>,
+    keys: Vec<String>,
     paths: Vec<String>,
     /// Each row's commit notes, returned with its hits (empty without history).
     history: Vec<String>,
@@ -199,12 +199,12 @@ async fn scan(
         .map_err(lance_error(uri, action))
 }
 
-/// What a row's searched texts are a function of: its id (path and name), its content
+/// What a row's searched texts are a function of: its key (path and name), its content
 /// hash and, when searched, its commit notes.
-fn row_fingerprint(id: &str, content_hash: &str, history: Option<&str>) -> u64 {
+fn row_fingerprint(key: &str, content_hash: &str, history: Option<&str>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();
-    (id, content_hash, history).hash(&mut hasher);
+    (key, content_hash, history).hash(&mut hasher);
     hasher.finish()
 }
 
@@ -230,7 +230,7 @@ impl TextTable {
         let started = std::time::Instant::now();
         let table = Self::read_fields(chunks, uri, with_history).await?;
         tracing::debug!(
-            rows = table.ids.len(),
+            rows = table.keys.len(),
             terms = table.postings.len(),
             postings = table.postings.iter().map(|p| p.rows.len()).sum::<usize>(),
             history_bytes = table.history.iter().map(String::len).sum::<usize>(),
@@ -260,7 +260,7 @@ impl TextTable {
     /// columns (a small fraction of a full read).
     async fn changes(&self, chunks: &Table, uri: &str) -> Result<Changes, StoreError> {
         let action = "reading the chunks' fingerprints";
-        let mut columns = vec!["id", "relativePath", "contentHash"];
+        let mut columns = vec!["key", "relativePath", "contentHash"];
         if self.with_history {
             columns.push("history");
         }
@@ -272,7 +272,7 @@ impl TextTable {
         );
         let mut added = Vec::new();
         while let Some(batch) = stream.try_next().await.map_err(lance_error(uri, action))? {
-            let id = text_column(&batch, "id").map_err(&corrupt)?;
+            let key = text_column(&batch, "key").map_err(&corrupt)?;
             let path = text_column(&batch, "relativePath").map_err(&corrupt)?;
             let hash = text_column(&batch, "contentHash").map_err(&corrupt)?;
             let history = if self.with_history {
@@ -282,7 +282,7 @@ impl TextTable {
             };
             for i in 0..batch.num_rows() {
                 let notes = history.map(|h| if h.is_valid(i) { h.value(i) } else { "" });
-                let fingerprint = row_fingerprint(id.value(i), hash.value(i), notes);
+                let fingerprint = row_fingerprint(key.value(i), hash.value(i), notes);
                 if rows.take(fingerprint).is_none() {
                     added.push((fingerprint, path.value(i).to_string()));
                 }
@@ -336,14 +336,15 @@ impl TextTable {
     }
 
     /// The `limit` best rows for `query` among those `filter` admits, best first, ties by
-    /// id: LanceDB's `combined_fields` search with its words OR-ed.
+    /// row key: LanceDB's `combined_fields` search with its words OR-ed. Each hit's `id`
+    /// is its row key until the store places it (`Store::placed_hits`).
     pub(crate) fn search(
         &self,
         query: &str,
         limit: usize,
         filter: &ChunkFilter,
     ) -> Result<Vec<LexicalHit>, String> {
-        if limit == 0 || self.ids.is_empty() {
+        if limit == 0 || self.keys.is_empty() {
             return Ok(Vec::new());
         }
         // The question's words split and stem as the rows' stored terms did.
@@ -384,12 +385,12 @@ impl TextTable {
             .collect();
         let order = |a: &(f32, u32), b: &(f32, u32)| {
             b.0.total_cmp(&a.0)
-                .then_with(|| self.ids[a.1 as usize].cmp(&self.ids[b.1 as usize]))
+                .then_with(|| self.keys[a.1 as usize].cmp(&self.keys[b.1 as usize]))
         };
         Ok(best_by(ranked, limit, order)
             .into_iter()
             .map(|(score, row)| LexicalHit {
-                id: self.ids[row as usize].clone(),
+                id: self.keys[row as usize].clone(),
                 relative_path: self.paths[row as usize].clone(),
                 score,
                 history: self.history[row as usize].clone(),
@@ -454,7 +455,7 @@ impl Builder {
             table: TextTable {
                 with_history,
                 fingerprints: Vec::new(),
-                ids: Vec::new(),
+                keys: Vec::new(),
                 paths: Vec::new(),
                 history: Vec::new(),
                 lengths: Vec::new(),
@@ -478,16 +479,16 @@ impl Builder {
         let table = &mut builder.table;
         let rows = kept.iter().filter(|k| **k).count();
         table.fingerprints.reserve_exact(rows);
-        table.ids.reserve_exact(rows);
+        table.keys.reserve_exact(rows);
         table.paths.reserve_exact(rows);
         table.history.reserve_exact(rows);
         table.lengths.reserve_exact(rows);
         table.field_lengths.reserve_exact(rows);
-        let mut renumbered = vec![u32::MAX; old.ids.len()];
+        let mut renumbered = vec![u32::MAX; old.keys.len()];
         for (row, _) in kept.iter().enumerate().filter(|(_, k)| **k) {
-            renumbered[row] = table.ids.len() as u32;
+            renumbered[row] = table.keys.len() as u32;
             table.fingerprints.push(old.fingerprints[row]);
-            table.ids.push(old.ids[row].clone());
+            table.keys.push(old.keys[row].clone());
             table.paths.push(old.paths[row].clone());
             table.history.push(old.history[row].clone());
             table.lengths.push(old.lengths[row]);
@@ -520,7 +521,7 @@ impl Builder {
     /// The columns [`Builder::add_batch`] reads: with history, its notes beside their
     /// terms (a hit returns them, and they are part of a row's fingerprint).
     fn columns(&self) -> Vec<&'static str> {
-        let mut columns = vec!["id", "relativePath", "contentHash"];
+        let mut columns = vec!["key", "relativePath", "contentHash"];
         columns.extend(self.fields.iter().map(|(c, _)| *c));
         if self.table.with_history {
             columns.push("history");
@@ -543,7 +544,7 @@ impl Builder {
     /// Every row of `batch` ([`Builder::columns`]), or in a patch those it wants.
     fn add_batch(&mut self, batch: &RecordBatch, uri: &str) -> Result<(), StoreError> {
         let corrupt = corrupt_error(uri);
-        let id = text_column(batch, "id").map_err(&corrupt)?;
+        let key = text_column(batch, "key").map_err(&corrupt)?;
         let path = text_column(batch, "relativePath").map_err(&corrupt)?;
         let hash = text_column(batch, "contentHash").map_err(&corrupt)?;
         let texts: Vec<&StringArray> = self
@@ -562,7 +563,7 @@ impl Builder {
                 .map(|column| column.is_valid(i).then(|| column.value(i)))
                 .collect();
             let notes = history.map(|h| if h.is_valid(i) { h.value(i) } else { "" });
-            let fingerprint = row_fingerprint(id.value(i), hash.value(i), notes);
+            let fingerprint = row_fingerprint(key.value(i), hash.value(i), notes);
             if self
                 .wanted
                 .as_mut()
@@ -572,7 +573,7 @@ impl Builder {
             }
             self.table.fingerprints.push(fingerprint);
             self.add(
-                id.value(i),
+                key.value(i),
                 path.value(i),
                 &row_texts,
                 notes.unwrap_or_default(),
@@ -581,10 +582,10 @@ impl Builder {
         Ok(())
     }
 
-    /// One row: its id, path, each field's terms (`None` for null) in field order, and its
+    /// One row: its key, path, each field's terms (`None` for null) in field order, and its
     /// commit notes.
-    fn add(&mut self, id: &str, path: &str, texts: &[Option<&str>], notes: &str) {
-        let row_number = self.table.ids.len() as u32;
+    fn add(&mut self, key: &str, path: &str, texts: &[Option<&str>], notes: &str) {
+        let row_number = self.table.keys.len() as u32;
         self.row.clear();
         self.row_at.clear();
         let mut lengths = [0u32; MAX_FIELDS];
@@ -630,7 +631,7 @@ impl Builder {
             .sum();
         self.table.lengths.push(length);
         self.table.field_lengths.push(lengths);
-        self.table.ids.push(id.to_string());
+        self.table.keys.push(key.to_string());
         self.table.paths.push(path.to_string());
         self.table.history.push(notes.to_string());
     }
@@ -753,7 +754,7 @@ pub(crate) mod tests {
     /// Every statistic of a copy, by row id and term (rows and terms in any order).
     fn statistics(table: &TextTable) -> impl PartialEq + std::fmt::Debug {
         use std::collections::{BTreeMap, BTreeSet};
-        let rows: BTreeMap<&str, _> = (0..table.ids.len())
+        let rows: BTreeMap<&str, _> = (0..table.keys.len())
             .map(|r| {
                 let at = (
                     &table.paths[r],
@@ -762,7 +763,7 @@ pub(crate) mod tests {
                     table.field_lengths[r],
                     table.fingerprints[r],
                 );
-                (table.ids[r].as_str(), at)
+                (table.keys[r].as_str(), at)
             })
             .collect();
         let terms: BTreeMap<&str, _> = table
@@ -776,7 +777,7 @@ pub(crate) mod tests {
                     .iter()
                     .zip(&postings.fields)
                     .map(|(&(row, tf), &fields)| {
-                        (table.ids[row as usize].as_str(), tf.to_bits(), fields)
+                        (table.keys[row as usize].as_str(), tf.to_bits(), fields)
                     })
                     .collect();
                 (word, (postings.doc_freq, rows))
@@ -859,7 +860,7 @@ pub(crate) mod tests {
             "src/util/quota.ts",
             "src/util/format.ts",
         ];
-        let removed: Vec<&str> = (0..old.ids.len())
+        let removed: Vec<&str> = (0..old.keys.len())
             .filter(|&r| !changes.kept[r])
             .map(|r| old.paths[r].as_str())
             .collect();
@@ -901,9 +902,9 @@ pub(crate) mod tests {
                 .iter()
                 .map(|h| (h.id.clone(), h.score.to_bits()))
                 .collect();
-            let expected: Vec<(String, u32)> = fresh
-                .search(question, 20, &all)
-                .unwrap()
+            // The table holds row keys; a search answers with the ids the files table places.
+            let expected: Vec<(String, u32)> = store
+                .placed_hits(fresh.search(question, 20, &all).unwrap())
                 .iter()
                 .map(|h| (h.id.clone(), h.score.to_bits()))
                 .collect();

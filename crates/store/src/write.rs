@@ -14,7 +14,9 @@ use crate::embedding::embedding_input;
 use crate::history::NotesBySymbol;
 use crate::process::Processed;
 use crate::report::SyncStats;
-use crate::schema::{FileRecord, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch};
+use crate::schema::{
+    FileRecord, Layouts, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch,
+};
 use crate::sql::{in_list, reader};
 use crate::store::CollectBatches;
 use crate::{Store, StoreError};
@@ -41,7 +43,7 @@ impl Store {
         let old = if rewritten.is_empty() {
             Vec::new()
         } else {
-            self.chunks(Some(&in_rewritten)).await?
+            self.rows(Some(&in_rewritten), None).await?
         };
         let read = started.elapsed();
         let with_vectors = self.options.embedding.is_some();
@@ -74,8 +76,10 @@ impl Store {
             .collect();
         let mut rows = Vec::new();
         for file in changed {
-            let hashes = std::mem::take(&mut file.hashes);
-            for (chunk, content_hash) in std::mem::take(&mut file.chunks).into_iter().zip(hashes) {
+            let keyed = std::mem::take(&mut file.rows);
+            for (chunk, (key, content_hash)) in
+                std::mem::take(&mut file.chunks).into_iter().zip(keyed)
+            {
                 let vector = old_vectors
                     .get(&(chunk.relative_path.as_str(), embedding_input(&chunk, view)))
                     .map(|v| (*v).clone());
@@ -92,6 +96,7 @@ impl Store {
                 };
                 rows.push(StoredChunk {
                     chunk,
+                    key,
                     content_hash,
                     last_modified: file.record.mtime_ns / 1_000_000,
                     vector,
@@ -107,36 +112,37 @@ impl Store {
             let position: HashMap<String, usize> = rows
                 .iter()
                 .enumerate()
-                .map(|(i, r)| (r.chunk.id.clone(), i))
+                .map(|(i, r)| (r.key.clone(), i))
                 .collect();
             for row in cascaded {
-                match position.get(&row.chunk.id) {
+                match position.get(&row.key) {
                     Some(&i) => rows[i].vector = None,
                     None => rows.push(row),
                 }
             }
         }
         // A changed file's row that comes out exactly as stored (same chunk, notes and
-        // vector) stays where it is: an edit rewrites the chunks it moved or changed, not
-        // the whole file, and the table versions other worktrees' indexes hold keep
-        // sharing it (`clone.rs`). An id stored or cut twice is always rewritten.
+        // vector) stays where it is, however far its lines moved (they are the file's
+        // layout): an edit rewrites the chunks it changed, not the whole file, and the
+        // table versions other worktrees' indexes hold keep sharing it (`clone.rs`). A key
+        // stored or cut twice is always rewritten.
         let mut stored: HashMap<&str, Option<&StoredChunk>> = HashMap::new();
         for row in &old {
             stored
-                .entry(row.chunk.id.as_str())
+                .entry(row.key.as_str())
                 .and_modify(|twice| *twice = None)
                 .or_insert(Some(row));
         }
         let mut cut: HashMap<&str, usize> = HashMap::new();
         for row in &rows {
-            *cut.entry(row.chunk.id.as_str()).or_default() += 1;
+            *cut.entry(row.key.as_str()).or_default() += 1;
         }
         let unchanged: HashSet<String> = rows
             .iter()
-            .filter(|row| cut[row.chunk.id.as_str()] == 1)
+            .filter(|row| cut[row.key.as_str()] == 1)
             .filter(|row| {
                 stored
-                    .get(row.chunk.id.as_str())
+                    .get(row.key.as_str())
                     .copied()
                     .flatten()
                     .is_some_and(|was| {
@@ -145,34 +151,34 @@ impl Store {
                             && was.vector == row.vector
                     })
             })
-            .map(|row| row.chunk.id.clone())
+            .map(|row| row.key.clone())
             .collect();
-        // Old rows whose id the new cut does not have are gone for good.
+        // Old rows whose key the new cut does not have are gone for good.
         stats.chunks_deleted += old
             .iter()
-            .filter(|r| !cut.contains_key(r.chunk.id.as_str()))
+            .filter(|r| !cut.contains_key(r.key.as_str()))
             .count() as u64;
         drop((stored, cut));
-        rows.retain(|row| !unchanged.contains(&row.chunk.id));
+        rows.retain(|row| !unchanged.contains(&row.key));
         stats.chunks_kept += unchanged.len() as u64;
         // Every row written replaces whatever the index holds for its file but the rows
-        // kept (or, for a cascaded row of another file, its id): delete those, then append.
-        // Two commits inside the dirty mark; a merge on `id` that also deletes unmatched
+        // kept (or, for a cascaded row of another file, its key): delete those, then
+        // append. Two commits inside the dirty mark; a merge on `key` that also deletes unmatched
         // rows joins against the whole table and costs more than both on a one-file edit.
         let written_paths: HashSet<&str> = rewritten.iter().map(String::as_str).collect();
         let other_ids: Vec<String> = rows
             .iter()
             .filter(|r| !written_paths.contains(r.chunk.relative_path.as_str()))
-            .map(|r| r.chunk.id.clone())
+            .map(|r| r.key.clone())
             .collect();
         let written_paths: Vec<String> = written_paths.into_iter().map(str::to_owned).collect();
         let mut doomed = in_list("relativePath", &written_paths);
         if !unchanged.is_empty() {
             let unchanged: Vec<String> = unchanged.iter().cloned().collect();
-            doomed = format!("({doomed} AND NOT ({}))", in_list("id", &unchanged));
+            doomed = format!("({doomed} AND NOT ({}))", in_list("key", &unchanged));
         }
         if !other_ids.is_empty() {
-            doomed = format!("{doomed} OR {}", in_list("id", &other_ids));
+            doomed = format!("{doomed} OR {}", in_list("key", &other_ids));
         }
         let replaced = old.len() - unchanged.len() + other_ids.len();
         if replaced > 0 {
@@ -246,7 +252,7 @@ impl Store {
             in_list("relativePath", rewritten)
         );
         let mut out = Vec::new();
-        for mut row in self.chunks(Some(&filter)).await? {
+        for mut row in self.rows(Some(&filter), None).await? {
             if gone
                 .iter()
                 .any(|(_, sig)| row.chunk.embedding_text.contains(sig))
@@ -255,7 +261,7 @@ impl Store {
                 out.push(row);
             }
         }
-        out.sort_by(|a, b| a.chunk.id.cmp(&b.chunk.id));
+        out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
     }
 
@@ -319,14 +325,18 @@ impl Store {
                 .map_err(self.lance("writing files"))?;
         }
         stats.commits += 1;
+        let mut layouts = Layouts::clone(&self.layouts());
         for path in removed {
             self.known.remove(path);
+            layouts.remove(path);
         }
         for row in rows {
             let mut record = row.clone();
             record.facts = None;
+            layouts.insert(record.path.clone(), std::mem::take(&mut record.layout));
             self.known.insert(record.path.clone(), record);
         }
+        self.set_layouts(layouts);
         self.files_version = self
             .files
             .version()
@@ -341,14 +351,14 @@ impl Store {
             .fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Replaces existing chunk rows (same ids) with `rows` in one commit; inserts nothing.
+    /// Replaces existing chunk rows (same keys) with `rows` in one commit; inserts nothing.
     pub(crate) async fn update_chunk_rows(
         &self,
         rows: &[StoredChunk],
         action: &'static str,
     ) -> Result<(), StoreError> {
         let batch = self.chunk_batch(rows).await?;
-        let mut merge = self.chunks.merge_insert(&["id"]);
+        let mut merge = self.chunks.merge_insert(&["key"]);
         merge.when_matched_update_all(None);
         merge
             .execute(reader(batch))

@@ -604,11 +604,76 @@ async fn a_file_the_parser_panics_on_does_not_stop_the_sync() {
     );
 }
 
-/// The blueprint's schema, field for field, plus the model recorded on the vector column.
-/// `filePath` is the one blueprint field not stored: a chunk read back takes it from the
-/// root, so an index serves any checkout of the repository.
+/// Every chunk read back (ids, lines, spans, parent and children from the files' layouts) is
+/// the chunk the chunker cuts from the file on disk, after a cold index and after an edit
+/// that moves every row of a file without changing it: those rows stay as written.
 #[tokio::test]
-async fn chunk_table_schema_is_the_blueprint_code_chunk() {
+async fn chunks_read_back_are_the_chunks_cut() {
+    let root = workspace();
+    let mut store = Store::open(root.path(), StoreOptions::default())
+        .await
+        .unwrap();
+    store.sync(None, &()).await.unwrap();
+    let cut = |root: &Path| -> Vec<codectx_store::CodeChunk> {
+        let mut chunks = Vec::new();
+        for path in [
+            "src/auth/session.ts",
+            "src/auth/token.ts",
+            "src/api/routes.ts",
+        ] {
+            let abs = root.join(path);
+            let source = std::fs::read_to_string(&abs).unwrap();
+            let parsed = codectx_parser::parse_source(path, &source);
+            chunks.extend(codectx_chunker::chunk_file(
+                &parsed,
+                &source,
+                &abs.to_string_lossy(),
+            ));
+        }
+        chunks.sort_by(|a, b| a.id.cmp(&b.id));
+        chunks
+    };
+    async fn read(store: &Store) -> Vec<codectx_store::CodeChunk> {
+        let mut chunks = store
+            .code_chunks(Some(
+                "relativePath IN ('src/auth/session.ts', 'src/auth/token.ts', 'src/api/routes.ts')",
+            ))
+            .await
+            .unwrap();
+        chunks.sort_by(|a, b| a.id.cmp(&b.id));
+        chunks
+    }
+    assert_eq!(read(&store).await, cut(root.path()));
+
+    let file = root.path().join("src/auth/session.ts");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("\n\n\n{text}")).unwrap();
+    let stats = store.sync(None, &()).await.unwrap();
+    assert_eq!(
+        (
+            stats.files_parsed,
+            stats.chunks_written,
+            stats.chunks_deleted
+        ),
+        (1, 0, 0),
+        "three lines above every chunk move them all and change none: {stats:?}"
+    );
+    assert!(stats.chunks_kept > 3, "{stats:?}");
+    let now = read(&store).await;
+    assert_eq!(now, cut(root.path()));
+    let session = now.iter().find(|c| c.name == "SessionStore").unwrap();
+    assert_eq!((session.start_line, session.child_chunk_ids.len()), (8, 4));
+}
+
+/// The blueprint's schema, field for field, plus the model recorded on the vector column,
+/// but for what a chunk's position decides. `filePath` is not stored: a chunk read back
+/// takes it from the root, so an index serves any checkout of the repository. `id`,
+/// `parentChunkId`, `childChunkIds`, `startLine` and `endLine` (with the byte span and
+/// symbol number) are the file's layout in the files table: a row is found by a `key` that
+/// an edit above the chunk does not move (`chunks_read_back_are_the_chunks_cut` shows the
+/// chunk read back whole).
+#[tokio::test]
+async fn chunk_table_schema_is_the_blueprint_code_chunk_but_its_position() {
     let root = workspace();
     let embedder = TokenHashEmbedder::new(DIMENSION);
     let store = Store::open(root.path(), options(&embedder)).await.unwrap();
@@ -2195,10 +2260,12 @@ async fn a_sync_rewriting_most_rows_removes_what_it_superseded() {
     let before = (count("_versions"), count("data"));
     assert!(before.0 > 2, "the cold index's commits: {before:?}");
     let files: Vec<PathBuf> = store.files().map(|f| root.path().join(&f.path)).collect();
-    // A line above every row moves them all: each is rewritten.
+    // Every line indented: each row's text changes, so each is rewritten. (A line added
+    // above them would only move them: their rows would stay.)
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        let text = format!("export function switched(): number {{ return 1; }}\n{text}");
+        let indented: String = text.lines().map(|line| format!(" {line}\n")).collect();
+        let text = format!("export function switched(): number {{ return 1; }}\n{indented}");
         std::fs::write(file, text).unwrap();
     }
     let stats = store.sync(None, &()).await.unwrap();
@@ -2291,7 +2358,11 @@ async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
             stats.files_touched,
             stats.chunks_embedded + stats.vectors_reused
         ),
-        (2, stats.files_seen - 2, stats.chunks_written as usize),
+        (
+            2,
+            stats.files_seen - 2,
+            (stats.chunks_written + stats.chunks_kept) as usize
+        ),
         "only the two files that differ are parsed, embedded and written: {stats:?}"
     );
     assert_same_as_clean_build(&task_root, &task).await;
