@@ -21,8 +21,8 @@ pub(crate) fn sql_string(text: &str) -> String {
 }
 
 /// `column IN ('a', 'b', …)` for a LanceDB filter.
-pub(crate) fn in_list(column: &str, values: &[String]) -> String {
-    let values: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
+pub(crate) fn in_list<S: AsRef<str>>(column: &str, values: &[S]) -> String {
+    let values: Vec<String> = values.iter().map(|v| sql_string(v.as_ref())).collect();
     format!("{column} IN ({})", values.join(", "))
 }
 
