@@ -23,7 +23,7 @@ pub(crate) type RowKey = [u8; 16];
 /// One chunk's id and positions, as last indexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
-    /// The row this chunk is ([`row_keys`]).
+    /// The row this chunk is ([`placements`] says how it is made).
     pub key: [u8; 16],
     /// The blueprint's chunk id (`CodeChunk::id`, 32 hex digits), as bytes.
     pub id: [u8; 16],
@@ -41,37 +41,34 @@ pub struct Placement {
 /// parent).
 const PLACEMENT_BYTES: usize = 16 + 16 + 6 * 4;
 
-/// The rows' keys of one file's chunks, in the chunker's order (parents before children).
-/// A key hashes the path, kind, name, the parent's key and the chunk's rank among the
-/// earlier chunks with the same four: two overloads of one name have two rows, and neither
-/// moves when a line is added above them.
-pub(crate) fn row_keys(chunks: &[CodeChunk]) -> Vec<RowKey> {
-    let mut keys: Vec<RowKey> = Vec::with_capacity(chunks.len());
-    let by_id: HashMap<&str, usize> = chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id.as_str(), i))
-        .collect();
+/// The placements of one file's chunks, in the chunker's order (parents before children),
+/// each with its row's key. A key hashes the path, kind, name, the parent's key and the
+/// chunk's rank among the earlier chunks with the same four: two overloads of one name have
+/// two rows, and neither moves when a line is added above them.
+///
+/// A chunk's parent is the nearest earlier chunk with the parent's id, so two chunks with
+/// one id (same kind, name, line and parent) each keep their own children; a parent that
+/// does not come before its child counts as none.
+pub(crate) fn placements(chunks: &[CodeChunk]) -> Vec<Placement> {
+    let mut out: Vec<Placement> = Vec::with_capacity(chunks.len());
+    let mut latest: HashMap<&str, u32> = HashMap::with_capacity(chunks.len());
     let mut ranks: HashMap<(RowKey, &str, &str), u32> = HashMap::new();
-    for chunk in chunks {
-        // A parent comes before its children; one that does not (never cut so) counts as
-        // no parent rather than a key that depends on the order.
+    for (i, chunk) in chunks.iter().enumerate() {
         let parent = chunk
             .parent_chunk_id
             .as_deref()
-            .and_then(|p| by_id.get(p))
-            .and_then(|&i| keys.get(i))
-            .copied()
-            .unwrap_or_default();
+            .and_then(|p| latest.get(p))
+            .copied();
+        let parent_key = parent.map_or_else(RowKey::default, |p| out[p as usize].key);
         let rank = ranks
-            .entry((parent, chunk.node_kind.as_str(), chunk.name.as_str()))
+            .entry((parent_key, chunk.node_kind.as_str(), chunk.name.as_str()))
             .or_default();
         let mut hasher = blake3::Hasher::new();
         for part in [
             chunk.relative_path.as_bytes(),
             chunk.node_kind.as_str().as_bytes(),
             chunk.name.as_bytes(),
-            &parent,
+            &parent_key,
             &rank.to_le_bytes(),
         ] {
             hasher.update(&(part.len() as u64).to_le_bytes());
@@ -80,36 +77,20 @@ pub(crate) fn row_keys(chunks: &[CodeChunk]) -> Vec<RowKey> {
         *rank += 1;
         let mut key = [0u8; 16];
         key.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
-        keys.push(key);
-    }
-    keys
-}
-
-/// The placements of `chunks` (one file's, in the chunker's order) under `keys`.
-pub(crate) fn placements(chunks: &[CodeChunk], keys: &[RowKey]) -> Vec<Placement> {
-    let by_id: HashMap<&str, u32> = chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id.as_str(), i as u32))
-        .collect();
-    chunks
-        .iter()
-        .zip(keys)
-        .map(|(chunk, key)| Placement {
-            key: *key,
+        out.push(Placement {
+            key,
+            // Ids are 32 hex digits by construction (`codectx_chunker`).
             id: from_hex(&chunk.id).unwrap_or_default(),
             start_line: chunk.start_line,
             end_line: chunk.end_line,
             start_byte: chunk.span.start,
             end_byte: chunk.span.end,
             symbol: chunk.symbol,
-            parent: chunk
-                .parent_chunk_id
-                .as_deref()
-                .and_then(|p| by_id.get(p))
-                .copied(),
-        })
-        .collect()
+            parent,
+        });
+        latest.insert(chunk.id.as_str(), i as u32);
+    }
+    out
 }
 
 /// `placements` as stored in the files table's `layout` column.
@@ -268,7 +249,9 @@ mod tests {
             "export class A {\n  m(a: string): void;\n  m(a: number): void;\n  m(a: any) {}\n}\n";
         let before = chunks(source);
         let after = chunks(&format!("// a comment\n\n{source}"));
-        let (kb, ka) = (row_keys(&before), row_keys(&after));
+        let keys =
+            |c: &[CodeChunk]| -> Vec<RowKey> { placements(c).iter().map(|p| p.key).collect() };
+        let (kb, ka) = (keys(&before), keys(&after));
         let class = |c: &[CodeChunk]| c.iter().position(|c| c.name == "A").unwrap();
         let (cb, ca) = (class(&before), class(&after));
         assert_ne!(before[cb].id, after[ca].id);
@@ -296,10 +279,9 @@ mod tests {
         let cut = chunks(
             "import { x } from './x';\n\nexport class A {\n  m() { return x; }\n  n() {}\n}\n\nexport function f() {}\n",
         );
-        let keys = row_keys(&cut);
-        let stored = decode(&encode(&placements(&cut, &keys))).unwrap();
+        let stored = decode(&encode(&placements(&cut))).unwrap();
         let layout = FileLayout::new(&stored);
-        for (chunk, key) in cut.iter().zip(&keys) {
+        for (chunk, key) in cut.iter().zip(stored.iter().map(|p| p.key)) {
             let mut read = CodeChunk {
                 id: String::new(),
                 start_line: 0,
@@ -310,7 +292,7 @@ mod tests {
                 child_chunk_ids: Vec::new(),
                 ..chunk.clone()
             };
-            assert!(layout.place(&to_hex(key), &mut read));
+            assert!(layout.place(&to_hex(&key), &mut read));
             assert_eq!(&read, chunk);
         }
         assert!(!layout.place(&"0".repeat(32), &mut cut[0].clone()));

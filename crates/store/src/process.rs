@@ -62,13 +62,12 @@ fn record_of(file: &SourceFile) -> FileRecord {
 /// returns their rows' keys and content hashes.
 fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) -> Vec<(String, String)> {
     record.chunk_count = chunks.len() as u32;
-    let keys = layout::row_keys(chunks);
-    record.layout = layout::placements(chunks, &keys);
+    record.layout = layout::placements(chunks);
     let rows: Vec<(String, String)> = chunks
         .iter()
-        .zip(&keys)
-        .map(|(chunk, key)| {
-            let key = layout::to_hex(key);
+        .zip(&record.layout)
+        .map(|(chunk, placement)| {
+            let key = layout::to_hex(&placement.key);
             let hash = chunk_hash(chunk, &key);
             (key, hash)
         })
