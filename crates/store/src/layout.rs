@@ -298,6 +298,36 @@ mod tests {
         assert!(!layout.place(&"0".repeat(32), &mut cut[0].clone()));
     }
 
+    /// Two chunks with one id (same kind, name, line and parent: the chunker's rules make
+    /// them rare, so they are made by hand here) keep two rows, and each keeps its own
+    /// children: a child's parent is the nearest earlier chunk with the parent's id.
+    #[test]
+    fn chunks_sharing_an_id_keep_their_own_children() {
+        let cut = chunks("export class A {\n  m() {}\n}\n");
+        let (class, method) = (cut[0].clone(), cut[1].clone());
+        assert_eq!(method.parent_chunk_id.as_ref(), Some(&class.id));
+        let other = CodeChunk {
+            name: "n".into(),
+            id: "f".repeat(32),
+            ..method.clone()
+        };
+        let twice = [class.clone(), method.clone(), class.clone(), other.clone()];
+        let placed = placements(&twice);
+        assert_eq!(
+            placed.iter().map(|p| p.parent).collect::<Vec<_>>(),
+            [None, Some(0), None, Some(2)]
+        );
+        assert_ne!(placed[0].key, placed[2].key, "one row each");
+        let layout = FileLayout::new(&placed);
+        let children = |at: usize| {
+            let mut read = twice[at].clone();
+            assert!(layout.place(&to_hex(&placed[at].key), &mut read));
+            read.child_chunk_ids
+        };
+        assert_eq!(children(0), [method.id.clone()]);
+        assert_eq!(children(2), [other.id.clone()]);
+    }
+
     #[test]
     fn a_damaged_layout_is_an_error() {
         assert!(decode(&[0; PLACEMENT_BYTES + 1]).is_err());
