@@ -461,12 +461,12 @@ pub(crate) enum Placing<'a> {
 }
 
 /// The chunk rows of `batch`, with their stamps, vectors and history, placed as `layouts`
-/// says.
+/// says, each with its row's number in `batch`.
 pub(crate) fn batch_to_chunks(
     batch: &RecordBatch,
     root: &Path,
     layouts: Placing<'_>,
-) -> Result<Vec<StoredChunk>, String> {
+) -> Result<Vec<(usize, StoredChunk)>, String> {
     let chunks = batch_to_code_chunks(batch, root, layouts)?;
     let key = text_of(batch, "key")?;
     let content_hash = text_of(batch, "contentHash")?;
@@ -480,13 +480,18 @@ pub(crate) fn batch_to_chunks(
     let history = text_of(batch, "history")?;
     Ok(chunks
         .into_iter()
-        .map(|(i, chunk)| StoredChunk {
-            chunk,
-            key: key.value(i).into(),
-            content_hash: content_hash.value(i).into(),
-            last_modified: last_modified.value(i),
-            vector: vector.and_then(|v| vector_at(v, i)).map(<[f32]>::to_vec),
-            history: history.value(i).into(),
+        .map(|(i, chunk)| {
+            (
+                i,
+                StoredChunk {
+                    chunk,
+                    key: key.value(i).into(),
+                    content_hash: content_hash.value(i).into(),
+                    last_modified: last_modified.value(i),
+                    vector: vector.and_then(|v| vector_at(v, i)).map(<[f32]>::to_vec),
+                    history: history.value(i).into(),
+                },
+            )
         })
         .collect())
 }

@@ -458,9 +458,10 @@ impl Store {
     /// `hits`, found by row key, with their chunks' ids; a row this handle's files table
     /// does not place (newer than it) is left out.
     pub(crate) fn placed_hits(&self, hits: Vec<LexicalHit>) -> Vec<LexicalHit> {
+        let layouts = self.layouts();
         hits.into_iter()
             .filter_map(|mut hit| {
-                hit.id = self.placed_id(&hit.relative_path, &hit.id)?;
+                hit.id = Store::placed_id(&layouts, &hit.relative_path, &hit.id)?;
                 Some(hit)
             })
             .collect()
@@ -576,9 +577,10 @@ impl Store {
         let sql = filter.to_sql()?;
         let table = self.vector_table().await?;
         let place = |hits: Vec<VectorHit>| -> Vec<VectorHit> {
+            let layouts = self.layouts();
             hits.into_iter()
                 .filter_map(|mut hit| {
-                    hit.id = self.placed_id(&hit.relative_path, &hit.id)?;
+                    hit.id = Store::placed_id(&layouts, &hit.relative_path, &hit.id)?;
                     Some(hit)
                 })
                 .collect()
@@ -681,9 +683,10 @@ impl Store {
             return Ok(out);
         }
         // Rows are found by key: the chunk's id is its file's layout.
+        let layouts = self.layouts();
         let keys: HashMap<String, &str> = chunks
             .iter()
-            .filter_map(|&(path, id)| Some((self.row_key(path, id)?, id)))
+            .filter_map(|&(path, id)| Some((Store::row_key(&layouts, path, id)?, id)))
             .collect();
         // A vector search just read every vector of this version: no second read.
         let table = self.vector_table().await?;
@@ -729,18 +732,12 @@ impl Store {
         let layouts = self.layouts();
         for batch in batches {
             let scores = float_column(batch, score_column).map_err(|r| self.corrupt(r))?;
-            // Placed, so a row newer than this handle's files table is left out: the row
-            // numbers of the batch are those of its scores.
-            let rows = batch_to_chunks(batch, &self.root, Placing::Unplaced)
+            // A row newer than this handle's files table is left out; each row read keeps
+            // its number in the batch, which is its score's.
+            let rows = batch_to_chunks(batch, &self.root, Placing::By(&layouts))
                 .map_err(|r| self.corrupt(r))?;
-            for (i, mut row) in rows.into_iter().enumerate() {
-                if !filter.matches(&row.chunk.relative_path) || !scores.is_valid(i) {
-                    continue;
-                }
-                let placed = layouts.get(&row.chunk.relative_path).is_some_and(|l| {
-                    crate::layout::FileLayout::new(l).place(&row.key, &mut row.chunk)
-                });
-                if placed {
+            for (i, row) in rows {
+                if filter.matches(&row.chunk.relative_path) && scores.is_valid(i) {
                     out.push((row, scores.value(i)));
                 }
             }
@@ -857,7 +854,7 @@ mod tests {
             .nearest(&query, 5, &all)
             .into_iter()
             .map(|mut hit| {
-                hit.id = store.placed_id(&hit.relative_path, &hit.id).unwrap();
+                hit.id = Store::placed_id(&store.layouts(), &hit.relative_path, &hit.id).unwrap();
                 hit
             })
             .collect();

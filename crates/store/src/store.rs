@@ -748,7 +748,7 @@ impl Store {
     }
 
     /// Chunk rows matching `filter` (at most `limit`) as a writer rewrites them: keys and
-    /// content, their ids and positions left unset ([`Layouts::Unplaced`]). A row another
+    /// content, their ids and positions left unset ([`Placing::Unplaced`]). A row another
     /// process wrote after this handle read the files table is read too.
     pub(crate) async fn rows(
         &self,
@@ -786,7 +786,9 @@ impl Store {
         for batch in &batches {
             out.extend(
                 batch_to_chunks(batch, &self.root, layouts)
-                    .map_err(|reason| self.corrupt(reason))?,
+                    .map_err(|reason| self.corrupt(reason))?
+                    .into_iter()
+                    .map(|(_, row)| row),
             );
         }
         Ok(out)
@@ -1042,19 +1044,17 @@ impl Store {
         Ok(())
     }
 
-    /// The id this handle's files table gives row `key` of file `path`; `None` for a row it
-    /// does not place (one written after it was read).
-    pub(crate) fn placed_id(&self, path: &str, key: &str) -> Option<String> {
+    /// The id `layouts` gives row `key` of file `path`; `None` for a row they do not place
+    /// (one written after the files table they were read from).
+    pub(crate) fn placed_id(layouts: &Layouts, path: &str, key: &str) -> Option<String> {
         let key = crate::layout::from_hex(key)?;
-        let layouts = self.layouts();
         let placement = layouts.get(path)?.iter().find(|p| p.key == key)?;
         Some(crate::layout::to_hex(&placement.id))
     }
 
-    /// The row key of chunk `id` of file `path`, as this handle's files table places it.
-    pub(crate) fn row_key(&self, path: &str, id: &str) -> Option<String> {
+    /// The row key `layouts` give chunk `id` of file `path`.
+    pub(crate) fn row_key(layouts: &Layouts, path: &str, id: &str) -> Option<String> {
         let id = crate::layout::from_hex(id)?;
-        let layouts = self.layouts();
         let placement = layouts.get(path)?.iter().find(|p| p.id == id)?;
         Some(crate::layout::to_hex(&placement.key))
     }

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use codectx_chunker::CodeChunk;
 use codectx_embed::EmbeddingView;
@@ -14,9 +15,7 @@ use crate::embedding::embedding_input;
 use crate::history::NotesBySymbol;
 use crate::process::Processed;
 use crate::report::SyncStats;
-use crate::schema::{
-    FileRecord, Layouts, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch,
-};
+use crate::schema::{FileRecord, StoredChunk, batch_to_files, chunks_to_batch, files_to_batch};
 use crate::sql::{in_list, reader, text_column};
 use crate::store::CollectBatches;
 use crate::{Store, StoreError};
@@ -357,18 +356,21 @@ impl Store {
                 .map_err(self.lance("writing files"))?;
         }
         stats.commits += 1;
-        let mut layouts = Layouts::clone(&self.layouts());
-        for path in removed {
-            self.known.remove(path);
-            layouts.remove(path);
+        {
+            // In place: the map is copied only while a reader still holds the one it read.
+            let mut guard = self.layouts.write().unwrap_or_else(|e| e.into_inner());
+            let layouts = Arc::make_mut(&mut guard);
+            for path in removed {
+                self.known.remove(path);
+                layouts.remove(path);
+            }
+            for row in rows {
+                let mut record = row.clone();
+                record.facts = None;
+                layouts.insert(record.path.clone(), std::mem::take(&mut record.layout));
+                self.known.insert(record.path.clone(), record);
+            }
         }
-        for row in rows {
-            let mut record = row.clone();
-            record.facts = None;
-            layouts.insert(record.path.clone(), std::mem::take(&mut record.layout));
-            self.known.insert(record.path.clone(), record);
-        }
-        self.set_layouts(layouts);
         self.files_version = self
             .files
             .version()
