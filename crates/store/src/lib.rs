@@ -44,6 +44,7 @@ mod maintain;
 mod parse_cache;
 mod process;
 mod report;
+mod revisit;
 mod schema;
 mod search;
 mod sql;

@@ -42,6 +42,10 @@ pub struct SyncStats {
     pub history_commits: usize,
     /// Chunk rows whose commit notes changed.
     pub history_rows: usize,
+    /// The files table version a branch switch restored before syncing: a tagged version
+    /// nearer the working tree than the latest (see `Store::sync`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revisited: Option<u64>,
     /// Where the sync's wall time went (not serialized: timings would make snapshots of
     /// the counters flaky).
     #[serde(skip)]

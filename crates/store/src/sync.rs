@@ -70,13 +70,18 @@ impl Store {
         let _lock = self.lock_writer().await?;
         // Another process may have synced since we last looked: what it changed counts as
         // changed by this sync for whoever holds a view of the index (an engine's project).
-        let changed_elsewhere = self.reload_known().await?;
+        let mut changed_elsewhere = self.reload_known().await?;
         self.refresh_chunks().await?;
         let mut stats = SyncStats::default();
         let mut scope = scope;
         if self.needs_repair || self.meta_dirty().await? {
             self.repair(&mut stats).await?;
             scope = &SyncScope::Tree;
+        }
+        if matches!(scope, SyncScope::Tree) {
+            changed_elsewhere.extend(self.revisit_nearest_version(&mut stats).await?);
+            changed_elsewhere.sort();
+            changed_elsewhere.dedup();
         }
         stats.timings.look = started.elapsed();
         let started = Instant::now();
@@ -529,7 +534,7 @@ impl Store {
 
 /// The listings saved at `path` by the last full walk; none (a full walk) when there are
 /// none, they cannot be read, or the index is not local.
-fn read_listings(path: Option<&std::path::Path>) -> codectx_files::Listings {
+pub(crate) fn read_listings(path: Option<&std::path::Path>) -> codectx_files::Listings {
     path.and_then(|p| std::fs::read(p).ok())
         .map(|bytes| codectx_files::Listings::from_bytes(&bytes))
         .unwrap_or_default()

@@ -2321,6 +2321,86 @@ fn disk_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Issue 40: a branch switch back to content the index held when a worktree was added
+/// writes nothing. The main index restores the version the worktree's clone was made from
+/// (tagged, so its rows are still on disk) and syncs only what differs; it then holds what
+/// a clean build of the tree holds, and the project hears of every file the restore changed.
+#[tokio::test]
+async fn a_switch_back_restores_the_version_a_worktree_was_made_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = workspace_repository(dir.path());
+    let generated = |i: usize, step: usize| -> String {
+        (0..6)
+            .map(|f| {
+                format!(
+                    "export function step{i}_{f}(x: number) {{\n  return x + {};\n}}\n",
+                    f + step
+                )
+            })
+            .collect()
+    };
+    for i in 0..40 {
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
+    }
+    repo.commit("generated steps");
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let handing_over = || StoreOptions {
+        hand_over_changes: true,
+        ..options(&embedder)
+    };
+    let mut main = Store::open(repo.root(), handing_over()).await.unwrap();
+    sync(&mut main, &embedder).await;
+    // The worktree's first index tags the version it is cloned from.
+    let task_root = dir.path().join("task");
+    repo.add_worktree(&task_root, "task");
+    let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
+    sync(&mut task, &embedder).await;
+    drop(task);
+
+    repo.git(&["checkout", "-q", "-b", "steps"]);
+    for i in 0..40 {
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
+    }
+    repo.commit("every step one further");
+    let moved = sync(&mut main, &embedder).await;
+    assert_eq!(
+        (moved.files_parsed, moved.revisited),
+        (40, None),
+        "{moved:?}"
+    );
+    main.take_changes();
+
+    repo.git(&["checkout", "-q", "-"]);
+    let back = sync(&mut main, &embedder).await;
+    assert!(
+        back.revisited.is_some(),
+        "no tagged version restored: {back:?}"
+    );
+    assert_eq!(
+        (back.files_parsed, back.chunks_written, back.chunks_embedded),
+        (0, 0, 0),
+        "the switch back wrote rows: {back:?}"
+    );
+    let changes = main.take_changes().unwrap();
+    let generated_files = changes
+        .elsewhere
+        .iter()
+        .filter(|p| p.starts_with("src/gen"))
+        .count();
+    assert_eq!(generated_files, 40, "{:?}", changes.elsewhere);
+    assert_same_as_clean_build(repo.root(), &main).await;
+
+    // Reopened, the index is the same; a switch with no tagged version near it restores
+    // nothing and syncs as before.
+    drop(main);
+    let mut main = Store::open(repo.root(), handing_over()).await.unwrap();
+    assert_eq!(sync(&mut main, &embedder).await.files_parsed, 0);
+    repo.git(&["checkout", "-q", "steps"]);
+    let forth = sync(&mut main, &embedder).await;
+    assert_eq!(forth.revisited, None, "{forth:?}");
+    assert_same_as_clean_build(repo.root(), &main).await;
+}
+
 /// A linked worktree's first index is a shallow clone of the main worktree's: its sync
 /// writes only the files that differ, and it stays a clean build of its own tree while the
 /// main index moves on and compacts. The main index's upkeep releases a removed worktree's

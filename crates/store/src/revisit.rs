@@ -1,0 +1,252 @@
+//! A branch switch back to content the index held before writes nothing: the sync starts
+//! from the tagged version nearest the working tree.
+//!
+//! The main index keeps a version per clone (`clone.rs`): the state it was in when a
+//! worktree was added, tagged so upkeep keeps its files. Its rows were deleted from the
+//! latest version as main moved on, not from the disk. When `HEAD` moved and many files
+//! changed with it, the sync compares the working tree, by content hash, with each tagged
+//! version's files table; if one holds far more of it than the latest version, the chunk
+//! and files tables are restored to it (a new version naming the old data files: nothing
+//! is copied) and the sync goes on from there, writing only what still differs.
+//!
+//! A restore is a state this index was really in, notes included, so the history step
+//! resumes from that version's recorded head. It is only an optimisation: a failure to
+//! read a tagged version leaves the sync as it was.
+
+use std::collections::HashMap;
+
+use lancedb::Table;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use sha2::{Digest, Sha256};
+
+use crate::process::{hex, off_the_runtime};
+use crate::report::SyncStats;
+use crate::schema::{FILES, META};
+use crate::sql::text_column;
+use crate::store::{FACTS_KEY, HISTORY_HEAD_KEY};
+use crate::{Store, StoreError};
+
+/// A restore is worth it when the latest version differs from the working tree in at
+/// least this many files more than the tagged version does (and in twice as many): below
+/// it the sync's own writes cost less than reloading every file record.
+const MIN_FILES_SAVED: usize = 32;
+
+/// Tagged versions compared at most, the newest first: each costs a read of its files
+/// table's paths and hashes.
+const MAX_CANDIDATES: usize = 16;
+
+/// A tagged version of the index, and how far its files are from the working tree.
+struct Candidate {
+    tag: String,
+    files_version: u64,
+    head: String,
+    differing: usize,
+}
+
+impl Store {
+    /// Restores the chunk and files tables to the tagged version nearest the working tree
+    /// when `HEAD` moved since the last sync and that version holds far more of the tree
+    /// than the latest one (see the module's comment). Returns the files whose records
+    /// the restore changed (for the in-memory project, as changed elsewhere).
+    pub(crate) async fn revisit_nearest_version(
+        &mut self,
+        stats: &mut SyncStats,
+    ) -> Result<Vec<String>, StoreError> {
+        if self.local_dir.is_none() || self.known.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(recorded) = self
+            .meta_value(HISTORY_HEAD_KEY)
+            .await?
+            .filter(|h| !h.is_empty())
+        else {
+            return Ok(Vec::new());
+        };
+        let root = self.root.clone();
+        let Ok(head) =
+            tokio::task::spawn_blocking(move || codectx_history::resolve_commit(&root, "HEAD"))
+                .await
+                .expect("resolving HEAD does not panic")
+        else {
+            return Ok(Vec::new());
+        };
+        if head == recorded {
+            return Ok(Vec::new());
+        }
+        let tags = match self.files.tags().await {
+            Ok(tags) => tags.list().await.unwrap_or_default(),
+            Err(_) => return Ok(Vec::new()),
+        };
+        if tags.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tree = self.tree_hashes();
+        let differing_now = differing(&tree, self.known.iter().map(|(p, r)| (p, &r.content_hash)));
+        if differing_now < MIN_FILES_SAVED {
+            return Ok(Vec::new());
+        }
+        let mut tagged: Vec<(String, u64)> = tags
+            .into_iter()
+            .map(|(tag, contents)| (tag, contents.version))
+            .collect();
+        tagged.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        tagged.dedup_by_key(|(_, version)| *version);
+        tagged.truncate(MAX_CANDIDATES);
+        let mut best: Option<Candidate> = None;
+        for (tag, files_version) in tagged {
+            let Some(candidate) = self.candidate(&tag, files_version, &tree).await else {
+                continue;
+            };
+            if best
+                .as_ref()
+                .is_none_or(|b| candidate.differing < b.differing)
+            {
+                best = Some(candidate);
+            }
+        }
+        let Some(best) = best.filter(|b| {
+            b.differing * 2 <= differing_now && differing_now - b.differing >= MIN_FILES_SAVED
+        }) else {
+            return Ok(Vec::new());
+        };
+        tracing::debug!(
+            "restoring tagged version {} ({} files differ from the tree, {} in the latest)",
+            best.tag,
+            best.differing,
+            differing_now
+        );
+        // Killed midway, the index is marked (repair matches rows to files again) and has
+        // no history head (the next sync reads every note again).
+        self.set_dirty(true, stats).await?;
+        self.set_meta(HISTORY_HEAD_KEY, "").await?;
+        for table in [&self.chunks, &self.files] {
+            table
+                .checkout_tag(&best.tag)
+                .await
+                .map_err(self.lance("checking out a tagged version"))?;
+            table
+                .restore()
+                .await
+                .map_err(self.lance("restoring a tagged version"))?;
+        }
+        self.set_meta(HISTORY_HEAD_KEY, &best.head).await?;
+        self.set_dirty(false, stats).await?;
+        stats.commits += 4;
+        stats.revisited = Some(best.files_version);
+        self.reload_known().await
+    }
+
+    /// Every file of the working tree with its content hash: the known one for a file whose
+    /// stat data is the record's, read and hashed otherwise. Files too large to index are
+    /// hashed by size, as a sync records them.
+    fn tree_hashes(&mut self) -> HashMap<String, String> {
+        let root = self.root.clone();
+        let selection = self.options.files.clone();
+        let mut listings = self.listings.take().unwrap_or_else(|| {
+            crate::sync::read_listings(
+                self.local_dir
+                    .as_ref()
+                    .map(|d| d.join(crate::store::LISTINGS_FILE))
+                    .as_deref(),
+            )
+        });
+        let known = &self.known;
+        let max_bytes = self.options.files.max_file_bytes;
+        let tree = off_the_runtime(|| {
+            let walked = selection.walk_reusing(&root, &mut listings);
+            walked
+                .sources
+                .into_iter()
+                .filter_map(|file| {
+                    let hash = match known.get(&file.path) {
+                        Some(k) if k.mtime_ns == file.mtime_ns && k.size == file.size => {
+                            k.content_hash.clone()
+                        }
+                        _ if file.size > max_bytes => format!("size:{}", file.size),
+                        _ => hex(&Sha256::digest(std::fs::read(&file.abs).ok()?)),
+                    };
+                    Some((file.path, hash))
+                })
+                .collect()
+        });
+        self.listings = Some(listings);
+        tree
+    }
+
+    /// The tagged version `tag`, when its files table and meta can be read and its facts
+    /// are this build's.
+    async fn candidate(
+        &self,
+        tag: &str,
+        files_version: u64,
+        tree: &HashMap<String, String>,
+    ) -> Option<Candidate> {
+        let db = lancedb::connect(&self.uri).execute().await.ok()?;
+        let meta = tagged_table(&db, META, tag).await?;
+        let values = read_pairs(&meta, "key", "value").await?;
+        if values.get(FACTS_KEY).map(String::as_str)
+            != Some(codectx_graph::facts::FACTS_VERSION.to_string().as_str())
+        {
+            return None;
+        }
+        let head = values
+            .get(HISTORY_HEAD_KEY)
+            .filter(|h| !h.is_empty())?
+            .clone();
+        let files = tagged_table(&db, FILES, tag).await?;
+        let hashes = read_pairs(&files, "path", "contentHash").await?;
+        Some(Candidate {
+            tag: tag.to_string(),
+            files_version,
+            head,
+            differing: differing(tree, hashes.iter()),
+        })
+    }
+}
+
+/// How many files differ between the working tree and `records` (path → content hash):
+/// changed, added or removed.
+fn differing<'a>(
+    tree: &HashMap<String, String>,
+    records: impl Iterator<Item = (&'a String, &'a String)>,
+) -> usize {
+    let (mut records_len, mut in_tree, mut same) = (0, 0, 0);
+    for (path, hash) in records {
+        records_len += 1;
+        if let Some(h) = tree.get(path) {
+            in_tree += 1;
+            same += usize::from(h == hash);
+        }
+    }
+    // Changed or removed, then added.
+    (records_len - same) + (tree.len() - in_tree)
+}
+
+async fn tagged_table(db: &lancedb::Connection, name: &str, tag: &str) -> Option<Table> {
+    let table = db.open_table(name).execute().await.ok()?;
+    table.checkout_tag(tag).await.ok()?;
+    Some(table)
+}
+
+/// Two text columns of a table as a map from the first to the second.
+async fn read_pairs(table: &Table, key: &str, value: &str) -> Option<HashMap<String, String>> {
+    use futures::TryStreamExt;
+    let batches: Vec<_> = table
+        .query()
+        .select(Select::columns(&[key, value]))
+        .execute()
+        .await
+        .ok()?
+        .try_collect()
+        .await
+        .ok()?;
+    let mut out = HashMap::new();
+    for batch in &batches {
+        let keys = text_column(batch, key).ok()?;
+        let values = text_column(batch, value).ok()?;
+        for i in 0..batch.num_rows() {
+            out.insert(keys.value(i).to_string(), values.value(i).to_string());
+        }
+    }
+    Some(out)
+}
