@@ -64,6 +64,9 @@ pub struct SyncTimings {
     /// The write lock, and what other handles changed since this one last looked (files
     /// table, chunk table, the dirty mark).
     pub look: Duration,
+    /// After a move of `HEAD`: comparing the tree with the versions kept for worktrees,
+    /// and restoring the nearest (`Store::sync`).
+    pub revisit: Duration,
     /// Walking the tree (file selection, stat of every file).
     pub walk: Duration,
     /// Reading, hashing, parsing and chunking the files that moved.
@@ -82,9 +85,10 @@ pub struct SyncTimings {
 
 impl SyncTimings {
     /// `(step, time)` pairs in the order the steps run.
-    pub fn steps(&self) -> [(&'static str, Duration); 8] {
+    pub fn steps(&self) -> [(&'static str, Duration); 9] {
         [
             ("look", self.look),
+            ("revisit", self.revisit),
             ("walk", self.walk),
             ("parse", self.parse),
             ("marks", self.marks),

@@ -20,6 +20,8 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use sha2::{Digest, Sha256};
 
 use crate::process::{hex, off_the_runtime};
+use codectx_files::Walked;
+
 use crate::report::SyncStats;
 use crate::schema::{FILES, META};
 use crate::sql::text_column;
@@ -50,6 +52,7 @@ impl Store {
     /// the restore changed (for the in-memory project, as changed elsewhere).
     pub(crate) async fn revisit_nearest_version(
         &mut self,
+        walked: &Walked,
         stats: &mut SyncStats,
     ) -> Result<Vec<String>, StoreError> {
         if self.local_dir.is_none() || self.known.is_empty() {
@@ -80,11 +83,18 @@ impl Store {
         if tags.is_empty() {
             return Ok(Vec::new());
         }
-        let tree = self.tree_hashes();
+        let started = std::time::Instant::now();
+        let Some(tree) = self.tree_hashes(walked) else {
+            return Ok(Vec::new());
+        };
+        let hashed = started.elapsed();
         let differing_now = differing(&tree, self.known.iter().map(|(p, r)| (p, &r.content_hash)));
         if differing_now < MIN_FILES_SAVED {
             return Ok(Vec::new());
         }
+        let Ok(db) = lancedb::connect(&self.uri).execute().await else {
+            return Ok(Vec::new());
+        };
         let mut tagged: Vec<(String, u64)> = tags
             .into_iter()
             .map(|(tag, contents)| (tag, contents.version))
@@ -94,7 +104,7 @@ impl Store {
         tagged.truncate(MAX_CANDIDATES);
         let mut best: Option<Candidate> = None;
         for (tag, files_version) in tagged {
-            let Some(candidate) = self.candidate(&tag, files_version, &tree).await else {
+            let Some(candidate) = candidate(&db, &tag, files_version, &tree).await else {
                 continue;
             };
             if best
@@ -104,6 +114,13 @@ impl Store {
                 best = Some(candidate);
             }
         }
+        tracing::debug!(
+            ?hashed,
+            compared = ?started.elapsed(),
+            differing_now,
+            nearest = best.as_ref().map(|b| b.differing),
+            "tagged versions compared with the tree"
+        );
         let Some(best) = best.filter(|b| {
             b.differing * 2 <= differing_now && differing_now - b.differing >= MIN_FILES_SAVED
         }) else {
@@ -138,25 +155,29 @@ impl Store {
 
     /// Every file of the working tree with its content hash: the known one for a file whose
     /// stat data is the record's, read and hashed otherwise. Files too large to index are
-    /// hashed by size, as a sync records them.
-    fn tree_hashes(&mut self) -> HashMap<String, String> {
-        let root = self.root.clone();
-        let selection = self.options.files.clone();
-        let mut listings = self.listings.take().unwrap_or_else(|| {
-            crate::sync::read_listings(
-                self.local_dir
-                    .as_ref()
-                    .map(|d| d.join(crate::store::LISTINGS_FILE))
-                    .as_deref(),
-            )
-        });
+    /// hashed by size, as a sync records them. `None`, before any file is read, when too
+    /// few files moved for a restore to be worth it.
+    fn tree_hashes(&self, walked: &Walked) -> Option<HashMap<String, String>> {
         let known = &self.known;
         let max_bytes = self.options.files.max_file_bytes;
-        let tree = off_the_runtime(|| {
-            let walked = selection.walk_reusing(&root, &mut listings);
-            walked
+        off_the_runtime(|| {
+            let unmoved = walked
                 .sources
-                .into_iter()
+                .iter()
+                .filter(|f| {
+                    known
+                        .get(&f.path)
+                        .is_some_and(|k| k.mtime_ns == f.mtime_ns && k.size == f.size)
+                })
+                .count();
+            // At least as many as differ: moved or new files, and records not unmoved.
+            let moved = walked.sources.len() - unmoved + (known.len() - unmoved);
+            if moved < MIN_FILES_SAVED {
+                return None;
+            }
+            let hashes = walked
+                .sources
+                .iter()
                 .filter_map(|file| {
                     let hash = match known.get(&file.path) {
                         Some(k) if k.mtime_ns == file.mtime_ns && k.size == file.size => {
@@ -165,43 +186,41 @@ impl Store {
                         _ if file.size > max_bytes => format!("size:{}", file.size),
                         _ => hex(&Sha256::digest(std::fs::read(&file.abs).ok()?)),
                     };
-                    Some((file.path, hash))
+                    Some((file.path.clone(), hash))
                 })
-                .collect()
-        });
-        self.listings = Some(listings);
-        tree
-    }
-
-    /// The tagged version `tag`, when its files table and meta can be read and its facts
-    /// are this build's.
-    async fn candidate(
-        &self,
-        tag: &str,
-        files_version: u64,
-        tree: &HashMap<String, String>,
-    ) -> Option<Candidate> {
-        let db = lancedb::connect(&self.uri).execute().await.ok()?;
-        let meta = tagged_table(&db, META, tag).await?;
-        let values = read_pairs(&meta, "key", "value").await?;
-        if values.get(FACTS_KEY).map(String::as_str)
-            != Some(codectx_graph::facts::FACTS_VERSION.to_string().as_str())
-        {
-            return None;
-        }
-        let head = values
-            .get(HISTORY_HEAD_KEY)
-            .filter(|h| !h.is_empty())?
-            .clone();
-        let files = tagged_table(&db, FILES, tag).await?;
-        let hashes = read_pairs(&files, "path", "contentHash").await?;
-        Some(Candidate {
-            tag: tag.to_string(),
-            files_version,
-            head,
-            differing: differing(tree, hashes.iter()),
+                .collect();
+            Some(hashes)
         })
     }
+}
+
+/// The tagged version `tag`, when its files table and meta can be read and its facts
+/// are this build's.
+async fn candidate(
+    db: &lancedb::Connection,
+    tag: &str,
+    files_version: u64,
+    tree: &HashMap<String, String>,
+) -> Option<Candidate> {
+    let meta = tagged_table(db, META, tag).await?;
+    let values = read_pairs(&meta, "key", "value").await?;
+    if values.get(FACTS_KEY).map(String::as_str)
+        != Some(codectx_graph::facts::FACTS_VERSION.to_string().as_str())
+    {
+        return None;
+    }
+    let head = values
+        .get(HISTORY_HEAD_KEY)
+        .filter(|h| !h.is_empty())?
+        .clone();
+    let files = tagged_table(db, FILES, tag).await?;
+    let hashes = read_pairs(&files, "path", "contentHash").await?;
+    Some(Candidate {
+        tag: tag.to_string(),
+        files_version,
+        head,
+        differing: differing(tree, hashes.iter()),
+    })
 }
 
 /// How many files differ between the working tree and `records` (path → content hash):

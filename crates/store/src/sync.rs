@@ -78,16 +78,26 @@ impl Store {
             self.repair(&mut stats).await?;
             scope = &SyncScope::Tree;
         }
-        if matches!(scope, SyncScope::Tree) {
-            changed_elsewhere.extend(self.revisit_nearest_version(&mut stats).await?);
+        stats.timings.look = started.elapsed();
+        // The whole tree is walked before the history step, which starts from the version
+        // a branch switch may restore.
+        let walked = if matches!(scope, SyncScope::Tree) {
+            let started = Instant::now();
+            let walked = self.walk_tree().await;
+            stats.timings.walk = started.elapsed();
+            let started = Instant::now();
+            changed_elsewhere.extend(self.revisit_nearest_version(&walked, &mut stats).await?);
+            stats.timings.revisit = started.elapsed();
             changed_elsewhere.sort();
             changed_elsewhere.dedup();
-        }
-        stats.timings.look = started.elapsed();
+            Some(walked)
+        } else {
+            None
+        };
         let started = Instant::now();
         let mut history = self.begin_history().await?;
         stats.timings.history = started.elapsed();
-        self.sync_structure(scope, &mut history, observer, &mut stats)
+        self.sync_structure(scope, walked, &mut history, observer, &mut stats)
             .await?;
         if !changed_elsewhere.is_empty() {
             if let Some(changes) = &mut self.changes {
@@ -145,6 +155,27 @@ impl Store {
         Ok(lock)
     }
 
+    /// Walks the whole tree, rereading only the directories that changed since the last
+    /// walk (`walk.listings`).
+    pub(crate) async fn walk_tree(&mut self) -> Walked {
+        let root = self.root.clone();
+        let selection = self.options.files.clone();
+        let saved = self.local_dir.as_ref().map(|d| d.join(LISTINGS_FILE));
+        let listings = self.listings.take();
+        let (walked, listings) = tokio::task::spawn_blocking(move || {
+            let mut listings = listings.unwrap_or_else(|| read_listings(saved.as_deref()));
+            let walked = selection.walk_reusing(&root, &mut listings);
+            if listings.read_again() {
+                save_listings(saved.as_deref(), &listings);
+            }
+            (walked, listings)
+        })
+        .await
+        .expect("the walk does not panic");
+        self.listings = Some(listings);
+        walked
+    }
+
     /// Records the module configurations a walk found (in `directories`, or everywhere)
     /// and says whether any differs from what this handle's last walk there found.
     fn note_module_configs(
@@ -172,9 +203,12 @@ impl Store {
         changed
     }
 
+    /// Syncs the files `scope` names; `walked` is the walk of the whole tree when the caller
+    /// made it already.
     pub(crate) async fn sync_structure(
         &mut self,
         scope: &SyncScope,
+        walked: Option<Walked>,
         history: &mut HistoryStep,
         observer: &dyn SyncObserver,
         stats: &mut SyncStats,
@@ -192,38 +226,27 @@ impl Store {
             }
             _ => None,
         };
-        let disk = {
-            let root = self.root.clone();
-            let selection = self.options.files.clone();
-            let scoped: Option<Vec<PathBuf>> =
-                directories.map(|dirs| dirs.iter().map(|dir| root.join(dir)).collect());
-            let saved = self.local_dir.as_ref().map(|d| d.join(LISTINGS_FILE));
-            let listings = self.listings.take();
-            let (walked, listings) = tokio::task::spawn_blocking(move || match scoped {
-                None => {
-                    let mut listings = listings.unwrap_or_else(|| read_listings(saved.as_deref()));
-                    let walked = selection.walk_reusing(&root, &mut listings);
-                    if listings.read_again() {
-                        save_listings(saved.as_deref(), &listings);
-                    }
-                    (walked, Some(listings))
-                }
-                Some(dirs) => {
+        let disk = match (directories, walked) {
+            (None, Some(walked)) => walked,
+            (None, None) => self.walk_tree().await,
+            (Some(dirs), _) => {
+                let root = self.root.clone();
+                let selection = self.options.files.clone();
+                let dirs: Vec<PathBuf> = dirs.iter().map(|dir| root.join(dir)).collect();
+                tokio::task::spawn_blocking(move || {
                     let mut all = Walked::default();
                     for dir in dirs {
                         let found = selection.walk_directory(&root, &dir);
                         all.sources.extend(found.sources);
                         all.module_configs.extend(found.module_configs);
                     }
-                    (all, listings)
-                }
-            })
-            .await
-            .expect("the walk does not panic");
-            self.listings = listings;
-            walked
+                    all
+                })
+                .await
+                .expect("the walk does not panic")
+            }
         };
-        stats.timings.walk = started.elapsed();
+        stats.timings.walk += started.elapsed();
         let configs_changed = self.note_module_configs(&disk.module_configs, directories);
         if let Some(changes) = &mut self.changes {
             changes.module_configs_changed = configs_changed;
@@ -534,7 +557,7 @@ impl Store {
 
 /// The listings saved at `path` by the last full walk; none (a full walk) when there are
 /// none, they cannot be read, or the index is not local.
-pub(crate) fn read_listings(path: Option<&std::path::Path>) -> codectx_files::Listings {
+fn read_listings(path: Option<&std::path::Path>) -> codectx_files::Listings {
     path.and_then(|p| std::fs::read(p).ok())
         .map(|bytes| codectx_files::Listings::from_bytes(&bytes))
         .unwrap_or_default()
