@@ -5,8 +5,8 @@
 //! ```
 //!
 //! `--embed DIM` embeds with the deterministic `TokenHashEmbedder` (no model needed).
-//! `--crash-at` aborts the process at a sync event (`marked-dirty`, `chunks-written`,
-//! `files-written`, `embedded`) — how the fault tests kill a sync at known points. Our
+//! `--crash-at` aborts the process at a sync event (`marked-dirty`, `chunks-restored`,
+//! `chunks-written`, `files-written`, `embedded`) — how the fault tests kill a sync at known points. Our
 //! warnings, and other crates' errors, go to stderr.
 
 use std::path::PathBuf;
@@ -59,6 +59,7 @@ async fn main() {
     let observer = |event: SyncEvent| {
         let name = match event {
             SyncEvent::MarkedDirty => "marked-dirty",
+            SyncEvent::ChunksRestored => "chunks-restored",
             SyncEvent::ChunksWritten => "chunks-written",
             SyncEvent::FilesWritten => "files-written",
             SyncEvent::Embedded { .. } => "embedded",

@@ -125,6 +125,9 @@ pub enum SyncEvent {
     Parsed { done: usize, total: usize },
     /// The index is marked dirty; rows are about to change.
     MarkedDirty,
+    /// After a branch switch, the chunk table is restored to a version kept for a worktree;
+    /// the files table is not yet.
+    ChunksRestored,
     /// The chunk rows of this sync are committed; the files table is not yet.
     ChunksWritten,
     /// The files table is committed; the dirty mark is still set.

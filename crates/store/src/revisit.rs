@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use crate::process::{hex, off_the_runtime};
 use codectx_files::Walked;
 
-use crate::report::SyncStats;
+use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::{FILES, META};
 use crate::sql::text_column;
 use crate::store::{FACTS_KEY, HISTORY_HEAD_KEY};
@@ -53,6 +53,7 @@ impl Store {
     pub(crate) async fn revisit_nearest_version(
         &mut self,
         walked: &Walked,
+        observer: &dyn SyncObserver,
         stats: &mut SyncStats,
     ) -> Result<Vec<String>, StoreError> {
         if self.local_dir.is_none() || self.known.is_empty() {
@@ -136,16 +137,13 @@ impl Store {
         // no history head (the next sync reads every note again).
         self.set_dirty(true, stats).await?;
         self.set_meta(HISTORY_HEAD_KEY, "").await?;
-        for table in [&self.chunks, &self.files] {
-            table
-                .checkout_tag(&best.tag)
-                .await
-                .map_err(self.lance("checking out a tagged version"))?;
-            table
-                .restore()
-                .await
-                .map_err(self.lance("restoring a tagged version"))?;
-        }
+        restore(&self.chunks, &best.tag)
+            .await
+            .map_err(self.lance("restoring the chunk table"))?;
+        observer.event(SyncEvent::ChunksRestored);
+        restore(&self.files, &best.tag)
+            .await
+            .map_err(self.lance("restoring the files table"))?;
         self.set_meta(HISTORY_HEAD_KEY, &best.head).await?;
         self.set_dirty(false, stats).await?;
         stats.commits += 4;
@@ -239,6 +237,12 @@ fn differing<'a>(
     }
     // Changed or removed, then added.
     (records_len - same) + (tree.len() - in_tree)
+}
+
+/// Makes the version `tag` names the latest of `table`.
+async fn restore(table: &Table, tag: &str) -> lancedb::Result<()> {
+    table.checkout_tag(tag).await?;
+    table.restore().await
 }
 
 async fn tagged_table(db: &lancedb::Connection, name: &str, tag: &str) -> Option<Table> {

@@ -86,7 +86,10 @@ impl Store {
             let walked = self.walk_tree().await;
             stats.timings.walk = started.elapsed();
             let started = Instant::now();
-            changed_elsewhere.extend(self.revisit_nearest_version(&walked, &mut stats).await?);
+            changed_elsewhere.extend(
+                self.revisit_nearest_version(&walked, observer, &mut stats)
+                    .await?,
+            );
             stats.timings.revisit = started.elapsed();
             changed_elsewhere.sort();
             changed_elsewhere.dedup();

@@ -746,6 +746,41 @@ mod faults {
         cmd.output().unwrap()
     }
 
+    /// Issue 40: a sync killed between restoring the chunk table and the files table of a
+    /// version kept for a worktree (a branch switch back) leaves the index marked; the next
+    /// sync repairs it to exactly a clean build of the tree.
+    #[tokio::test]
+    async fn a_switch_back_killed_mid_restore_is_repaired_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = workspace_repository(dir.path());
+        let generated = |i: usize, step: usize| -> String {
+            format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
+        };
+        for i in 0..40 {
+            std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
+        }
+        repo.commit("generated steps");
+        assert!(run_child(repo.root(), None).status.success());
+        let task_root = dir.path().join("task");
+        repo.add_worktree(&task_root, "task");
+        assert!(run_child(&task_root, None).status.success());
+        repo.git(&["checkout", "-q", "-b", "steps"]);
+        for i in 0..40 {
+            std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
+        }
+        repo.commit("every step one further");
+        assert!(run_child(repo.root(), None).status.success());
+
+        repo.git(&["checkout", "-q", "-"]);
+        let killed = run_child(repo.root(), Some("chunks-restored"));
+        assert!(!killed.status.success(), "the child was not killed");
+        let embedder = TokenHashEmbedder::new(DIMENSION);
+        let mut store = Store::open(repo.root(), options(&embedder)).await.unwrap();
+        let stats = sync(&mut store, &embedder).await;
+        assert!(stats.repaired, "{stats:?}");
+        assert_same_as_clean_build(repo.root(), &store).await;
+    }
+
     /// Killed at each point of a sync (first build and incremental), the next sync repairs
     /// the index to exactly what a clean build gives.
     #[tokio::test]
