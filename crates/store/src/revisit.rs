@@ -19,11 +19,11 @@ use lancedb::Table;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use sha2::{Digest, Sha256};
 
-use crate::process::{hex, off_the_runtime};
 use codectx_files::Walked;
 
+use crate::process::{hex, off_the_runtime};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
-use crate::schema::{FILES, META};
+use crate::schema::{CHUNKS, FILES, META};
 use crate::sql::text_column;
 use crate::store::{FACTS_KEY, HISTORY_HEAD_KEY};
 use crate::{Store, StoreError};
@@ -192,8 +192,8 @@ impl Store {
     }
 }
 
-/// The tagged version `tag`, when its files table and meta can be read and its facts
-/// are this build's.
+/// The tagged version `tag`, when its tables can be read at it and its facts are this
+/// build's.
 async fn candidate(
     db: &lancedb::Connection,
     tag: &str,
@@ -211,6 +211,8 @@ async fn candidate(
         .get(HISTORY_HEAD_KEY)
         .filter(|h| !h.is_empty())?
         .clone();
+    // Restored with the files table: the tag must name a version of it too.
+    tagged_table(db, CHUNKS, tag).await?;
     let files = tagged_table(db, FILES, tag).await?;
     let hashes = read_pairs(&files, "path", "contentHash").await?;
     Some(Candidate {
