@@ -29,6 +29,10 @@ impl Store {
         self.check_pending = true;
         self.embed_pending_locked(embedder, observer, &mut stats)
             .await?;
+        if stats.chunks_embedded + stats.vectors_shared > 0 {
+            // The head's kept version is this one now, vectors and all.
+            self.keep_head_version(true).await;
+        }
         Ok(stats)
     }
 

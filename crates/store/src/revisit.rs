@@ -1,8 +1,9 @@
 //! A branch switch back to content the index held before writes nothing: the sync starts
 //! from the tagged version nearest the working tree.
 //!
-//! The main index keeps a version per clone (`clone.rs`): the state it was in when a
-//! worktree was added, tagged so upkeep keeps its files. Its rows were deleted from the
+//! An index keeps a version per clone (`clone.rs`): the state it was in when a worktree
+//! was added, tagged so upkeep keeps its files. It also keeps the versions of the last
+//! [`KEPT_HEADS`] history heads it recorded (`head-<commit>` tags). Its rows were deleted from the
 //! latest version as main moved on, not from the disk. When `HEAD` moved and many files
 //! changed with it, the sync compares the working tree, by content hash, with each tagged
 //! version's files table; if one holds far more of it than the latest version, the chunk
@@ -36,6 +37,14 @@ const MIN_FILES_SAVED: usize = 32;
 /// Tagged versions compared at most, the newest first: each costs a read of its files
 /// table's paths and hashes.
 const MAX_CANDIDATES: usize = 16;
+
+/// Versions kept for the last heads a sync recorded, besides those kept for clones: a
+/// switch back to a branch checked out lately restores its version.
+const KEPT_HEADS: usize = 4;
+
+/// What the tags of those versions are called: this prefix, then the commit's first 16
+/// hex digits.
+const HEAD_TAG_PREFIX: &str = "head-";
 
 /// A tagged version of the index, and how far its files are from the working tree.
 struct Candidate {
@@ -148,7 +157,32 @@ impl Store {
         self.set_dirty(false, stats).await?;
         stats.commits += 4;
         stats.revisited = Some(best.files_version);
+        // The version may have been kept before its vectors were written.
+        self.check_pending = true;
         self.reload_known().await
+    }
+
+    /// Tags the tables' versions with the history head they hold (`head-<commit>`), once
+    /// per head or `again` (vectors were written since), and drops the tags of all but the
+    /// [`KEPT_HEADS`] newest heads. Failing costs only a later switch its restore.
+    pub(crate) async fn keep_head_version(&mut self, again: bool) {
+        if self.local_dir.is_none() {
+            return;
+        }
+        let Ok(Some(head)) = self.meta_value(HISTORY_HEAD_KEY).await else {
+            return;
+        };
+        if head.is_empty() || (!again && self.kept_head.as_deref() == Some(head.as_str())) {
+            return;
+        }
+        let tag = format!("{HEAD_TAG_PREFIX}{}", &head[..head.len().min(16)]);
+        for table in [&self.chunks, &self.files, &self.meta] {
+            if let Err(e) = keep_version(table, &tag).await {
+                tracing::debug!("cannot keep the version of head {head}: {e}");
+                return;
+            }
+        }
+        self.kept_head = Some(head);
     }
 
     /// Every file of the working tree with its content hash: the known one for a file whose
@@ -239,6 +273,29 @@ fn differing<'a>(
     }
     // Changed or removed, then added.
     (records_len - same) + (tree.len() - in_tree)
+}
+
+/// Tags `table`'s version `tag` (moving the tag if it named an older one), and drops the
+/// head tags beyond the [`KEPT_HEADS`] newest.
+async fn keep_version(table: &Table, tag: &str) -> lancedb::Result<()> {
+    let version = table.version().await?;
+    let mut tags = table.tags().await?;
+    if tags.create(tag, version).await.is_err() {
+        tags.update(tag, version).await?;
+    }
+    let mut heads: Vec<(u64, String)> = tags
+        .list()
+        .await?
+        .into_iter()
+        .filter(|(name, _)| name.starts_with(HEAD_TAG_PREFIX))
+        .map(|(name, contents)| (contents.version, name))
+        .collect();
+    heads.sort();
+    let surplus = heads.len().saturating_sub(KEPT_HEADS);
+    for (_, name) in heads.into_iter().take(surplus) {
+        tags.delete(&name).await?;
+    }
+    Ok(())
 }
 
 /// Makes the version `tag` names the latest of `table`.

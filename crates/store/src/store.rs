@@ -273,6 +273,8 @@ pub struct Store {
     pub(crate) shared_parses: std::sync::OnceLock<Option<ParseCache>>,
     /// The last full walk's directory listings ([`LISTINGS_FILE`]), read at the first.
     pub(crate) listings: Option<codectx_files::Listings>,
+    /// The history head whose version this handle last kept (`revisit.rs`).
+    pub(crate) kept_head: Option<String>,
 }
 
 impl StoreOptions {
@@ -609,6 +611,7 @@ impl Store {
             shared_vectors: tokio::sync::OnceCell::new(),
             shared_parses: std::sync::OnceLock::new(),
             listings: None,
+            kept_head: None,
         };
         if let Some(seed) = cloned_from {
             // The main index's version may hold a sync it had not finished: the first

@@ -122,6 +122,10 @@ impl Store {
             self.embed_pending_locked(embedder, observer, &mut stats)
                 .await?;
         }
+        // After the vectors: a restored version then needs none.
+        let started = Instant::now();
+        self.keep_head_version(false).await;
+        stats.timings.revisit += started.elapsed();
         Ok(stats)
     }
 

@@ -2356,6 +2356,52 @@ fn disk_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Issue 40: one checkout switching between two branches. The index keeps the version of
+/// each history head it recorded lately, so the switch back restores it: nothing parsed,
+/// written or embedded, and the index is a clean build of the tree.
+#[tokio::test]
+async fn a_switch_back_to_a_recent_branch_restores_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = workspace_repository(dir.path());
+    let generated = |i: usize, step: usize| -> String {
+        format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
+    };
+    for i in 0..40 {
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
+    }
+    repo.commit("generated steps");
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    sync(&mut main, &embedder).await;
+
+    repo.git(&["checkout", "-q", "-b", "steps"]);
+    for i in 0..40 {
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
+    }
+    repo.commit("every step one further");
+    let moved = sync(&mut main, &embedder).await;
+    assert_eq!(
+        (moved.files_parsed, moved.revisited),
+        (40, None),
+        "{moved:?}"
+    );
+
+    for round in 0..2 {
+        repo.git(&["checkout", "-q", "-"]);
+        let back = sync(&mut main, &embedder).await;
+        assert!(
+            back.revisited.is_some(),
+            "round {round}: nothing restored: {back:?}"
+        );
+        assert_eq!(
+            (back.files_parsed, back.chunks_written, back.chunks_embedded),
+            (0, 0, 0),
+            "round {round}: the switch wrote rows: {back:?}"
+        );
+        assert_same_as_clean_build(repo.root(), &main).await;
+    }
+}
+
 /// Issue 40: a branch switch back to content the index held when a worktree was added
 /// writes nothing. The main index restores the version the worktree's clone was made from
 /// (tagged, so its rows are still on disk) and syncs only what differs; it then holds what
@@ -2425,14 +2471,15 @@ async fn a_switch_back_restores_the_version_a_worktree_was_made_from() {
     assert_eq!(generated_files, 40, "{:?}", changes.elsewhere);
     assert_same_as_clean_build(repo.root(), &main).await;
 
-    // Reopened, the index is the same; a switch with no tagged version near it restores
-    // nothing and syncs as before.
+    // Reopened, the index is the same; the switch forth restores the version kept for the
+    // `steps` head.
     drop(main);
     let mut main = Store::open(repo.root(), handing_over()).await.unwrap();
     assert_eq!(sync(&mut main, &embedder).await.files_parsed, 0);
     repo.git(&["checkout", "-q", "steps"]);
     let forth = sync(&mut main, &embedder).await;
-    assert_eq!(forth.revisited, None, "{forth:?}");
+    assert!(forth.revisited.is_some(), "{forth:?}");
+    assert_eq!((forth.files_parsed, forth.chunks_written), (0, 0), "{forth:?}");
     assert_same_as_clean_build(repo.root(), &main).await;
 }
 
