@@ -97,6 +97,10 @@ impl Store {
         let counted = started.elapsed();
         // Compaction and the vector index, when due (cheap to check).
         self.maintain(&mut SyncStats::default()).await?;
+        if progress.pending == 0 {
+            // The head's kept version is this one now, vectors and all.
+            self.keep_head_version(true).await;
+        }
         // Each stage's end, from the start, for `RUST_LOG=codectx_store=debug`.
         tracing::debug!(?read, ?embedded, ?written, ?counted, maintained = ?started.elapsed(), "embedding step");
         Ok(progress)

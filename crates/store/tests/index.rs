@@ -2402,6 +2402,56 @@ async fn a_switch_back_to_a_recent_branch_restores_its_version() {
     }
 }
 
+/// Embeds in steps, as a server's background filler does, until nothing is pending;
+/// returns how many chunks it embedded.
+async fn fill_vectors(store: &mut Store, embedder: &TokenHashEmbedder) -> usize {
+    let mut embedded = 0;
+    loop {
+        let step = store.embed_step(embedder, 64).await.unwrap();
+        embedded += step.embedded;
+        if step.pending == 0 {
+            return embedded;
+        }
+    }
+}
+
+/// A server syncs the structure first and fills vectors in steps after it: the version kept
+/// for a head follows the vectors, so a switch back restores them too.
+#[tokio::test]
+async fn a_head_restored_after_background_embedding_keeps_its_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = workspace_repository(dir.path());
+    let generated = |i: usize, step: usize| -> String {
+        format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
+    };
+    for i in 0..40 {
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
+    }
+    repo.commit("generated steps");
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    main.sync(None, &()).await.unwrap();
+    assert!(fill_vectors(&mut main, &embedder).await > 0);
+
+    repo.git(&["checkout", "-q", "-b", "steps"]);
+    for i in 0..40 {
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
+    }
+    repo.commit("every step one further");
+    main.sync(None, &()).await.unwrap();
+    fill_vectors(&mut main, &embedder).await;
+
+    repo.git(&["checkout", "-q", "-"]);
+    let back = main.sync(None, &()).await.unwrap();
+    assert!(back.revisited.is_some(), "nothing restored: {back:?}");
+    assert_eq!(
+        fill_vectors(&mut main, &embedder).await,
+        0,
+        "the restored version lacked vectors"
+    );
+    assert_same_as_clean_build(repo.root(), &main).await;
+}
+
 /// Issue 40: a branch switch back to content the index held when a worktree was added
 /// writes nothing. The main index restores the version the worktree's clone was made from
 /// (tagged, so its rows are still on disk) and syncs only what differs; it then holds what
@@ -2479,7 +2529,11 @@ async fn a_switch_back_restores_the_version_a_worktree_was_made_from() {
     repo.git(&["checkout", "-q", "steps"]);
     let forth = sync(&mut main, &embedder).await;
     assert!(forth.revisited.is_some(), "{forth:?}");
-    assert_eq!((forth.files_parsed, forth.chunks_written), (0, 0), "{forth:?}");
+    assert_eq!(
+        (forth.files_parsed, forth.chunks_written),
+        (0, 0),
+        "{forth:?}"
+    );
     assert_same_as_clean_build(repo.root(), &main).await;
 }
 
