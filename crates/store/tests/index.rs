@@ -2452,6 +2452,46 @@ async fn a_head_restored_after_background_embedding_keeps_its_vectors() {
     assert_same_as_clean_build(repo.root(), &main).await;
 }
 
+/// A worktree's index (a clone) keeps its own recent heads: the worktree's switch back to
+/// its branch restores the clone's version of it.
+#[tokio::test]
+async fn a_worktrees_switch_back_restores_its_own_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = workspace_repository(dir.path());
+    let generated = |i: usize, step: usize| -> String {
+        format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
+    };
+    for i in 0..40 {
+        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
+    }
+    repo.commit("generated steps");
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    sync(&mut main, &embedder).await;
+    drop(main);
+    let task_root = dir.path().join("task");
+    let mut task_repo = repo.add_worktree(&task_root, "task");
+    let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
+    sync(&mut task, &embedder).await;
+
+    task_repo.git(&["checkout", "-q", "-b", "task-steps"]);
+    for i in 0..40 {
+        task_repo.write(&format!("src/gen{i}.ts"), &generated(i, 1));
+    }
+    task_repo.commit("every step one further");
+    assert_eq!(sync(&mut task, &embedder).await.files_parsed, 40);
+
+    task_repo.git(&["checkout", "-q", "task"]);
+    let back = sync(&mut task, &embedder).await;
+    assert!(back.revisited.is_some(), "nothing restored: {back:?}");
+    assert_eq!(
+        (back.files_parsed, back.chunks_written, back.chunks_embedded),
+        (0, 0, 0),
+        "{back:?}"
+    );
+    assert_same_as_clean_build(&task_root, &task).await;
+}
+
 /// Issue 40: a branch switch back to content the index held when a worktree was added
 /// writes nothing. The main index restores the version the worktree's clone was made from
 /// (tagged, so its rows are still on disk) and syncs only what differs; it then holds what
