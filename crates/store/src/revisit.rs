@@ -114,7 +114,13 @@ impl Store {
         tagged.truncate(MAX_CANDIDATES);
         let mut best: Option<Candidate> = None;
         for (tag, files_version) in tagged {
-            let Some(candidate) = candidate(&db, &tag, files_version, &tree).await else {
+            // Only a version that could be restored, and is nearer than the best so far,
+            // has its other tables read.
+            let bound = best
+                .as_ref()
+                .map_or(differing_now / 2, |b| b.differing.saturating_sub(1))
+                .min(differing_now - MIN_FILES_SAVED);
+            let Some(candidate) = candidate(&db, &tag, files_version, &tree, bound).await else {
                 continue;
             };
             if best
@@ -131,9 +137,8 @@ impl Store {
             nearest = best.as_ref().map(|b| b.differing),
             "tagged versions compared with the tree"
         );
-        let Some(best) = best.filter(|b| {
-            b.differing * 2 <= differing_now && differing_now - b.differing >= MIN_FILES_SAVED
-        }) else {
+        // Every candidate kept passed the bound: half as many files differ, and 32 fewer.
+        let Some(best) = best else {
             return Ok(Vec::new());
         };
         tracing::debug!(
@@ -226,14 +231,21 @@ impl Store {
     }
 }
 
-/// The tagged version `tag`, when its tables can be read at it and its facts are this
-/// build's.
+/// The tagged version `tag`, when it differs from the tree in at most `bound` files, its
+/// tables can be read at it and its facts are this build's.
 async fn candidate(
     db: &lancedb::Connection,
     tag: &str,
     files_version: u64,
     tree: &HashMap<String, String>,
+    bound: usize,
 ) -> Option<Candidate> {
+    let files = tagged_table(db, FILES, tag).await?;
+    let hashes = read_pairs(&files, "path", "contentHash").await?;
+    let differing = differing(tree, hashes.iter());
+    if differing > bound {
+        return None;
+    }
     let meta = tagged_table(db, META, tag).await?;
     let values = read_pairs(&meta, "key", "value").await?;
     if values.get(FACTS_KEY).map(String::as_str)
@@ -247,13 +259,11 @@ async fn candidate(
         .clone();
     // Restored with the files table: the tag must name a version of it too.
     tagged_table(db, CHUNKS, tag).await?;
-    let files = tagged_table(db, FILES, tag).await?;
-    let hashes = read_pairs(&files, "path", "contentHash").await?;
     Some(Candidate {
         tag: tag.to_string(),
         files_version,
         head,
-        differing: differing(tree, hashes.iter()),
+        differing,
     })
 }
 
