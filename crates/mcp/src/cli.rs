@@ -195,9 +195,11 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     let summary = index.summary().await?;
     tracing::debug!(elapsed = ?summarising.elapsed(), "summary read");
     let skipped: usize = summary.skipped_files.values().sum();
-    // A branch switch back to content a worktree's clone was made from (`Store::sync`).
+    // A branch switch back to content kept for a worktree or a recent head (`Store::sync`).
     let revisited = sync.revisited.map_or(String::new(), |version| {
-        format!("; started from the index's version {version}, kept for a worktree")
+        format!(
+            "; started from the index's version {version}, kept for a worktree or a recent head"
+        )
     });
     println!(
         "{}: {} files ({} parsed now, {reused} from the repository's shared parses), {} chunks ({} with vectors; {embedded} embedded now, {shared} from the repository's shared vectors), {skipped} skipped; structure {:.1} s, total {:.1} s{revisited}",

@@ -42,8 +42,8 @@ pub struct SyncStats {
     pub history_commits: usize,
     /// Chunk rows whose commit notes changed.
     pub history_rows: usize,
-    /// The files table version a branch switch restored before syncing: a tagged version
-    /// nearer the working tree than the latest (see `Store::sync`).
+    /// The files table version a branch switch restored before syncing: one kept for a
+    /// worktree or a recent head, nearer the working tree than the latest (`revisit.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revisited: Option<u64>,
     /// Where the sync's wall time went (not serialized: timings would make snapshots of
@@ -125,8 +125,8 @@ pub enum SyncEvent {
     Parsed { done: usize, total: usize },
     /// The index is marked dirty; rows are about to change.
     MarkedDirty,
-    /// After a branch switch, the chunk table is restored to a version kept for a worktree;
-    /// the files table is not yet.
+    /// After a branch switch, the chunk table is restored to a version kept for a worktree
+    /// or a recent head; the files table is not yet.
     ChunksRestored,
     /// The chunk rows of this sync are committed; the files table is not yet.
     ChunksWritten,
