@@ -35,6 +35,50 @@ fn workspace_repository(dir: &Path) -> codectx_corpus::GitRepo {
     repo
 }
 
+/// `src/gen{i}.ts` of [`repository_of_steps`]: a function adding `step`.
+fn step_file(i: usize, step: usize) -> String {
+    format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
+}
+
+/// [`workspace_repository`] with 40 generated files committed: enough that a switch between
+/// two versions of them is worth a restore (`revisit.rs`).
+fn repository_of_steps(dir: &Path) -> codectx_corpus::GitRepo {
+    let mut repo = workspace_repository(dir);
+    for i in 0..40 {
+        repo.write(&format!("src/gen{i}.ts"), &step_file(i, 0));
+    }
+    repo.commit("generated steps");
+    repo
+}
+
+/// On a new branch `branch` of `repo`'s worktree, every generated file one step further,
+/// committed.
+fn steps_forward(repo: &mut codectx_corpus::GitRepo, branch: &str) {
+    repo.git(&["checkout", "-q", "-b", branch]);
+    for i in 0..40 {
+        repo.write(&format!("src/gen{i}.ts"), &step_file(i, 1));
+    }
+    repo.commit("every step one further");
+}
+
+/// A sync after a branch switch restored a kept version and then parsed, wrote and
+/// embedded nothing (`revisit.rs`).
+fn assert_restored_writing_nothing(stats: &SyncStats) {
+    assert!(
+        stats.revisited.is_some(),
+        "no kept version restored: {stats:?}"
+    );
+    assert_eq!(
+        (
+            stats.files_parsed,
+            stats.chunks_written,
+            stats.chunks_embedded
+        ),
+        (0, 0, 0),
+        "the switch wrote rows: {stats:?}"
+    );
+}
+
 /// [`workspace_repository`] with a worktree at `<dir>/task` on branch `task`.
 fn repository_with_task(dir: &Path) -> (codectx_corpus::GitRepo, PathBuf) {
     let repo = workspace_repository(dir);
@@ -752,23 +796,12 @@ mod faults {
     #[tokio::test]
     async fn a_switch_back_killed_mid_restore_is_repaired_by_the_next() {
         let dir = tempfile::tempdir().unwrap();
-        let mut repo = workspace_repository(dir.path());
-        let generated = |i: usize, step: usize| -> String {
-            format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
-        };
-        for i in 0..40 {
-            std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
-        }
-        repo.commit("generated steps");
+        let mut repo = repository_of_steps(dir.path());
         assert!(run_child(repo.root(), None).status.success());
         let task_root = dir.path().join("task");
         repo.add_worktree(&task_root, "task");
         assert!(run_child(&task_root, None).status.success());
-        repo.git(&["checkout", "-q", "-b", "steps"]);
-        for i in 0..40 {
-            std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
-        }
-        repo.commit("every step one further");
+        steps_forward(&mut repo, "steps");
         assert!(run_child(repo.root(), None).status.success());
 
         repo.git(&["checkout", "-q", "-"]);
@@ -2362,23 +2395,12 @@ fn disk_bytes(dir: &Path) -> u64 {
 #[tokio::test]
 async fn a_switch_back_to_a_recent_branch_restores_its_version() {
     let dir = tempfile::tempdir().unwrap();
-    let mut repo = workspace_repository(dir.path());
-    let generated = |i: usize, step: usize| -> String {
-        format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
-    };
-    for i in 0..40 {
-        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
-    }
-    repo.commit("generated steps");
+    let mut repo = repository_of_steps(dir.path());
     let embedder = TokenHashEmbedder::new(DIMENSION);
     let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
     sync(&mut main, &embedder).await;
 
-    repo.git(&["checkout", "-q", "-b", "steps"]);
-    for i in 0..40 {
-        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
-    }
-    repo.commit("every step one further");
+    steps_forward(&mut repo, "steps");
     let moved = sync(&mut main, &embedder).await;
     assert_eq!(
         (moved.files_parsed, moved.revisited),
@@ -2386,18 +2408,10 @@ async fn a_switch_back_to_a_recent_branch_restores_its_version() {
         "{moved:?}"
     );
 
-    for round in 0..2 {
+    for _ in 0..2 {
         repo.git(&["checkout", "-q", "-"]);
         let back = sync(&mut main, &embedder).await;
-        assert!(
-            back.revisited.is_some(),
-            "round {round}: nothing restored: {back:?}"
-        );
-        assert_eq!(
-            (back.files_parsed, back.chunks_written, back.chunks_embedded),
-            (0, 0, 0),
-            "round {round}: the switch wrote rows: {back:?}"
-        );
+        assert_restored_writing_nothing(&back);
         assert_same_as_clean_build(repo.root(), &main).await;
     }
 }
@@ -2420,24 +2434,13 @@ async fn fill_vectors(store: &mut Store, embedder: &TokenHashEmbedder) -> usize 
 #[tokio::test]
 async fn a_head_restored_after_background_embedding_keeps_its_vectors() {
     let dir = tempfile::tempdir().unwrap();
-    let mut repo = workspace_repository(dir.path());
-    let generated = |i: usize, step: usize| -> String {
-        format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
-    };
-    for i in 0..40 {
-        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
-    }
-    repo.commit("generated steps");
+    let mut repo = repository_of_steps(dir.path());
     let embedder = TokenHashEmbedder::new(DIMENSION);
     let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
     main.sync(None, &()).await.unwrap();
     assert!(fill_vectors(&mut main, &embedder).await > 0);
 
-    repo.git(&["checkout", "-q", "-b", "steps"]);
-    for i in 0..40 {
-        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
-    }
-    repo.commit("every step one further");
+    steps_forward(&mut repo, "steps");
     main.sync(None, &()).await.unwrap();
     fill_vectors(&mut main, &embedder).await;
 
@@ -2457,14 +2460,7 @@ async fn a_head_restored_after_background_embedding_keeps_its_vectors() {
 #[tokio::test]
 async fn a_worktrees_switch_back_restores_its_own_version() {
     let dir = tempfile::tempdir().unwrap();
-    let mut repo = workspace_repository(dir.path());
-    let generated = |i: usize, step: usize| -> String {
-        format!("export function step{i}(x: number) {{\n  return x + {step};\n}}\n")
-    };
-    for i in 0..40 {
-        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
-    }
-    repo.commit("generated steps");
+    let repo = repository_of_steps(dir.path());
     let embedder = TokenHashEmbedder::new(DIMENSION);
     let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
     sync(&mut main, &embedder).await;
@@ -2474,21 +2470,12 @@ async fn a_worktrees_switch_back_restores_its_own_version() {
     let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
     sync(&mut task, &embedder).await;
 
-    task_repo.git(&["checkout", "-q", "-b", "task-steps"]);
-    for i in 0..40 {
-        task_repo.write(&format!("src/gen{i}.ts"), &generated(i, 1));
-    }
-    task_repo.commit("every step one further");
+    steps_forward(&mut task_repo, "task-steps");
     assert_eq!(sync(&mut task, &embedder).await.files_parsed, 40);
 
     task_repo.git(&["checkout", "-q", "task"]);
     let back = sync(&mut task, &embedder).await;
-    assert!(back.revisited.is_some(), "nothing restored: {back:?}");
-    assert_eq!(
-        (back.files_parsed, back.chunks_written, back.chunks_embedded),
-        (0, 0, 0),
-        "{back:?}"
-    );
+    assert_restored_writing_nothing(&back);
     assert_same_as_clean_build(&task_root, &task).await;
 }
 
@@ -2499,21 +2486,7 @@ async fn a_worktrees_switch_back_restores_its_own_version() {
 #[tokio::test]
 async fn a_switch_back_restores_the_version_a_worktree_was_made_from() {
     let dir = tempfile::tempdir().unwrap();
-    let mut repo = workspace_repository(dir.path());
-    let generated = |i: usize, step: usize| -> String {
-        (0..6)
-            .map(|f| {
-                format!(
-                    "export function step{i}_{f}(x: number) {{\n  return x + {};\n}}\n",
-                    f + step
-                )
-            })
-            .collect()
-    };
-    for i in 0..40 {
-        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 0)).unwrap();
-    }
-    repo.commit("generated steps");
+    let mut repo = repository_of_steps(dir.path());
     let embedder = TokenHashEmbedder::new(DIMENSION);
     let handing_over = || StoreOptions {
         hand_over_changes: true,
@@ -2528,11 +2501,7 @@ async fn a_switch_back_restores_the_version_a_worktree_was_made_from() {
     sync(&mut task, &embedder).await;
     drop(task);
 
-    repo.git(&["checkout", "-q", "-b", "steps"]);
-    for i in 0..40 {
-        std::fs::write(repo.root().join(format!("src/gen{i}.ts")), generated(i, 1)).unwrap();
-    }
-    repo.commit("every step one further");
+    steps_forward(&mut repo, "steps");
     let moved = sync(&mut main, &embedder).await;
     assert_eq!(
         (moved.files_parsed, moved.revisited),
@@ -2543,15 +2512,7 @@ async fn a_switch_back_restores_the_version_a_worktree_was_made_from() {
 
     repo.git(&["checkout", "-q", "-"]);
     let back = sync(&mut main, &embedder).await;
-    assert!(
-        back.revisited.is_some(),
-        "no tagged version restored: {back:?}"
-    );
-    assert_eq!(
-        (back.files_parsed, back.chunks_written, back.chunks_embedded),
-        (0, 0, 0),
-        "the switch back wrote rows: {back:?}"
-    );
+    assert_restored_writing_nothing(&back);
     let changes = main.take_changes().unwrap();
     let generated_files = changes
         .elsewhere
