@@ -161,7 +161,7 @@ pub(crate) fn process_file(
     let skipped =
         |record, reason, detail| Moved::Changed(Processed::skipped(record, reason, detail));
     if file.size > max_bytes {
-        record.content_hash = format!("size:{}", file.size);
+        record.content_hash = oversize_hash(file.size);
         return skipped(
             record,
             SkipReason::TooLarge,
@@ -172,7 +172,7 @@ pub(crate) fn process_file(
         Ok(bytes) => bytes,
         Err(e) => return skipped(record, SkipReason::Unreadable, format!("unreadable ({e})")),
     };
-    record.content_hash = hex(&Sha256::digest(&bytes));
+    record.content_hash = content_hash(&bytes);
     if known_hash == Some(&record.content_hash) {
         return Moved::Touched(record);
     }
@@ -270,15 +270,23 @@ fn failed(file: &SourceFile, panic: &(dyn std::any::Any + Send)) -> Processed {
         file.path
     );
     let mut record = record_of(file);
-    record.content_hash = std::fs::read(&file.abs).map_or_else(
-        |_| format!("size:{}", file.size),
-        |b| hex(&Sha256::digest(&b)),
-    );
+    record.content_hash =
+        std::fs::read(&file.abs).map_or_else(|_| oversize_hash(file.size), |b| content_hash(&b));
     Processed::skipped(
         record,
         SkipReason::InternalError,
         format!("an internal error of the indexer ({message})"),
     )
+}
+
+/// A file's content hash as its record holds it: SHA-256 of its bytes.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// The content hash of a file not read (over the size limit, or unreadable): its size.
+pub(crate) fn oversize_hash(size: u64) -> String {
+    format!("size:{size}")
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {

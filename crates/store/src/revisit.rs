@@ -18,11 +18,10 @@ use std::collections::HashMap;
 
 use lancedb::Table;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
-use sha2::{Digest, Sha256};
 
-use codectx_files::Walked;
+use codectx_files::{SourceFile, Walked};
 
-use crate::process::{hex, off_the_runtime};
+use crate::process::{content_hash, off_the_runtime, oversize_hash};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::{CHUNKS, FILES, META};
 use crate::sql::text_column;
@@ -65,7 +64,8 @@ impl Store {
         observer: &dyn SyncObserver,
         stats: &mut SyncStats,
     ) -> Result<Vec<String>, StoreError> {
-        if self.local_dir.is_none() || self.known.is_empty() {
+        // In memory first: most syncs move few files, and need no meta read or `HEAD`.
+        if self.local_dir.is_none() || self.known.is_empty() || !self.moved_enough(walked) {
             return Ok(Vec::new());
         }
         let Some(recorded) = self
@@ -94,9 +94,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let started = std::time::Instant::now();
-        let Some(tree) = self.tree_hashes(walked) else {
-            return Ok(Vec::new());
-        };
+        let tree = self.tree_hashes(walked);
         let hashed = started.elapsed();
         let differing_now = differing(&tree, self.known.iter().map(|(p, r)| (p, &r.content_hash)));
         if differing_now < MIN_FILES_SAVED {
@@ -190,43 +188,39 @@ impl Store {
         self.kept_head = Some(head);
     }
 
-    /// Every file of the working tree with its content hash: the known one for a file whose
-    /// stat data is the record's, read and hashed otherwise. Files too large to index are
-    /// hashed by size, as a sync records them. `None`, before any file is read, when too
-    /// few files moved for a restore to be worth it.
-    fn tree_hashes(&self, walked: &Walked) -> Option<HashMap<String, String>> {
-        let known = &self.known;
+    /// Whether enough files moved (stat data not the record's, new or gone) for a restore to
+    /// be worth it: as many as differ in content, at least.
+    fn moved_enough(&self, walked: &Walked) -> bool {
+        let unmoved = walked.sources.iter().filter(|f| self.unmoved(f)).count();
+        walked.sources.len() - unmoved + (self.known.len() - unmoved) >= MIN_FILES_SAVED
+    }
+
+    /// The file's stat data is its record's: its content is the known one.
+    fn unmoved(&self, file: &SourceFile) -> bool {
+        self.known
+            .get(&file.path)
+            .is_some_and(|k| k.mtime_ns == file.mtime_ns && k.size == file.size)
+    }
+
+    /// Every file of the working tree with its content hash: the known one for a file that
+    /// did not move, read and hashed otherwise, as a sync records it.
+    fn tree_hashes(&self, walked: &Walked) -> HashMap<String, String> {
         let max_bytes = self.options.files.max_file_bytes;
         off_the_runtime(|| {
-            let unmoved = walked
-                .sources
-                .iter()
-                .filter(|f| {
-                    known
-                        .get(&f.path)
-                        .is_some_and(|k| k.mtime_ns == f.mtime_ns && k.size == f.size)
-                })
-                .count();
-            // At least as many as differ: moved or new files, and records not unmoved.
-            let moved = walked.sources.len() - unmoved + (known.len() - unmoved);
-            if moved < MIN_FILES_SAVED {
-                return None;
-            }
-            let hashes = walked
+            walked
                 .sources
                 .iter()
                 .filter_map(|file| {
-                    let hash = match known.get(&file.path) {
-                        Some(k) if k.mtime_ns == file.mtime_ns && k.size == file.size => {
-                            k.content_hash.clone()
-                        }
-                        _ if file.size > max_bytes => format!("size:{}", file.size),
-                        _ => hex(&Sha256::digest(std::fs::read(&file.abs).ok()?)),
+                    let hash = if self.unmoved(file) {
+                        self.known[&file.path].content_hash.clone()
+                    } else if file.size > max_bytes {
+                        oversize_hash(file.size)
+                    } else {
+                        content_hash(&std::fs::read(&file.abs).ok()?)
                     };
                     Some((file.path.clone(), hash))
                 })
-                .collect();
-            Some(hashes)
+                .collect()
         })
     }
 }
