@@ -11,8 +11,10 @@
 //! is copied) and the sync goes on from there, writing only what still differs.
 //!
 //! A restore is a state this index was really in, notes included, so the history step
-//! resumes from that version's recorded head. It is only an optimisation: a failure to
-//! read a tagged version leaves the sync as it was.
+//! resumes from that version's recorded head. An index without history (a shallow clone,
+//! history turned off) records the commit `HEAD` named instead, and keeps and restores its
+//! versions by it. It is only an optimisation: a failure to read a tagged version leaves
+//! the sync as it was.
 
 use std::collections::HashMap;
 
@@ -20,12 +22,13 @@ use lancedb::Table;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 
 use codectx_files::{SourceFile, Walked};
+use codectx_history::HistoryOff;
 
 use crate::process::{content_hash, off_the_runtime, oversize_hash};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::{CHUNKS, FILES, META};
 use crate::sql::text_column;
-use crate::store::{FACTS_KEY, HISTORY_HEAD_KEY};
+use crate::store::{CHECKED_OUT_KEY, FACTS_KEY, HISTORY_HEAD_KEY, HistoryStatus};
 use crate::{Store, StoreError};
 
 /// A restore is worth it when the latest version differs from the working tree in at
@@ -49,8 +52,38 @@ const HEAD_TAG_PREFIX: &str = "head-";
 struct Candidate {
     tag: String,
     files_version: u64,
-    head: String,
+    /// The commit it holds: what the meta table records after a restore.
+    head: RecordedHead,
     differing: usize,
+}
+
+/// The commit a version of the index holds, as its meta table records it: the history
+/// head, or without history the commit checked out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RecordedHead {
+    history_head: String,
+    checked_out: String,
+}
+
+impl RecordedHead {
+    /// From a meta table's values; `None` when it records no commit.
+    fn of(mut value: impl FnMut(&str) -> Option<String>) -> Option<Self> {
+        let head = RecordedHead {
+            history_head: value(HISTORY_HEAD_KEY).unwrap_or_default(),
+            checked_out: value(CHECKED_OUT_KEY).unwrap_or_default(),
+        };
+        (!head.commit().is_empty()).then_some(head)
+    }
+
+    /// The commit: the history head, which is `HEAD` as history read it, when there is
+    /// one.
+    fn commit(&self) -> &str {
+        if self.history_head.is_empty() {
+            &self.checked_out
+        } else {
+            &self.history_head
+        }
+    }
 }
 
 impl Store {
@@ -68,22 +101,13 @@ impl Store {
         if self.local_dir.is_none() || self.known.is_empty() || !self.moved_enough(walked) {
             return Ok(Vec::new());
         }
-        let Some(recorded) = self
-            .meta_value(HISTORY_HEAD_KEY)
-            .await?
-            .filter(|h| !h.is_empty())
-        else {
+        let Some(recorded) = self.recorded_commit().await? else {
             return Ok(Vec::new());
         };
-        let root = self.root.clone();
-        let Ok(head) =
-            tokio::task::spawn_blocking(move || codectx_history::resolve_commit(&root, "HEAD"))
-                .await
-                .expect("resolving HEAD does not panic")
-        else {
+        let Some(head) = self.checked_out().await else {
             return Ok(Vec::new());
         };
-        if head == recorded {
+        if head == recorded.commit() {
             return Ok(Vec::new());
         }
         let tags = match self.files.tags().await {
@@ -156,7 +180,10 @@ impl Store {
         restore(&self.files, &best.tag)
             .await
             .map_err(self.lance("restoring the files table"))?;
-        self.set_meta(HISTORY_HEAD_KEY, &best.head).await?;
+        self.set_meta(CHECKED_OUT_KEY, &best.head.checked_out)
+            .await?;
+        self.set_meta(HISTORY_HEAD_KEY, &best.head.history_head)
+            .await?;
         self.set_dirty(false, stats).await?;
         stats.commits += 4;
         stats.revisited = Some(best.files_version);
@@ -172,10 +199,20 @@ impl Store {
         if self.local_dir.is_none() {
             return;
         }
-        let Ok(Some(head)) = self.meta_value(HISTORY_HEAD_KEY).await else {
+        // Off for want of commits to read, not of a repository.
+        if matches!(
+            self.history,
+            HistoryStatus::Off(HistoryOff::Disabled | HistoryOff::Shallow)
+        ) && let Err(e) = self.record_checked_out().await
+        {
+            tracing::debug!("cannot record the commit checked out: {e}");
+            return;
+        }
+        let Ok(Some(recorded)) = self.recorded_commit().await else {
             return;
         };
-        if head.is_empty() || (!again && self.kept_head.as_deref() == Some(head.as_str())) {
+        let head = recorded.commit().to_string();
+        if !again && self.kept_head.as_deref() == Some(head.as_str()) {
             return;
         }
         let tag = format!("{HEAD_TAG_PREFIX}{}", &head[..head.len().min(16)]);
@@ -186,6 +223,37 @@ impl Store {
             }
         }
         self.kept_head = Some(head);
+    }
+
+    /// The commit the index's latest version holds, if it records one.
+    async fn recorded_commit(&self) -> Result<Option<RecordedHead>, StoreError> {
+        let history_head = self.meta_value(HISTORY_HEAD_KEY).await?;
+        let checked_out = self.meta_value(CHECKED_OUT_KEY).await?;
+        Ok(RecordedHead::of(|key| match key {
+            HISTORY_HEAD_KEY => history_head.clone(),
+            _ => checked_out.clone(),
+        }))
+    }
+
+    /// The commit `HEAD` names now; `None` outside git.
+    async fn checked_out(&self) -> Option<String> {
+        let root = self.root.clone();
+        tokio::task::spawn_blocking(move || codectx_history::resolve_commit(&root, "HEAD"))
+            .await
+            .expect("resolving HEAD does not panic")
+            .ok()
+    }
+
+    /// Records the commit checked out, for an index without history (whose versions are
+    /// kept and found by it): written only when `HEAD` moved.
+    async fn record_checked_out(&mut self) -> Result<(), StoreError> {
+        let Some(head) = self.checked_out().await else {
+            return Ok(());
+        };
+        if self.meta_value(CHECKED_OUT_KEY).await?.as_deref() != Some(head.as_str()) {
+            self.set_meta(CHECKED_OUT_KEY, &head).await?;
+        }
+        Ok(())
     }
 
     /// Whether enough files moved (stat data not the record's, new or gone) for a restore to
@@ -247,10 +315,7 @@ async fn candidate(
     {
         return None;
     }
-    let head = values
-        .get(HISTORY_HEAD_KEY)
-        .filter(|h| !h.is_empty())?
-        .clone();
+    let head = RecordedHead::of(|key| values.get(key).cloned())?;
     // Restored with the files table: the tag must name a version of it too.
     tagged_table(db, CHUNKS, tag).await?;
     Some(Candidate {

@@ -51,6 +51,10 @@ pub(crate) const FORMAT: &str = "codectx-index/13";
 pub(crate) const FACTS_KEY: &str = "facts";
 /// Meta key of the commit the history was read up to (empty or absent: none read).
 pub(crate) const HISTORY_HEAD_KEY: &str = "historyHead";
+/// Meta key of the commit `HEAD` named at the end of the last sync of an index without
+/// history (a shallow clone, `max_commits = 0`): with history on, [`HISTORY_HEAD_KEY`] is
+/// that commit. A kept version is found by it (`revisit.rs`).
+pub(crate) const CHECKED_OUT_KEY: &str = "checkedOut";
 
 /// Row counts kept in the meta table as `<chunk table version> <count>`: a run that finds
 /// the table at that version reads the count instead of scanning every row.

@@ -197,18 +197,27 @@ async fn clean_build(root: &Path) -> (Vec<String>, Vec<codectx_store::FileRecord
 /// nothing comes from the repository's shared parses.
 async fn clean_index(root: &Path) -> (tempfile::TempDir, Store) {
     let embedder = TokenHashEmbedder::new(DIMENSION);
+    clean_index_with(root, options(&embedder), &embedder).await
+}
+
+/// [`clean_index`] with `options` (history as they say).
+async fn clean_index_with(
+    root: &Path,
+    options: StoreOptions,
+    embedder: &TokenHashEmbedder,
+) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let mut clean = Store::open(
         root,
         StoreOptions {
             uri: Some(dir.path().to_string_lossy().into_owned()),
             shared_parses: Shared::Off,
-            ..options(&embedder)
+            ..options
         },
     )
     .await
     .unwrap();
-    sync(&mut clean, &embedder).await;
+    sync(&mut clean, embedder).await;
     (dir, clean)
 }
 
@@ -2394,14 +2403,35 @@ fn disk_bytes(dir: &Path) -> u64 {
 /// written or embedded, and the index is a clean build of the tree.
 #[tokio::test]
 async fn a_switch_back_to_a_recent_branch_restores_its_version() {
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    switch_back_and_forth(options(&embedder), &embedder).await;
+}
+
+/// An index without history (turned off here, as a shallow clone's is) has no history head
+/// to keep versions by: it records the commit checked out instead.
+#[tokio::test]
+async fn a_switch_back_without_history_restores_its_version() {
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let without_history = StoreOptions {
+        history: codectx_store::HistoryOptions {
+            max_commits: 0,
+            ..Default::default()
+        },
+        ..options(&embedder)
+    };
+    switch_back_and_forth(without_history, &embedder).await;
+}
+
+/// A repository of steps checked out on a branch `steps` forward of its main branch and
+/// back twice: each switch back restores the version kept for the branch.
+async fn switch_back_and_forth(options: StoreOptions, embedder: &TokenHashEmbedder) {
     let dir = tempfile::tempdir().unwrap();
     let mut repo = repository_of_steps(dir.path());
-    let embedder = TokenHashEmbedder::new(DIMENSION);
-    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
-    sync(&mut main, &embedder).await;
+    let mut main = Store::open(repo.root(), options.clone()).await.unwrap();
+    sync(&mut main, embedder).await;
 
     steps_forward(&mut repo, "steps");
-    let moved = sync(&mut main, &embedder).await;
+    let moved = sync(&mut main, embedder).await;
     assert_eq!(
         (moved.files_parsed, moved.revisited),
         (40, None),
@@ -2410,9 +2440,10 @@ async fn a_switch_back_to_a_recent_branch_restores_its_version() {
 
     for _ in 0..2 {
         repo.git(&["checkout", "-q", "-"]);
-        let back = sync(&mut main, &embedder).await;
+        let back = sync(&mut main, embedder).await;
         assert_restored_writing_nothing(&back);
-        assert_same_as_clean_build(repo.root(), &main).await;
+        let (_dir, clean) = clean_index_with(repo.root(), options.clone(), embedder).await;
+        assert_same_contents(&contents(&main).await, &contents(&clean).await, "restored");
     }
 }
 
