@@ -45,7 +45,7 @@ mod walk;
 pub use memo::{HistoryMemo, MEMO_DIR, MEMO_VERSION};
 pub use tree::{
     Revision, RevisionError, RevisionFile, WorktreePlace, common_dir, exclude_dir, files_at,
-    head_log, resolve_commit, worktree_place,
+    files_between, head_log, resolve_commit, worktree_place,
 };
 pub use walk::{Repository, probe, read_history};
 

@@ -52,6 +52,43 @@ pub fn resolve_commit(root: &Path, name: &str) -> Result<String, RevisionError> 
     Ok(commit_of(&repo, name)?.id.to_string())
 }
 
+/// How many files differ between commit `to` and each commit of `from` (hex ids), in
+/// the repository holding `root`: added, removed or changed, anywhere in the tree. A diff
+/// stops once more than `at_most` files differ (and reads `at_most + 1`); a commit that
+/// cannot be read is `None`. Trees only: no blob is read.
+pub fn files_between(
+    root: &Path,
+    to: &str,
+    from: &[String],
+    at_most: usize,
+) -> Result<Vec<Option<usize>>, RevisionError> {
+    let repo = gix::discover(root).map_err(|_| RevisionError::NotARepository)?;
+    let to = commit_of(&repo, to)?
+        .tree()
+        .map_err(|e| RevisionError::Unreadable(e.to_string()))?;
+    Ok(from
+        .iter()
+        .map(|commit| {
+            let tree = commit_of(&repo, commit).ok()?.tree().ok()?;
+            let mut differing = 0;
+            let counted = tree.changes().ok()?.for_each_to_obtain_tree(&to, |change| {
+                differing += usize::from(change.entry_mode().is_blob());
+                Ok(if differing > at_most {
+                    gix::object::tree::diff::Action::Break(())
+                } else {
+                    gix::object::tree::diff::Action::Continue(())
+                })
+            });
+            match counted {
+                Ok(_) => Some(differing),
+                // Cancelled: more than `at_most`.
+                Err(_) if differing > at_most => Some(differing),
+                Err(_) => None,
+            }
+        })
+        .collect())
+}
+
 /// The file git appends a line to whenever HEAD moves (a commit, checkout, reset, merge or
 /// pull): the reflog of HEAD in the git directory of the work tree holding `root` (a linked
 /// worktree has its own). `None` outside git, or while it does not exist (no commit yet,

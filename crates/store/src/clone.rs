@@ -19,6 +19,7 @@ use lancedb::Connection;
 
 use codectx_embed::EmbeddingSpec;
 
+use crate::revisit::{MAX_CANDIDATES, MIN_FILES_SAVED, RecordedHead, kept_head};
 use crate::schema::{CHUNKS, FILES, META};
 use crate::store::FORMAT;
 
@@ -47,8 +48,10 @@ fn tag_for(dir: &Path) -> String {
     format!("{TAG_PREFIX}{}", &hash[..16])
 }
 
-/// Makes the tables of the new, empty index `db` (at `dir`) shallow clones of the index at
-/// `seed`'s latest versions. `Err` names why not; the caller then builds the index anew
+/// Makes the tables of the new, empty index `db` (at `dir`, for the worktree at `root`)
+/// shallow clones of the index at `seed`: of its latest versions, or of a version it keeps
+/// (for another clone, or a recent head) that is much nearer the worktree's `HEAD`
+/// ([`nearest_kept_version`]). `Err` names why not; the caller then builds the index anew
 /// (after dropping whatever tables were made).
 ///
 /// The seed must be an index of this build's format holding vectors of `spec`'s model (or
@@ -56,6 +59,7 @@ fn tag_for(dir: &Path) -> String {
 pub(crate) async fn clone_index(
     db: &Connection,
     dir: &Path,
+    root: &Path,
     seed: &Path,
     spec: Option<&EmbeddingSpec>,
 ) -> Result<(), String> {
@@ -78,17 +82,34 @@ pub(crate) async fn clone_index(
     if crate::schema::recorded_spec(&schema)?.as_ref() != spec {
         return Err(format!("{seed_uri} holds vectors of another model"));
     }
+    let kept = nearest_kept_version(&source, &files, &meta, root).await;
+    let mut versions = Vec::new();
+    for table in [&chunks, &files, &meta_table] {
+        let version = match &kept {
+            Some(kept) => table
+                .tags()
+                .await
+                .map_err(|e| e.to_string())?
+                .list()
+                .await
+                .map_err(|e| e.to_string())?
+                .get(kept)
+                .map(|t| t.version)
+                .ok_or_else(|| format!("{seed_uri} lost its tag {kept}"))?,
+            None => table.version().await.map_err(|e| e.to_string())?,
+        };
+        versions.push(version);
+    }
     let tag = tag_for(dir);
     // The registry first: a tag is never without the file that lets upkeep drop it.
     let registry = seed.join(CLONES_DIR);
     std::fs::create_dir_all(&registry)
         .and_then(|()| std::fs::write(registry.join(&tag), path_bytes(dir)))
         .map_err(|e| format!("cannot register the clone in {}: {e}", registry.display()))?;
-    for (name, table) in [(CHUNKS, chunks), (FILES, files), (META, meta_table)] {
-        let version = table
-            .version()
-            .await
-            .map_err(|e| format!("cannot read {name}'s version: {e}"))?;
+    for ((name, table), version) in [(CHUNKS, chunks), (FILES, files), (META, meta_table)]
+        .into_iter()
+        .zip(versions)
+    {
         let mut tags = table.tags().await.map_err(|e| e.to_string())?;
         // A worktree removed and added again at the same path finds its old tag.
         let tagged = match tags.create(&tag, version).await {
@@ -103,6 +124,73 @@ pub(crate) async fn clone_index(
             .map_err(|e| format!("cannot clone {name} of {seed_uri}: {e}"))?;
     }
     record_seed(dir, seed).map_err(|e| format!("cannot record the clone's origin: {e}"))
+}
+
+/// The tag of the version of `files`' index (the seed) that a worktree at `root` is best
+/// started from, when not its latest: the kept version whose recorded commit differs from
+/// the worktree's `HEAD` in at most half as many files as the latest's, and in
+/// [`MIN_FILES_SAVED`] fewer (the rule a branch switch restores by). So a worktree added
+/// at an older commit starts from what the index held there. Counted on commits' trees,
+/// not contents: the first sync still writes whatever differs. `None` when no kept
+/// version is that near, or on any failure.
+async fn nearest_kept_version(
+    source: &Connection,
+    files: &lancedb::Table,
+    latest: &std::collections::HashMap<String, String>,
+    root: &Path,
+) -> Option<String> {
+    let latest = RecordedHead::of(|key| latest.get(key).cloned())?;
+    let mut tagged: Vec<(String, u64)> = files
+        .tags()
+        .await
+        .ok()?
+        .list()
+        .await
+        .ok()?
+        .into_iter()
+        .map(|(tag, contents)| (tag, contents.version))
+        .collect();
+    tagged.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    tagged.dedup_by_key(|(_, version)| *version);
+    tagged.truncate(MAX_CANDIDATES);
+    let mut kept = Vec::new();
+    for (tag, _) in tagged {
+        if let Some(head) = kept_head(source, &tag).await
+            && head.commit() != latest.commit()
+        {
+            kept.push((tag, head.commit().to_string()));
+        }
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    let root = root.to_path_buf();
+    let latest = latest.commit().to_string();
+    let commits: Vec<String> = kept.iter().map(|(_, commit)| commit.clone()).collect();
+    let distances = tokio::task::spawn_blocking(move || {
+        let head = codectx_history::resolve_commit(&root, "HEAD").ok()?;
+        let now = codectx_history::files_between(&root, &head, &[latest], usize::MAX)
+            .ok()?
+            .pop()
+            .flatten()?;
+        let bound = (now / 2).min(now.checked_sub(MIN_FILES_SAVED)?);
+        let kept = codectx_history::files_between(&root, &head, &commits, bound).ok()?;
+        Some((bound, kept))
+    })
+    .await
+    .ok()
+    .flatten();
+    let (bound, distances) = distances?;
+    let (nearest, differing) = kept
+        .into_iter()
+        .zip(distances)
+        .filter_map(|((tag, _), d)| Some((tag, d?)))
+        .filter(|(_, d)| *d <= bound)
+        .min_by_key(|(_, d)| *d)?;
+    tracing::debug!(
+        "a new worktree's index starts from the kept version {nearest} ({differing} files from its HEAD)"
+    );
+    Some(nearest)
 }
 
 /// The index the clone at `dir` was made from; `None` for an index of its own.

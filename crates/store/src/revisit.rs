@@ -34,11 +34,11 @@ use crate::{Store, StoreError};
 /// A restore is worth it when the latest version differs from the working tree in at
 /// least this many files more than the tagged version does (and in twice as many): below
 /// it the sync's own writes cost less than reloading every file record.
-const MIN_FILES_SAVED: usize = 32;
+pub(crate) const MIN_FILES_SAVED: usize = 32;
 
 /// Tagged versions compared at most, the newest first: each costs a read of its files
 /// table's paths and hashes.
-const MAX_CANDIDATES: usize = 16;
+pub(crate) const MAX_CANDIDATES: usize = 16;
 
 /// Versions kept for the last heads a sync recorded, besides those kept for clones: a
 /// switch back to a branch checked out lately restores its version.
@@ -60,14 +60,14 @@ struct Candidate {
 /// The commit a version of the index holds, as its meta table records it: the history
 /// head, or without history the commit checked out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct RecordedHead {
+pub(crate) struct RecordedHead {
     history_head: String,
     checked_out: String,
 }
 
 impl RecordedHead {
     /// From a meta table's values; `None` when it records no commit.
-    fn of(mut value: impl FnMut(&str) -> Option<String>) -> Option<Self> {
+    pub(crate) fn of(mut value: impl FnMut(&str) -> Option<String>) -> Option<Self> {
         let head = RecordedHead {
             history_head: value(HISTORY_HEAD_KEY).unwrap_or_default(),
             checked_out: value(CHECKED_OUT_KEY).unwrap_or_default(),
@@ -77,7 +77,7 @@ impl RecordedHead {
 
     /// The commit: the history head, which is `HEAD` as history read it, when there is
     /// one.
-    fn commit(&self) -> &str {
+    pub(crate) fn commit(&self) -> &str {
         if self.history_head.is_empty() {
             &self.checked_out
         } else {
@@ -308,6 +308,18 @@ async fn candidate(
     if differing > bound {
         return None;
     }
+    let head = kept_head(db, tag).await?;
+    Some(Candidate {
+        tag: tag.to_string(),
+        files_version,
+        head,
+        differing,
+    })
+}
+
+/// The commit the version `tag` names holds, when it can be started from: its tables can
+/// be read at it and its facts are this build's.
+pub(crate) async fn kept_head(db: &lancedb::Connection, tag: &str) -> Option<RecordedHead> {
     let meta = tagged_table(db, META, tag).await?;
     let values = read_pairs(&meta, "key", "value").await?;
     if values.get(FACTS_KEY).map(String::as_str)
@@ -316,14 +328,10 @@ async fn candidate(
         return None;
     }
     let head = RecordedHead::of(|key| values.get(key).cloned())?;
-    // Restored with the files table: the tag must name a version of it too.
+    // Restored or cloned with the meta table: the tag must name a version of each.
     tagged_table(db, CHUNKS, tag).await?;
-    Some(Candidate {
-        tag: tag.to_string(),
-        files_version,
-        head,
-        differing,
-    })
+    tagged_table(db, FILES, tag).await?;
+    Some(head)
 }
 
 /// How many files differ between the working tree and `records` (path → content hash):

@@ -459,7 +459,7 @@ impl Store {
                     .flatten();
                 cloned_from = match (&seed, &local_dir) {
                     (Some(seed), Some(dir)) => {
-                        match clone_index(&db, dir, seed, options.embedding.as_ref()).await {
+                        match clone_index(&db, dir, &root, seed, options.embedding.as_ref()).await {
                             Ok(()) => Some(seed.clone()),
                             Err(why) => {
                                 tracing::info!(

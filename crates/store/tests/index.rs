@@ -2486,6 +2486,44 @@ async fn a_head_restored_after_background_embedding_keeps_its_vectors() {
     assert_same_as_clean_build(repo.root(), &main).await;
 }
 
+/// Issue 40: a worktree added at an older commit, one the main index kept a version for (a
+/// recent head), starts from that version instead of the latest: its first sync writes
+/// nothing.
+#[tokio::test]
+async fn a_worktree_added_at_an_older_commit_starts_from_its_kept_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = repository_of_steps(dir.path());
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    sync(&mut main, &embedder).await;
+    steps_forward(&mut repo, "steps");
+    sync(&mut main, &embedder).await;
+    drop(main);
+
+    let old = dir.path().join("old");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        &old.to_string_lossy(),
+        "HEAD~1",
+    ]);
+    let mut worktree = Store::open(&old, options(&embedder)).await.unwrap();
+    let first = sync(&mut worktree, &embedder).await;
+    assert_eq!(
+        (
+            first.files_parsed,
+            first.files_shared,
+            first.chunks_written,
+            first.chunks_embedded
+        ),
+        (0, 0, 0, 0),
+        "{first:?}"
+    );
+    assert_same_as_clean_build(&old, &worktree).await;
+}
+
 /// A worktree's index (a clone) keeps its own recent heads: the worktree's switch back to
 /// its branch restores the clone's version of it.
 #[tokio::test]
