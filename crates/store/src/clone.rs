@@ -139,7 +139,23 @@ async fn nearest_kept_version(
     latest: &std::collections::HashMap<String, String>,
     root: &Path,
 ) -> Option<String> {
-    let latest = RecordedHead::of(|key| latest.get(key).cloned())?;
+    let latest = RecordedHead::of(|key| latest.get(key).cloned())?
+        .commit()
+        .to_string();
+    // How far the latest version is first: a worktree added at the main one's commit, as
+    // most are, reads no kept version.
+    let from = root.to_path_buf();
+    let (head, bound) = tokio::task::spawn_blocking(move || {
+        let head = codectx_history::resolve_commit(&from, "HEAD").ok()?;
+        let now = codectx_history::files_between(&from, &head, &[latest], usize::MAX)
+            .ok()?
+            .pop()
+            .flatten()?;
+        Some((head, (now / 2).min(now.checked_sub(MIN_FILES_SAVED)?)))
+    })
+    .await
+    .ok()
+    .flatten()?;
     let mut tagged: Vec<(String, u64)> = files
         .tags()
         .await
@@ -155,32 +171,18 @@ async fn nearest_kept_version(
     tagged.truncate(MAX_CANDIDATES);
     let mut kept = Vec::new();
     for (tag, _) in tagged {
-        if let Some(head) = kept_head(source, &tag).await
-            && head.commit() != latest.commit()
-        {
-            kept.push((tag, head.commit().to_string()));
+        if let Some(recorded) = kept_head(source, &tag).await {
+            kept.push((tag, recorded.commit().to_string()));
         }
     }
-    if kept.is_empty() {
-        return None;
-    }
-    let root = root.to_path_buf();
-    let latest = latest.commit().to_string();
     let commits: Vec<String> = kept.iter().map(|(_, commit)| commit.clone()).collect();
+    let from = root.to_path_buf();
     let distances = tokio::task::spawn_blocking(move || {
-        let head = codectx_history::resolve_commit(&root, "HEAD").ok()?;
-        let now = codectx_history::files_between(&root, &head, &[latest], usize::MAX)
-            .ok()?
-            .pop()
-            .flatten()?;
-        let bound = (now / 2).min(now.checked_sub(MIN_FILES_SAVED)?);
-        let kept = codectx_history::files_between(&root, &head, &commits, bound).ok()?;
-        Some((bound, kept))
+        codectx_history::files_between(&from, &head, &commits, bound).ok()
     })
     .await
     .ok()
-    .flatten();
-    let (bound, distances) = distances?;
+    .flatten()?;
     let (nearest, differing) = kept
         .into_iter()
         .zip(distances)

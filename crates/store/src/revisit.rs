@@ -317,8 +317,8 @@ async fn candidate(
     })
 }
 
-/// The commit the version `tag` names holds, when it can be started from: its tables can
-/// be read at it and its facts are this build's.
+/// The commit the version `tag` (of the files table) names holds, when it can be started
+/// from: its meta and chunk tables can be read at it and its facts are this build's.
 pub(crate) async fn kept_head(db: &lancedb::Connection, tag: &str) -> Option<RecordedHead> {
     let meta = tagged_table(db, META, tag).await?;
     let values = read_pairs(&meta, "key", "value").await?;
@@ -328,9 +328,8 @@ pub(crate) async fn kept_head(db: &lancedb::Connection, tag: &str) -> Option<Rec
         return None;
     }
     let head = RecordedHead::of(|key| values.get(key).cloned())?;
-    // Restored or cloned with the meta table: the tag must name a version of each.
+    // Restored or cloned with the files table: the tag must name a version of it too.
     tagged_table(db, CHUNKS, tag).await?;
-    tagged_table(db, FILES, tag).await?;
     Some(head)
 }
 
