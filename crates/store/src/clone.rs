@@ -2,7 +2,8 @@
 //! tables whose manifests name the main index's data and index files instead of copying
 //! them. The worktree's first sync then writes only what differs (its changed files, the
 //! notes its ancestry gives other symbols): worktrees branched from the main one hold its
-//! index once and a small delta each (its files rows, which take the new mtimes).
+//! index once and a small delta each. The version cloned is the latest, or a version the
+//! main index keeps (`revisit.rs`) whose commit is much nearer the worktree's `HEAD`.
 //!
 //! The main index keeps the files a clone names: each clone tags the versions it was made
 //! from (`worktree-<hash of the clone's path>`), tagged versions survive upkeep, and a
@@ -19,7 +20,7 @@ use lancedb::Connection;
 
 use codectx_embed::EmbeddingSpec;
 
-use crate::revisit::{MAX_CANDIDATES, MIN_FILES_SAVED, RecordedHead, kept_head};
+use crate::revisit::{MIN_FILES_SAVED, RecordedHead, kept_head, newest_versions};
 use crate::schema::{CHUNKS, FILES, META};
 use crate::store::FORMAT;
 
@@ -156,19 +157,17 @@ async fn nearest_kept_version(
     .await
     .ok()
     .flatten()?;
-    let mut tagged: Vec<(String, u64)> = files
-        .tags()
-        .await
-        .ok()?
-        .list()
-        .await
-        .ok()?
-        .into_iter()
-        .map(|(tag, contents)| (tag, contents.version))
-        .collect();
-    tagged.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    tagged.dedup_by_key(|(_, version)| *version);
-    tagged.truncate(MAX_CANDIDATES);
+    let tagged = newest_versions(
+        files
+            .tags()
+            .await
+            .ok()?
+            .list()
+            .await
+            .ok()?
+            .into_iter()
+            .map(|(tag, contents)| (tag, contents.version)),
+    );
     let mut kept = Vec::new();
     for (tag, _) in tagged {
         if let Some(recorded) = kept_head(source, &tag).await {

@@ -38,7 +38,7 @@ pub(crate) const MIN_FILES_SAVED: usize = 32;
 
 /// Tagged versions compared at most, the newest first: each costs a read of its files
 /// table's paths and hashes.
-pub(crate) const MAX_CANDIDATES: usize = 16;
+const MAX_CANDIDATES: usize = 16;
 
 /// Versions kept for the last heads a sync recorded, besides those kept for clones: a
 /// switch back to a branch checked out lately restores its version.
@@ -127,13 +127,10 @@ impl Store {
         let Ok(db) = lancedb::connect(&self.uri).execute().await else {
             return Ok(Vec::new());
         };
-        let mut tagged: Vec<(String, u64)> = tags
-            .into_iter()
-            .map(|(tag, contents)| (tag, contents.version))
-            .collect();
-        tagged.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        tagged.dedup_by_key(|(_, version)| *version);
-        tagged.truncate(MAX_CANDIDATES);
+        let tagged = newest_versions(
+            tags.into_iter()
+                .map(|(tag, contents)| (tag, contents.version)),
+        );
         let mut best: Option<Candidate> = None;
         for (tag, files_version) in tagged {
             // Only a version that could be restored, and is nearer than the best so far,
@@ -315,6 +312,18 @@ async fn candidate(
         head,
         differing,
     })
+}
+
+/// The tagged versions (tag, files table version) worth comparing, newest first: one tag
+/// per version, the [`MAX_CANDIDATES`] newest.
+pub(crate) fn newest_versions(
+    tagged: impl IntoIterator<Item = (String, u64)>,
+) -> Vec<(String, u64)> {
+    let mut tagged: Vec<(String, u64)> = tagged.into_iter().collect();
+    tagged.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    tagged.dedup_by_key(|(_, version)| *version);
+    tagged.truncate(MAX_CANDIDATES);
+    tagged
 }
 
 /// The commit the version `tag` (of the files table) names holds, when it can be started
