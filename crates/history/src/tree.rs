@@ -71,7 +71,12 @@ pub fn files_between(
         .map(|commit| {
             let tree = commit_of(&repo, commit).ok()?.tree().ok()?;
             let mut differing = 0;
-            let counted = tree.changes().ok()?.for_each_to_obtain_tree(&to, |change| {
+            let mut changes = tree.changes().ok()?;
+            // Counted, not matched: renames (on by git's default) would read blobs.
+            changes.options(|o| {
+                o.track_rewrites(None);
+            });
+            let counted = changes.for_each_to_obtain_tree(&to, |change| {
                 differing += usize::from(change.entry_mode().is_blob());
                 Ok(if differing > at_most {
                     gix::object::tree::diff::Action::Break(())

@@ -140,6 +140,7 @@ async fn nearest_kept_version(
     latest: &std::collections::HashMap<String, String>,
     root: &Path,
 ) -> Option<String> {
+    let started = std::time::Instant::now();
     let latest = RecordedHead::of(|key| latest.get(key).cloned())?
         .commit()
         .to_string();
@@ -168,12 +169,14 @@ async fn nearest_kept_version(
             .into_iter()
             .map(|(tag, contents)| (tag, contents.version)),
     );
+    let diffed_latest = started.elapsed();
     let mut kept = Vec::new();
     for (tag, _) in tagged {
         if let Some(recorded) = kept_head(source, &tag).await {
             kept.push((tag, recorded.commit().to_string()));
         }
     }
+    let read_tags = started.elapsed();
     let commits: Vec<String> = kept.iter().map(|(_, commit)| commit.clone()).collect();
     let from = root.to_path_buf();
     let distances = tokio::task::spawn_blocking(move || {
@@ -189,6 +192,9 @@ async fn nearest_kept_version(
         .filter(|(_, d)| *d <= bound)
         .min_by_key(|(_, d)| *d)?;
     tracing::debug!(
+        ?diffed_latest,
+        ?read_tags,
+        chosen = ?started.elapsed(),
         "a new worktree's index starts from the kept version {nearest} ({differing} files from its HEAD)"
     );
     Some(nearest)
