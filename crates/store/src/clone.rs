@@ -158,6 +158,7 @@ async fn nearest_kept_version(
     .await
     .ok()
     .flatten()?;
+    let diffed_latest = started.elapsed();
     let tagged = newest_versions(
         files
             .tags()
@@ -169,7 +170,6 @@ async fn nearest_kept_version(
             .into_iter()
             .map(|(tag, contents)| (tag, contents.version)),
     );
-    let diffed_latest = started.elapsed();
     let mut kept = Vec::new();
     for (tag, _) in tagged {
         if let Some(recorded) = kept_head(source, &tag).await {
