@@ -99,6 +99,8 @@ pub async fn open_at_revision(
         .store
         .shared_parses_dir(&root)
         .map_or(Shared::Off, Shared::At);
+    // A fresh one starts from the work tree's index at its version nearest the commit.
+    options.store.seed = options.store.revision_seed(&root, &revision.commit);
     options.store.uri = Some(dir.join("index").to_string_lossy().into_owned());
     options.store.files.ignore_files = false;
     options.store.history.at = Some(HistoryAt {

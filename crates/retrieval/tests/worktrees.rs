@@ -131,6 +131,23 @@ async fn a_revision_fills_its_vectors_from_the_shared_ones() {
         "src/auth/draft.ts",
         "export function draftOnly(token: string): string {\n  return token.trim();\n}\n",
     );
+    // Most files change after v1: its index is built anew, not cloned from the work
+    // tree's (`a_revision_near_the_work_tree_starts_from_its_index`).
+    for (i, file) in [
+        "src/base.ts",
+        "src/config/auth.ts",
+        "src/models/auth.ts",
+        "src/middleware/auth.ts",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut text = std::fs::read_to_string(repo.root().join(file)).unwrap();
+        text.push_str(&format!(
+            "\nexport function later{i}(): number {{\n  return {i};\n}}\n"
+        ));
+        repo.write(file, &text);
+    }
     repo.commit("draft");
 
     // `index.dir` in a cache directory of the user's.
@@ -188,5 +205,64 @@ async fn a_revision_fills_its_vectors_from_the_shared_ones() {
     assert!(
         after.scored.iter().any(|s| s.vector_similarity.is_some()),
         "{after:?}"
+    );
+}
+
+/// Issue 40: a revision near the work tree's commit starts as a clone of the work tree's
+/// index: its rows and vectors come with it, so nothing is embedded, and it still answers
+/// from its own files only.
+#[tokio::test]
+async fn a_revision_near_the_work_tree_starts_from_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = GitRepo::init(dir.path());
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.root());
+    repo.commit("auth");
+    repo.git(&["tag", "v1"]);
+    repo.write(
+        "src/auth/draft.ts",
+        "export function draftOnly(token: string): string {\n  return token.trim();\n}\n",
+    );
+    repo.commit("draft");
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let store = StoreOptions {
+        uri: Some(
+            elsewhere
+                .path()
+                .join("index")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        ..StoreOptions::default()
+    };
+    let embedder = Arc::new(TokenHashEmbedder::new(16));
+    engine(repo.root(), &embedder, store.clone()).await;
+    embedder.take_seen();
+
+    let revision = codectx_retrieval::resolve_revision(repo.root(), "v1").unwrap();
+    let options = EngineOptions {
+        store,
+        embedder: Some(embedder.clone() as Arc<dyn Embedder>),
+        reranker: None,
+    };
+    let at_v1 = codectx_retrieval::open_at_revision(repo.root(), &revision, options)
+        .await
+        .unwrap();
+    let index = at_v1.project().root().parent().unwrap().join("index");
+    assert!(
+        index.join("cloned.from").is_file(),
+        "{} is not a clone",
+        index.display()
+    );
+    let mut filler = at_v1.vector_filler().await.unwrap().expect("a model");
+    let progress = filler.step(64).await.unwrap();
+    assert_eq!((progress.embedded, progress.pending), (0, 0));
+    assert_eq!(embedder.take_seen(), Vec::<String>::new());
+    assert!(
+        !at_v1
+            .project()
+            .chunks()
+            .any(|c| c.relative_path.ends_with("draft.ts")),
+        "the work tree's draft is not at v1"
     );
 }

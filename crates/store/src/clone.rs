@@ -49,10 +49,20 @@ fn tag_for(dir: &Path) -> String {
     format!("{TAG_PREFIX}{}", &hash[..16])
 }
 
-/// Makes the tables of the new, empty index `db` (at `dir`, for the worktree at `root`)
-/// shallow clones of the index at `seed`: of its latest versions, or of a version it keeps
-/// (for another clone, or a recent head) that is much nearer the worktree's `HEAD`
-/// ([`nearest_kept_version`]). `Err` names why not; the caller then builds the index anew
+/// What a new index is cloned from, and the commit its files are at.
+pub(crate) struct CloneAt {
+    /// The index cloned.
+    pub seed: PathBuf,
+    /// A directory of the repository.
+    pub repository: PathBuf,
+    /// The commit of a revision's index (it is then cloned only when a version of the seed
+    /// holds much of it); `None` for a worktree's, at its `HEAD`.
+    pub commit: Option<String>,
+}
+
+/// Makes the tables of the new, empty index `db` (at `dir`) shallow clones of the index
+/// `at` names: of its latest versions, or of a version it keeps (for another clone, or a
+/// recent head) that is much nearer the new index's commit ([`nearest_kept_version`]). `Err` names why not; the caller then builds the index anew
 /// (after dropping whatever tables were made).
 ///
 /// The seed must be an index of this build's format holding vectors of `spec`'s model (or
@@ -60,10 +70,10 @@ fn tag_for(dir: &Path) -> String {
 pub(crate) async fn clone_index(
     db: &Connection,
     dir: &Path,
-    root: &Path,
-    seed: &Path,
+    at: &CloneAt,
     spec: Option<&EmbeddingSpec>,
 ) -> Result<(), String> {
+    let seed = at.seed.as_path();
     if !seed.join(format!("{META}.lance")).exists() {
         return Err(format!("no index at {}", seed.display()));
     }
@@ -83,7 +93,11 @@ pub(crate) async fn clone_index(
     if crate::schema::recorded_spec(&schema)?.as_ref() != spec {
         return Err(format!("{seed_uri} holds vectors of another model"));
     }
-    let kept = nearest_kept_version(&source, &files, &meta, root).await;
+    let kept = match nearest_kept_version(&source, &files, &meta, at).await {
+        Start::Latest => None,
+        Start::Kept(tag) => Some(tag),
+        Start::Anew(why) => return Err(why),
+    };
     let mut versions = Vec::new();
     for table in [&chunks, &files, &meta_table] {
         let version = match &kept {
@@ -127,38 +141,89 @@ pub(crate) async fn clone_index(
     record_seed(dir, seed).map_err(|e| format!("cannot record the clone's origin: {e}"))
 }
 
-/// The tag of the version of `files`' index (the seed) that a worktree at `root` is best
-/// started from, when not its latest: the kept version whose recorded commit differs from
-/// the worktree's `HEAD` in at most half as many files as the latest's, and in
-/// [`MIN_FILES_SAVED`] fewer (the rule a branch switch restores by). So a worktree added
-/// at an older commit starts from what the index held there. Counted on commits' trees,
-/// not contents: the first sync still writes whatever differs. `None` when no kept
-/// version is that near, or on any failure.
+/// The version of a seed index a new index starts from.
+enum Start {
+    Latest,
+    /// The version this tag names.
+    Kept(String),
+    /// None: a revision's index far from every version is built anew (a clone would
+    /// rewrite most of its rows).
+    Anew(String),
+}
+
+/// Which version of `files`' index (the seed) a new index `at` a commit is best started
+/// from: the kept version whose recorded commit differs from the new index's in at most
+/// half as many files as the latest version's, and in [`MIN_FILES_SAVED`] fewer (the rule
+/// a branch switch restores by); else the latest. So a worktree added at an older commit
+/// starts from what the index held there. Counted on commits' trees, not contents: the
+/// first sync still writes whatever differs. A revision's index starts anew when even the
+/// nearest version differs in more than half as many files as the seed holds. On any
+/// failure, the latest.
 async fn nearest_kept_version(
     source: &Connection,
     files: &lancedb::Table,
     latest: &std::collections::HashMap<String, String>,
-    root: &Path,
-) -> Option<String> {
+    at: &CloneAt,
+) -> Start {
     let started = std::time::Instant::now();
-    let latest = RecordedHead::of(|key| latest.get(key).cloned())?
-        .commit()
-        .to_string();
+    let Some(latest) = RecordedHead::of(|key| latest.get(key).cloned()) else {
+        return Start::Latest;
+    };
+    let latest = latest.commit().to_string();
     // How far the latest version is first: a worktree added at the main one's commit, as
     // most are, reads no kept version.
-    let from = root.to_path_buf();
-    let (head, bound) = tokio::task::spawn_blocking(move || {
-        let head = codectx_history::resolve_commit(&from, "HEAD").ok()?;
-        let now = codectx_history::files_between(&from, &head, &[latest], usize::MAX)
+    let (repository, commit) = (at.repository.clone(), at.commit.clone());
+    let measured = tokio::task::spawn_blocking(move || {
+        let head = match commit {
+            Some(commit) => commit,
+            None => codectx_history::resolve_commit(&repository, "HEAD").ok()?,
+        };
+        let now = codectx_history::files_between(&repository, &head, &[latest], usize::MAX)
             .ok()?
             .pop()
             .flatten()?;
-        Some((head, (now / 2).min(now.checked_sub(MIN_FILES_SAVED)?)))
+        Some((head, now))
     })
     .await
     .ok()
-    .flatten()?;
+    .flatten();
+    let Some((head, now)) = measured else {
+        return Start::Latest;
+    };
     let diffed_latest = started.elapsed();
+    let nearest = match (now / 2).min(now.saturating_sub(MIN_FILES_SAVED)) {
+        0 => None,
+        bound => nearest_tag(source, files, at, &head, bound).await,
+    };
+    if at.commit.is_some() {
+        let differing = nearest.as_ref().map_or(now, |(_, d)| *d);
+        let seed_files = files.count_rows(None).await.unwrap_or(0);
+        if differing > seed_files / 2 {
+            return Start::Anew(format!(
+                "{differing} files differ from its nearest version, of {seed_files}"
+            ));
+        }
+    }
+    let Some((tag, differing)) = nearest else {
+        return Start::Latest;
+    };
+    tracing::debug!(
+        ?diffed_latest,
+        chosen = ?started.elapsed(),
+        "a new index starts from the kept version {tag} ({differing} files from its commit)"
+    );
+    Start::Kept(tag)
+}
+
+/// The kept version of `files`' index whose recorded commit differs from `head` in the
+/// fewest files, at most `bound`, with that count.
+async fn nearest_tag(
+    source: &Connection,
+    files: &lancedb::Table,
+    at: &CloneAt,
+    head: &str,
+    bound: usize,
+) -> Option<(String, usize)> {
     let tagged = newest_versions(
         files
             .tags()
@@ -176,28 +241,19 @@ async fn nearest_kept_version(
             kept.push((tag, recorded.commit().to_string()));
         }
     }
-    let read_tags = started.elapsed();
     let commits: Vec<String> = kept.iter().map(|(_, commit)| commit.clone()).collect();
-    let from = root.to_path_buf();
+    let (repository, head) = (at.repository.clone(), head.to_string());
     let distances = tokio::task::spawn_blocking(move || {
-        codectx_history::files_between(&from, &head, &commits, bound).ok()
+        codectx_history::files_between(&repository, &head, &commits, bound).ok()
     })
     .await
     .ok()
     .flatten()?;
-    let (nearest, differing) = kept
-        .into_iter()
+    kept.into_iter()
         .zip(distances)
         .filter_map(|((tag, _), d)| Some((tag, d?)))
         .filter(|(_, d)| *d <= bound)
-        .min_by_key(|(_, d)| *d)?;
-    tracing::debug!(
-        ?diffed_latest,
-        ?read_tags,
-        chosen = ?started.elapsed(),
-        "a new worktree's index starts from the kept version {nearest} ({differing} files from its HEAD)"
-    );
-    Some(nearest)
+        .min_by_key(|(_, d)| *d)
 }
 
 /// The index the clone at `dir` was made from; `None` for an index of its own.

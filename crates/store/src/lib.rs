@@ -71,8 +71,8 @@ pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings,
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};
 pub use store::{
-    ChunksByFile, HistoryStatus, PROJECT_IMAGE, Shared, Store, StoreOptions, SyncChanges,
-    default_index_dir,
+    ChunksByFile, HistoryStatus, IndexSeed, PROJECT_IMAGE, Shared, Store, StoreOptions,
+    SyncChanges, default_index_dir,
 };
 pub use sync::SyncScope;
 pub use text_table::TextSearch;

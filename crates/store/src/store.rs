@@ -12,7 +12,7 @@ use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
-use crate::clone::{CLONED_FROM_FILE, clone_index, orphaned};
+use crate::clone::{CLONED_FROM_FILE, CloneAt, clone_index, orphaned};
 use crate::lock::{LOCK_FILE, WriteLock};
 use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR};
 use crate::schema::{
@@ -134,6 +134,23 @@ pub struct StoreOptions {
     /// Where the chunks and facts of each parsed file version are shared by content with
     /// the repository's other indexes: a version parsed once is not parsed again.
     pub shared_parses: Shared,
+    /// A fresh index starts as a shallow clone of this one, at the version nearest
+    /// [`IndexSeed::commit`] (`clone.rs`): set for a revision's index
+    /// ([`StoreOptions::revision_seed`]). A linked worktree's default index starts from
+    /// the main worktree's without it.
+    pub seed: Option<IndexSeed>,
+}
+
+/// The index a fresh one starts from ([`StoreOptions::seed`]), and the commit whose files
+/// the fresh one holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexSeed {
+    /// The seed index's directory.
+    pub index: PathBuf,
+    /// A directory of the repository the commit is in.
+    pub repository: PathBuf,
+    /// The commit (hex).
+    pub commit: String,
 }
 
 /// Where something a store computes by content (vectors, parses) is shared with the
@@ -221,6 +238,7 @@ impl Default for StoreOptions {
             shared_vectors: Shared::default(),
             shared_vectors_bytes: 512 << 20,
             shared_parses: Shared::default(),
+            seed: None,
         }
     }
 }
@@ -318,6 +336,18 @@ impl StoreOptions {
                 .join(&view[..16])
                 .join(commit),
         )
+    }
+
+    /// What the index of `root`'s revision `commit` starts from: the main worktree's
+    /// index (this one's, in the main worktree), which keeps the versions of its recent
+    /// heads and of its worktrees' commits. `None` when it is not a local directory.
+    pub fn revision_seed(&self, root: &Path, commit: &str) -> Option<IndexSeed> {
+        let index = seed_index_dir(root).or_else(|| local_path(&self.index_uri(root)))?;
+        Some(IndexSeed {
+            index,
+            repository: root.to_path_buf(),
+            commit: commit.to_string(),
+        })
     }
 
     /// Where an earlier version kept the revisions of `root` (canonical) inside git: beside
@@ -454,12 +484,25 @@ impl Store {
                 }
                 // A linked worktree's new default index starts from the main worktree's
                 // (`clone.rs`).
-                let seed = (default_in_git && fresh && !options.rebuild)
-                    .then(|| seed_index_dir(&root))
-                    .flatten();
+                let seed = match &options.seed {
+                    Some(seed) => (fresh && !options.rebuild).then(|| CloneAt {
+                        seed: seed.index.clone(),
+                        repository: seed.repository.clone(),
+                        commit: Some(seed.commit.clone()),
+                    }),
+                    None => (default_in_git && fresh && !options.rebuild)
+                        .then(|| seed_index_dir(&root))
+                        .flatten()
+                        .map(|seed| CloneAt {
+                            seed,
+                            repository: root.clone(),
+                            commit: None,
+                        }),
+                };
                 cloned_from = match (&seed, &local_dir) {
-                    (Some(seed), Some(dir)) => {
-                        match clone_index(&db, dir, &root, seed, options.embedding.as_ref()).await {
+                    (Some(at), Some(dir)) => {
+                        let seed = &at.seed;
+                        match clone_index(&db, dir, at, options.embedding.as_ref()).await {
                             Ok(()) => Some(seed.clone()),
                             Err(why) => {
                                 tracing::info!(
