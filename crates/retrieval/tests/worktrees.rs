@@ -123,14 +123,7 @@ async fn each_worktree_answers_from_its_own_files_while_sharing_vectors() {
 #[tokio::test]
 async fn a_revision_fills_its_vectors_from_the_shared_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let mut repo = GitRepo::init(dir.path());
-    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.root());
-    repo.commit("auth");
-    repo.git(&["tag", "v1"]);
-    repo.write(
-        "src/auth/draft.ts",
-        "export function draftOnly(token: string): string {\n  return token.trim();\n}\n",
-    );
+    let mut repo = auth_at_v1_with_a_draft(dir.path());
     // Most files change after v1: its index is built anew, not cloned from the work
     // tree's (`a_revision_near_the_work_tree_starts_from_its_index`).
     for (i, file) in [
@@ -150,32 +143,9 @@ async fn a_revision_fills_its_vectors_from_the_shared_ones() {
     }
     repo.commit("draft");
 
-    // `index.dir` in a cache directory of the user's.
     let elsewhere = tempfile::tempdir().unwrap();
-    let store = StoreOptions {
-        uri: Some(
-            elsewhere
-                .path()
-                .join("index")
-                .to_string_lossy()
-                .into_owned(),
-        ),
-        ..StoreOptions::default()
-    };
     let embedder = Arc::new(TokenHashEmbedder::new(16));
-    // The work tree's index fills the shared vectors.
-    engine(repo.root(), &embedder, store.clone()).await;
-    embedder.take_seen();
-
-    let revision = codectx_retrieval::resolve_revision(repo.root(), "v1").unwrap();
-    let options = EngineOptions {
-        store,
-        embedder: Some(embedder.clone() as Arc<dyn Embedder>),
-        reranker: None,
-    };
-    let mut at_v1 = codectx_retrieval::open_at_revision(repo.root(), &revision, options)
-        .await
-        .unwrap();
+    let mut at_v1 = open_v1(&repo, elsewhere.path(), &embedder).await;
     let chunks = at_v1.project().chunks().count();
     let mut filler = at_v1.vector_filler().await.unwrap().expect("a model");
     let mut filled = 0;
@@ -214,40 +184,12 @@ async fn a_revision_fills_its_vectors_from_the_shared_ones() {
 #[tokio::test]
 async fn a_revision_near_the_work_tree_starts_from_its_index() {
     let dir = tempfile::tempdir().unwrap();
-    let mut repo = GitRepo::init(dir.path());
-    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.root());
-    repo.commit("auth");
-    repo.git(&["tag", "v1"]);
-    repo.write(
-        "src/auth/draft.ts",
-        "export function draftOnly(token: string): string {\n  return token.trim();\n}\n",
-    );
+    let mut repo = auth_at_v1_with_a_draft(dir.path());
     repo.commit("draft");
 
     let elsewhere = tempfile::tempdir().unwrap();
-    let store = StoreOptions {
-        uri: Some(
-            elsewhere
-                .path()
-                .join("index")
-                .to_string_lossy()
-                .into_owned(),
-        ),
-        ..StoreOptions::default()
-    };
     let embedder = Arc::new(TokenHashEmbedder::new(16));
-    engine(repo.root(), &embedder, store.clone()).await;
-    embedder.take_seen();
-
-    let revision = codectx_retrieval::resolve_revision(repo.root(), "v1").unwrap();
-    let options = EngineOptions {
-        store,
-        embedder: Some(embedder.clone() as Arc<dyn Embedder>),
-        reranker: None,
-    };
-    let at_v1 = codectx_retrieval::open_at_revision(repo.root(), &revision, options)
-        .await
-        .unwrap();
+    let at_v1 = open_v1(&repo, elsewhere.path(), &embedder).await;
     let index = at_v1.project().root().parent().unwrap().join("index");
     assert!(
         index.join("cloned.from").is_file(),
@@ -265,4 +207,39 @@ async fn a_revision_near_the_work_tree_starts_from_its_index() {
             .any(|c| c.relative_path.ends_with("draft.ts")),
         "the work tree's draft is not at v1"
     );
+}
+
+/// Indexes the work tree of `repo` with a model, its index in a cache directory of the
+/// user's (`index.dir`, in `elsewhere`), then opens its tag `v1`. Texts the model saw for
+/// the work tree are forgotten first.
+async fn open_v1(repo: &GitRepo, elsewhere: &Path, embedder: &Arc<TokenHashEmbedder>) -> Engine {
+    let store = StoreOptions {
+        uri: Some(elsewhere.join("index").to_string_lossy().into_owned()),
+        ..StoreOptions::default()
+    };
+    // The work tree's index fills the shared vectors.
+    engine(repo.root(), embedder, store.clone()).await;
+    embedder.take_seen();
+    let revision = codectx_retrieval::resolve_revision(repo.root(), "v1").unwrap();
+    let options = EngineOptions {
+        store,
+        embedder: Some(embedder.clone() as Arc<dyn Embedder>),
+        reranker: None,
+    };
+    codectx_retrieval::open_at_revision(repo.root(), &revision, options)
+        .await
+        .unwrap()
+}
+
+/// The auth fixture committed and tagged `v1`, then a draft file added on top.
+fn auth_at_v1_with_a_draft(dir: &Path) -> GitRepo {
+    let mut repo = GitRepo::init(dir);
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/auth"), repo.root());
+    repo.commit("auth");
+    repo.git(&["tag", "v1"]);
+    repo.write(
+        "src/auth/draft.ts",
+        "export function draftOnly(token: string): string {\n  return token.trim();\n}\n",
+    );
+    repo
 }
