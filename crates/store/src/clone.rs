@@ -22,7 +22,7 @@ use codectx_embed::EmbeddingSpec;
 
 use crate::revisit::{MIN_FILES_SAVED, RecordedHead, kept_head, newest_versions};
 use crate::schema::{CHUNKS, FILES, META};
-use crate::store::FORMAT;
+use crate::store::{FORMAT, IndexSeed};
 
 /// The file in a clone's directory naming the index it was made from: read before any
 /// table (a clone whose main index is gone cannot read its own).
@@ -49,17 +49,6 @@ fn tag_for(dir: &Path) -> String {
     format!("{TAG_PREFIX}{}", &hash[..16])
 }
 
-/// What a new index is cloned from, and the commit its files are at.
-pub(crate) struct CloneAt {
-    /// The index cloned.
-    pub seed: PathBuf,
-    /// A directory of the repository.
-    pub repository: PathBuf,
-    /// The commit of a revision's index (it is then cloned only when a version of the seed
-    /// holds much of it); `None` for a worktree's, at its `HEAD`.
-    pub commit: Option<String>,
-}
-
 /// Makes the tables of the new, empty index `db` (at `dir`) shallow clones of the index
 /// `at` names: of its latest versions, or of a version it keeps (for another clone, or a
 /// recent head) that is much nearer the new index's commit ([`nearest_kept_version`]). `Err` names why not; the caller then builds the index anew
@@ -70,10 +59,10 @@ pub(crate) struct CloneAt {
 pub(crate) async fn clone_index(
     db: &Connection,
     dir: &Path,
-    at: &CloneAt,
+    at: &IndexSeed,
     spec: Option<&EmbeddingSpec>,
 ) -> Result<(), String> {
-    let seed = at.seed.as_path();
+    let seed = at.index.as_path();
     if !seed.join(format!("{META}.lance")).exists() {
         return Err(format!("no index at {}", seed.display()));
     }
@@ -163,7 +152,7 @@ async fn nearest_kept_version(
     source: &Connection,
     files: &lancedb::Table,
     latest: &std::collections::HashMap<String, String>,
-    at: &CloneAt,
+    at: &IndexSeed,
 ) -> Start {
     let started = std::time::Instant::now();
     let Some(latest) = RecordedHead::of(|key| latest.get(key).cloned()) else {
@@ -220,7 +209,7 @@ async fn nearest_kept_version(
 async fn nearest_tag(
     source: &Connection,
     files: &lancedb::Table,
-    at: &CloneAt,
+    at: &IndexSeed,
     head: &str,
     bound: usize,
 ) -> Option<(String, usize)> {

@@ -196,19 +196,28 @@ impl Store {
         if self.local_dir.is_none() {
             return;
         }
-        // Off for want of commits to read, not of a repository.
-        if matches!(
-            self.history,
-            HistoryStatus::Off(HistoryOff::Disabled | HistoryOff::Shallow)
-        ) && let Err(e) = self.record_checked_out().await
-        {
-            tracing::debug!("cannot record the commit checked out: {e}");
-            return;
-        }
-        let Ok(Some(recorded)) = self.recorded_commit().await else {
-            return;
+        // At a sync's end this handle knows the commit it recorded; after vectors were
+        // written (maybe by a handle that never synced) the meta table says.
+        let head = match (&self.history, again) {
+            (HistoryStatus::On { head, .. }, false) => head.clone(),
+            // Off for want of commits to read, not of a repository.
+            (HistoryStatus::Off(HistoryOff::Disabled | HistoryOff::Shallow), false) => {
+                let Some(head) = self.checked_out().await else {
+                    return;
+                };
+                if self.kept_head.as_deref() != Some(head.as_str())
+                    && let Err(e) = self.record_checked_out(&head).await
+                {
+                    tracing::debug!("cannot record the commit checked out: {e}");
+                    return;
+                }
+                head
+            }
+            _ => match self.recorded_commit().await {
+                Ok(Some(recorded)) => recorded.commit().to_string(),
+                _ => return,
+            },
         };
-        let head = recorded.commit().to_string();
         if !again && self.kept_head.as_deref() == Some(head.as_str()) {
             return;
         }
@@ -241,14 +250,11 @@ impl Store {
             .ok()
     }
 
-    /// Records the commit checked out, for an index without history (whose versions are
-    /// kept and found by it): written only when `HEAD` moved.
-    async fn record_checked_out(&mut self) -> Result<(), StoreError> {
-        let Some(head) = self.checked_out().await else {
-            return Ok(());
-        };
-        if self.meta_value(CHECKED_OUT_KEY).await?.as_deref() != Some(head.as_str()) {
-            self.set_meta(CHECKED_OUT_KEY, &head).await?;
+    /// Records `head` as the commit checked out, for an index without history (whose
+    /// versions are kept and found by it): written only when it is not recorded yet.
+    async fn record_checked_out(&mut self, head: &str) -> Result<(), StoreError> {
+        if self.meta_value(CHECKED_OUT_KEY).await?.as_deref() != Some(head) {
+            self.set_meta(CHECKED_OUT_KEY, head).await?;
         }
         Ok(())
     }
@@ -365,15 +371,19 @@ fn differing<'a>(
 async fn keep_version(table: &Table, tag: &str) -> lancedb::Result<()> {
     let version = table.version().await?;
     let mut tags = table.tags().await?;
-    if tags.create(tag, version).await.is_err() {
-        tags.update(tag, version).await?;
+    let listed = tags.list().await?;
+    match listed.get(tag) {
+        // A new process syncing nothing finds it kept already: nothing is written.
+        Some(kept) if kept.version == version => return Ok(()),
+        Some(_) => tags.update(tag, version).await?,
+        None => tags.create(tag, version).await?,
     }
-    let mut heads: Vec<(u64, String)> = tags
-        .list()
-        .await?
+    // The head tags as they are now: the listing, with `tag` at `version`.
+    let mut heads: Vec<(u64, String)> = listed
         .into_iter()
-        .filter(|(name, _)| name.starts_with(HEAD_TAG_PREFIX))
+        .filter(|(name, _)| name.starts_with(HEAD_TAG_PREFIX) && name != tag)
         .map(|(name, contents)| (contents.version, name))
+        .chain([(version, tag.to_string())])
         .collect();
     heads.sort();
     let surplus = heads.len().saturating_sub(KEPT_HEADS);

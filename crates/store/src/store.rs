@@ -12,7 +12,7 @@ use futures::TryStreamExt;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{Connection, Table};
 
-use crate::clone::{CLONED_FROM_FILE, CloneAt, clone_index, orphaned};
+use crate::clone::{CLONED_FROM_FILE, clone_index, orphaned};
 use crate::lock::{LOCK_FILE, WriteLock};
 use crate::parse_cache::{ParseCache, REPOSITORY_DIR as PARSES_DIR};
 use crate::schema::{
@@ -149,8 +149,9 @@ pub struct IndexSeed {
     pub index: PathBuf,
     /// A directory of the repository the commit is in.
     pub repository: PathBuf,
-    /// The commit (hex).
-    pub commit: String,
+    /// The commit (hex) of a revision's index, which is then cloned only when a version of
+    /// the seed holds much of it; `None` for a worktree's, at its `HEAD`.
+    pub commit: Option<String>,
 }
 
 /// Where something a store computes by content (vectors, parses) is shared with the
@@ -346,7 +347,7 @@ impl StoreOptions {
         Some(IndexSeed {
             index,
             repository: root.to_path_buf(),
-            commit: commit.to_string(),
+            commit: Some(commit.to_string()),
         })
     }
 
@@ -485,23 +486,19 @@ impl Store {
                 // A linked worktree's new default index starts from the main worktree's
                 // (`clone.rs`).
                 let seed = match &options.seed {
-                    Some(seed) => (fresh && !options.rebuild).then(|| CloneAt {
-                        seed: seed.index.clone(),
-                        repository: seed.repository.clone(),
-                        commit: Some(seed.commit.clone()),
-                    }),
+                    Some(seed) => (fresh && !options.rebuild).then(|| seed.clone()),
                     None => (default_in_git && fresh && !options.rebuild)
                         .then(|| seed_index_dir(&root))
                         .flatten()
-                        .map(|seed| CloneAt {
-                            seed,
+                        .map(|index| IndexSeed {
+                            index,
                             repository: root.clone(),
                             commit: None,
                         }),
                 };
                 cloned_from = match (&seed, &local_dir) {
                     (Some(at), Some(dir)) => {
-                        let seed = &at.seed;
+                        let seed = &at.index;
                         match clone_index(&db, dir, at, options.embedding.as_ref()).await {
                             Ok(()) => Some(seed.clone()),
                             Err(why) => {
