@@ -237,6 +237,12 @@ pub(crate) const STOPWORDS: &[&str] = &[
     "support", "allow", "make", "get", "set", "new",
 ];
 
+/// The [`STOPWORDS`] that begin code names as verbs (`getUser`, `setSeconds`, `addRoute`,
+/// `useQuery`): without them such a name is one word, too few to be named by, so a
+/// question must write the verb too ("set the seconds") for [`crate::search`]'s name
+/// channel to meet it.
+pub(crate) const NAME_VERBS: &[&str] = &["get", "set", "add", "use", "make", "new"];
+
 /// Lowercase words of `text`, identifiers split at case changes, `_`, `-`, `.` and `/`.
 pub fn code_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();

@@ -28,8 +28,8 @@ use codectx_store::{ChunkFilter, LexicalHit, Store};
 use crate::query::TextQuery;
 use crate::ranker::{Features, KindGroup, QuestionLayout, reciprocal_rank};
 use crate::scoring::{
-    AskedKinds, COVERED_TERMS, QuestionShape, STOPWORDS, SearchOptions, WordRoots, blend,
-    calibrated_vector, code_words, coverage_of, holds_a_term, in_type, is_companion_file,
+    AskedKinds, COVERED_TERMS, NAME_VERBS, QuestionShape, STOPWORDS, SearchOptions, WordRoots,
+    blend, calibrated_vector, code_words, coverage_of, holds_a_term, in_type, is_companion_file,
     is_test_file, matched_terms, own_evidence, prefer_members, query_terms,
 };
 use crate::{Project, RetrievalError};
@@ -764,7 +764,7 @@ enum NameLevel {
     /// The query contains the chunk's file name of several words (`qpsoWorker.js`): the
     /// question names the module, and its top level is what it is about.
     FileName,
-    /// Every content word of the chunk's name is among the query's words.
+    /// The query holds the chunk's name word by word ([`ChunkName::named_by`]).
     AllWords,
     /// The query writes the chunk's name as an identifier.
     Identifier,
@@ -802,13 +802,71 @@ struct ChunkName {
     /// The roots of its words without function words (`get`, `to`, `is`, `of`), which are
     /// never among a query's words: `getDaysInMonth` is named by "the days in the month".
     content_words: Vec<String>,
+    /// Its [`NAME_VERBS`] (`set` of `setSeconds`).
+    verbs: Vec<String>,
 }
 
 impl ChunkName {
+    /// Whether the question names it by its words: two or more content words, all among the
+    /// question's `terms`, or a verb and one content word that the question writes as a
+    /// phrase (`phrases`: "set the seconds" names `setSeconds`). One word alone never names a
+    /// declaration.
+    fn named_by(&self, terms: impl Fn(&String) -> bool, phrases: &[VerbPhrase]) -> bool {
+        match (self.content_words.as_slice(), self.verbs.as_slice()) {
+            ([], _) => false,
+            ([object], [verb]) => phrases
+                .iter()
+                .any(|p| p.verb == verb.as_str() && p.object == *object),
+            ([_], _) => false,
+            (words, _) => words.iter().all(terms),
+        }
+    }
+
+    /// Whether it has enough words to be [`ChunkName::named_by`] a question.
+    fn nameable(&self) -> bool {
+        self.content_words.len() >= 2 || (self.content_words.len() == 1 && self.verbs.len() == 1)
+    }
+
     /// Long enough to be an identifier a question writes (`parse`, `getX`), not a word of
     /// its prose (`get`, `run`).
     fn identifier_like(&self) -> bool {
         self.word_count > 1 || self.lowercase.len() >= 4
+    }
+}
+
+/// A verb of [`NAME_VERBS`] and the word after it in a question, as roots: "sets the
+/// seconds" is (`set`, `second`). In a commit's subject the first verb is the change's
+/// ("add vector search", not `addVectors`), so only a phrase names a verb's function.
+#[derive(Debug, PartialEq)]
+struct VerbPhrase {
+    verb: &'static str,
+    object: String,
+}
+
+impl VerbPhrase {
+    /// The phrases of `query`'s prose words; identifiers (`useQueries`) are matched whole,
+    /// as [`NameLevel::Identifier`], not taken apart here. Articles between are skipped.
+    fn all_in(query: &str) -> Vec<VerbPhrase> {
+        let mut roots = WordRoots::new();
+        let words: Vec<&str> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| {
+                !w.is_empty() && !["the", "a", "an"].iter().any(|a| a.eq_ignore_ascii_case(w))
+            })
+            .collect();
+        let prose = |w: &str| w.chars().skip(1).all(|c| c.is_ascii_lowercase());
+        words
+            .windows(2)
+            .filter(|pair| prose(pair[0]) && prose(pair[1]))
+            .filter_map(|pair| {
+                let verb = roots.root(pair[0]);
+                let verb = NAME_VERBS.iter().copied().find(|v| *v == verb)?;
+                Some(VerbPhrase {
+                    verb,
+                    object: roots.root(pair[1]),
+                })
+            })
+            .collect()
     }
 }
 
@@ -820,7 +878,7 @@ pub(crate) struct NameIndex {
     /// Declarations by their lowercase name, when it is [`ChunkName::identifier_like`]:
     /// (file, chunk) positions in [`crate::Project::files`], in order.
     by_identifier: HashMap<String, Vec<(u32, u32)>>,
-    /// Declarations of two content words or more, by the first.
+    /// Declarations [`ChunkName::nameable`] by words, by their first content word.
     by_first_word: HashMap<String, Vec<(u32, u32)>>,
     /// Files by the first root of their name.
     files_by_first_word: HashMap<String, Vec<u32>>,
@@ -902,7 +960,7 @@ impl NameIndex {
                     at,
                 );
             }
-            if name.content_words.len() >= 2 {
+            if name.nameable() {
                 insert(
                     self.by_first_word
                         .entry(name.content_words[0].clone())
@@ -937,6 +995,11 @@ impl FileNames {
                 ChunkName {
                     lowercase: chunk.name.to_lowercase(),
                     word_count: words.len(),
+                    verbs: words
+                        .iter()
+                        .filter(|w| NAME_VERBS.contains(&w.as_str()))
+                        .cloned()
+                        .collect(),
                     content_words: words
                         .into_iter()
                         .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
@@ -996,6 +1059,12 @@ fn name_channel<'p>(
     if terms.is_empty() {
         return Vec::new();
     }
+    // In prose, "use" and "get" are everywhere.
+    let phrases = if long {
+        Vec::new()
+    } else {
+        VerbPhrase::all_in(query)
+    };
     // Only the chunks the index finds by one of the question's words can be named; in the
     // order of the files and their chunks, which breaks the sort's ties below.
     let files = project.files();
@@ -1041,10 +1110,7 @@ fn name_channel<'p>(
             && name.identifier_like()
         {
             Some(NameLevel::Identifier)
-        } else if declaration
-            && name.content_words.len() >= 2
-            && name.content_words.iter().all(words)
-        {
+        } else if declaration && name.named_by(words, &phrases) {
             Some(NameLevel::AllWords)
         } else if file_named && chunk.depth == 0 {
             Some(if module_named {

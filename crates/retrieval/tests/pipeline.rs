@@ -36,6 +36,19 @@ async fn engine(
     engine_at(FIXTURE, index, embedder, reranker).await
 }
 
+/// An engine without a model over the project at `root`, its index in `index`.
+async fn engine_at_root(root: &Path, index: &tempfile::TempDir) -> Engine {
+    let options = EngineOptions {
+        store: StoreOptions {
+            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
+            ..Default::default()
+        },
+        embedder: None,
+        reranker: None,
+    };
+    Engine::open(root, options).await.unwrap()
+}
+
 /// One line per result: where, what, and the evidence of its score.
 async fn ranking(engine: &Engine, query: &str, options: &SearchOptions, top: usize) -> String {
     let ranking = engine.rank(query, options).await.unwrap();
@@ -614,15 +627,7 @@ async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
     )
     .unwrap();
     let index = tempfile::tempdir().unwrap();
-    let options = EngineOptions {
-        store: StoreOptions {
-            uri: Some(index.path().join("idx").to_string_lossy().into_owned()),
-            ..Default::default()
-        },
-        embedder: None,
-        reranker: None,
-    };
-    let engine = Engine::open(repo.path(), options).await.unwrap();
+    let engine = engine_at_root(repo.path(), &index).await;
     let top = |query: &'static str| {
         let engine = &engine;
         async move {
@@ -637,6 +642,87 @@ async fn a_callback_counts_for_its_declaration_and_a_source_name_for_itself() {
     };
     assert_eq!(top("reticulate splines").await, "outer.anonymous");
     assert_eq!(top("frobnicate widgets").await, "outer");
+}
+
+/// A name of a verb and one word (`setSeconds`, `addVectors`) is named by a question that
+/// writes the two as a phrase ("set the seconds"), as a name of two content words is by its
+/// words anywhere; a commit subject's leading verb ("add … vector search") names nothing.
+#[tokio::test]
+async fn a_verb_and_its_object_name_a_function() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join("src")).unwrap();
+    let module = |name: &str, code: &str| {
+        std::fs::write(repo.path().join("src").join(name), code).unwrap();
+    };
+    module(
+        "time.js",
+        "export function setSeconds(date, seconds) {
+  const next = new Date(date);
+  next.setUTCSeconds(seconds);
+  return next;
+}
+export function getSeconds(date) {
+  return new Date(date).getUTCSeconds();
+}
+",
+    );
+    // Its code holds the question's words more often than the functions above do.
+    module(
+        "clamp.js",
+        "export function clamp(date, seconds, min, max) {
+  const dateSeconds = Math.min(Math.max(seconds, min), max);
+  return { date, seconds: dateSeconds };
+}
+",
+    );
+    module(
+        "math.js",
+        "export function addVectors(store, vectors) {
+  for (const vector of vectors) store.push(vector);
+  return store;
+}
+export function searchVectorsBySimilarity(store, query) {
+  return store.filter((vector) => vector.similarity(query) > 0.5);
+}
+",
+    );
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at_root(repo.path(), &index).await;
+    let named = |query: &'static str| {
+        let engine = &engine;
+        async move {
+            let ranking = engine.rank(query, &SearchOptions::default()).await.unwrap();
+            let name = |s: &codectx_retrieval::Scored| {
+                engine
+                    .project()
+                    .chunk(&s.relative_path, &s.chunk_id)
+                    .unwrap()
+                    .dotted_name()
+            };
+            let named: Vec<String> = ranking
+                .scored
+                .iter()
+                .filter(|s| s.name_rank.is_some())
+                .map(name)
+                .collect();
+            (name(&ranking.scored[0]), named)
+        }
+    };
+    let (best, named_by) = named("Set the seconds to the given date").await;
+    assert_eq!(
+        (best.as_str(), named_by),
+        ("setSeconds", vec!["setSeconds".to_string()])
+    );
+    let (best, named_by) = named("Gets the seconds of a date").await;
+    assert_eq!(
+        (best.as_str(), named_by),
+        ("getSeconds", vec!["getSeconds".to_string()])
+    );
+    let (_, named_by) = named("Adds vectors to the store").await;
+    assert_eq!(named_by, ["addVectors"]);
+    // The subject's verb is the change's; its words are not a phrase of the name's.
+    let (_, named_by) = named("add support for vector search by similarity").await;
+    assert_eq!(named_by, ["searchVectorsBySimilarity"]);
 }
 
 /// Issue-shaped questions on `fixtures/retrieval/issues`, without a model: a quoted error

@@ -35,7 +35,7 @@ use super::ProjectFile;
 use crate::search::NameIndex;
 
 /// The first bytes of an image; the last byte is the layout's version.
-const MAGIC: &[u8; 16] = b"codectx-project\x03";
+const MAGIC: &[u8; 16] = b"codectx-project\x04";
 
 /// A chunk as an image holds it: a [`CodeChunk`] without the paths its file gives, and
 /// with its texts' places in the texts section.
