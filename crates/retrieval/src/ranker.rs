@@ -149,13 +149,21 @@ pub struct Features {
     pub container: f32,
     /// It lies inside a type or interface.
     pub in_type: f32,
+    /// Share of its own name's content words (function words aside) the question holds,
+    /// or of its verbs for a name of verbs alone: 1 for `setSeconds` in "set the seconds
+    /// to the given date" and for `Cart.add` in "add an item to the cart", 0 for `max`,
+    /// which holds the question's words in its code only, and for a name without such words.
+    pub name_share: f32,
+    /// How many such words its name has: a share of one word (`run`) is weaker evidence
+    /// than a share of three.
+    pub name_words: f32,
     /// What it is.
     pub kind: KindGroup,
 }
 
 /// The features' names, in [`Features::values`] order: the artifact records the names it
 /// was trained on, and a model naming a feature this build does not compute is refused.
-pub const FEATURE_NAMES: [&str; 21 + KindGroup::ALL.len()] = [
+pub const FEATURE_NAMES: [&str; 23 + KindGroup::ALL.len()] = [
     "lexical",
     "lexicalShare",
     "name",
@@ -177,6 +185,8 @@ pub const FEATURE_NAMES: [&str; 21 + KindGroup::ALL.len()] = [
     "exported",
     "container",
     "inType",
+    "nameShare",
+    "nameWords",
     "kind.function",
     "kind.method",
     "kind.member",
@@ -218,6 +228,8 @@ impl Features {
             self.exported,
             self.container,
             self.in_type,
+            self.name_share,
+            self.name_words,
         ];
         row[..head.len()].copy_from_slice(&head);
         let kind = KindGroup::ALL
@@ -485,6 +497,8 @@ mod tests {
             exported: 1.0,
             container: 0.0,
             in_type: 0.0,
+            name_share: 1.0,
+            name_words: 2.0,
             kind: KindGroup::Function,
         };
         let weak = Features {
@@ -498,6 +512,7 @@ mod tests {
             churn: 0.0,
             linked: 0.0,
             exported: 0.0,
+            name_share: 0.0,
             kind: KindGroup::Comment,
             ..strong
         };

@@ -494,6 +494,39 @@ pub(crate) fn matched_terms(terms: &[String], chunk: &CodeChunk) -> usize {
     )
 }
 
+/// How many content words (roots, [`STOPWORDS`] aside) the chunk's name has, and the share
+/// of them among `terms`: [`crate::ranker::Features::name_share`]. A name of verbs alone
+/// (`Cart.add`, `app.use`) counts its [`NAME_VERBS`] instead, held when the question's
+/// `verbs` hold them. Verbs beside content words are left out: a commit's subject opens with
+/// its own verb ("add vector search"), which is not `addVectors`'s.
+pub(crate) fn name_share(terms: &[String], verbs: &[&str], chunk: &CodeChunk) -> (u32, f32) {
+    let (mut words, mut found) = (0_u32, 0_u32);
+    let (mut name_verbs, mut found_verbs) = (0_u32, 0_u32);
+    each_code_word(&chunk.name, |word| {
+        MET_ROOTS.with_borrow_mut(|roots| {
+            roots.with_root(word, |root| {
+                if NAME_VERBS.contains(&root) {
+                    name_verbs += 1;
+                    found_verbs += u32::from(verbs.contains(&root));
+                } else if root.len() >= 2 && !STOPWORDS.contains(&root) {
+                    words += 1;
+                    found += u32::from(terms.binary_search_by(|t| t.as_str().cmp(root)).is_ok());
+                }
+            })
+        });
+        true
+    });
+    if words == 0 {
+        (words, found) = (name_verbs, found_verbs);
+    }
+    let share = if words == 0 {
+        0.0
+    } else {
+        found as f32 / words as f32
+    };
+    (words, share)
+}
+
 /// Whether the chunk itself — its name, its code (callbacks and members included: a hit
 /// inside an unnamed callback counts for the function around it), its commit notes, not its
 /// file's path — holds one of the question's terms.

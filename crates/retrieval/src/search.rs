@@ -30,7 +30,7 @@ use crate::ranker::{Features, KindGroup, QuestionLayout, reciprocal_rank};
 use crate::scoring::{
     AskedKinds, COVERED_TERMS, NAME_VERBS, QuestionShape, STOPWORDS, SearchOptions, WordRoots,
     blend, calibrated_vector, code_words, coverage_of, holds_a_term, in_type, is_companion_file,
-    is_test_file, matched_terms, own_evidence, prefer_members, query_terms,
+    is_test_file, matched_terms, name_share, own_evidence, prefer_members, query_terms,
 };
 use crate::{Project, RetrievalError};
 
@@ -417,6 +417,7 @@ pub async fn rank(
         &chunks,
         &Described {
             terms: &query_terms,
+            verbs: &question_verbs(query),
             about_tests,
             file_share: &file_share,
             calibration: &calibration,
@@ -458,6 +459,8 @@ pub async fn rank(
 /// What [`describe`] needs of the question beside each candidate.
 struct Described<'a> {
     terms: &'a [String],
+    /// The [`NAME_VERBS`] it writes, which its terms leave out.
+    verbs: &'a [&'static str],
     about_tests: bool,
     file_share: &'a HashMap<String, f32>,
     calibration: &'a codectx_embed::VectorCalibration,
@@ -532,6 +535,9 @@ fn describe(
         f.exported = flag(project.is_exported(chunk));
         f.container = flag(!chunk.child_chunk_ids.is_empty());
         f.in_type = flag(in_type(project, chunk));
+        let (name_words, share) = name_share(question.terms, question.verbs, chunk);
+        f.name_share = share;
+        f.name_words = name_words as f32;
         f.kind = KindGroup::of(chunk.node_kind);
         c.single_word = question.terms.len() >= 2
             && matched < 2
@@ -868,6 +874,21 @@ impl VerbPhrase {
             })
             .collect()
     }
+}
+
+/// The [`NAME_VERBS`] among `query`'s words, as roots ("adds" is `add`), each once.
+fn question_verbs(query: &str) -> Vec<&'static str> {
+    let mut roots = WordRoots::new();
+    let mut verbs: Vec<&'static str> = code_words(query)
+        .iter()
+        .filter_map(|w| {
+            let root = roots.root(w);
+            NAME_VERBS.iter().copied().find(|v| *v == root)
+        })
+        .collect();
+    verbs.sort_unstable();
+    verbs.dedup();
+    verbs
 }
 
 /// Where [`name_channel`] looks a question's words up, instead of meeting every chunk
