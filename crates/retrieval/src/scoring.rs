@@ -243,6 +243,29 @@ pub(crate) const STOPWORDS: &[&str] = &[
 /// channel to meet it.
 pub(crate) const NAME_VERBS: &[&str] = &["get", "set", "add", "use", "make", "new"];
 
+/// What a word of a code name (a root) is to a question: the one rule the name channel's
+/// names and [`name_share`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameWord {
+    /// A word a question's terms can hold (`second` of `setSeconds`).
+    Content,
+    /// One of [`NAME_VERBS`], which a question's terms leave out.
+    Verb(&'static str),
+}
+
+impl NameWord {
+    /// `None` for a function word (`to`, `is`), which no question's terms hold.
+    pub(crate) fn of(root: &str) -> Option<NameWord> {
+        if let Some(verb) = NAME_VERBS.iter().copied().find(|v| *v == root) {
+            Some(NameWord::Verb(verb))
+        } else if root.len() >= 2 && !STOPWORDS.contains(&root) {
+            Some(NameWord::Content)
+        } else {
+            None
+        }
+    }
+}
+
 /// Lowercase words of `text`, identifiers split at case changes, `_`, `-`, `.` and `/`.
 pub fn code_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
@@ -504,14 +527,16 @@ pub(crate) fn name_share(terms: &[String], verbs: &[&str], chunk: &CodeChunk) ->
     let (mut name_verbs, mut found_verbs) = (0_u32, 0_u32);
     each_code_word(&chunk.name, |word| {
         MET_ROOTS.with_borrow_mut(|roots| {
-            roots.with_root(word, |root| {
-                if NAME_VERBS.contains(&root) {
+            roots.with_root(word, |root| match NameWord::of(root) {
+                Some(NameWord::Verb(verb)) => {
                     name_verbs += 1;
-                    found_verbs += u32::from(verbs.contains(&root));
-                } else if root.len() >= 2 && !STOPWORDS.contains(&root) {
+                    found_verbs += u32::from(verbs.contains(&verb));
+                }
+                Some(NameWord::Content) => {
                     words += 1;
                     found += u32::from(terms.binary_search_by(|t| t.as_str().cmp(root)).is_ok());
                 }
+                None => {}
             })
         });
         true

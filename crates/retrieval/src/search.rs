@@ -28,8 +28,8 @@ use codectx_store::{ChunkFilter, LexicalHit, Store};
 use crate::query::TextQuery;
 use crate::ranker::{Features, KindGroup, QuestionLayout, reciprocal_rank};
 use crate::scoring::{
-    AskedKinds, COVERED_TERMS, NAME_VERBS, QuestionShape, STOPWORDS, SearchOptions, WordRoots,
-    blend, calibrated_vector, code_words, coverage_of, holds_a_term, in_type, is_companion_file,
+    AskedKinds, COVERED_TERMS, NameWord, QuestionShape, STOPWORDS, SearchOptions, WordRoots, blend,
+    calibrated_vector, code_words, coverage_of, holds_a_term, in_type, is_companion_file,
     is_test_file, matched_terms, name_share, own_evidence, prefer_members, query_terms,
 };
 use crate::{Project, RetrievalError};
@@ -459,7 +459,7 @@ pub async fn rank(
 /// What [`describe`] needs of the question beside each candidate.
 struct Described<'a> {
     terms: &'a [String],
-    /// The [`NAME_VERBS`] it writes, which its terms leave out.
+    /// The [`NameWord::Verb`]s it writes, which its terms leave out.
     verbs: &'a [&'static str],
     about_tests: bool,
     file_share: &'a HashMap<String, f32>,
@@ -808,7 +808,7 @@ struct ChunkName {
     /// The roots of its words without function words (`get`, `to`, `is`, `of`), which are
     /// never among a query's words: `getDaysInMonth` is named by "the days in the month".
     content_words: Vec<String>,
-    /// Its [`NAME_VERBS`] (`set` of `setSeconds`).
+    /// Its [`NameWord::Verb`]s (`set` of `setSeconds`).
     verbs: Vec<String>,
 }
 
@@ -840,7 +840,7 @@ impl ChunkName {
     }
 }
 
-/// A verb of [`NAME_VERBS`] and the word after it in a question, as roots: "sets the
+/// A [`NameWord::Verb`] and the word after it in a question, as roots: "sets the
 /// seconds" is (`set`, `second`). In a commit's subject the first verb is the change's
 /// ("add vector search", not `addVectors`), so only a phrase names a verb's function.
 #[derive(Debug, PartialEq)]
@@ -865,8 +865,9 @@ impl VerbPhrase {
             .windows(2)
             .filter(|pair| prose(pair[0]) && prose(pair[1]))
             .filter_map(|pair| {
-                let verb = roots.root(pair[0]);
-                let verb = NAME_VERBS.iter().copied().find(|v| *v == verb)?;
+                let Some(NameWord::Verb(verb)) = NameWord::of(&roots.root(pair[0])) else {
+                    return None;
+                };
                 Some(VerbPhrase {
                     verb,
                     object: roots.root(pair[1]),
@@ -876,14 +877,14 @@ impl VerbPhrase {
     }
 }
 
-/// The [`NAME_VERBS`] among `query`'s words, as roots ("adds" is `add`), each once.
+/// The [`NameWord::Verb`]s among `query`'s words, as roots ("adds" is `add`), each once.
 fn question_verbs(query: &str) -> Vec<&'static str> {
     let mut roots = WordRoots::new();
     let mut verbs: Vec<&'static str> = code_words(query)
         .iter()
-        .filter_map(|w| {
-            let root = roots.root(w);
-            NAME_VERBS.iter().copied().find(|v| *v == root)
+        .filter_map(|w| match NameWord::of(&roots.root(w)) {
+            Some(NameWord::Verb(verb)) => Some(verb),
+            _ => None,
         })
         .collect();
     verbs.sort_unstable();
@@ -1018,12 +1019,12 @@ impl FileNames {
                     word_count: words.len(),
                     verbs: words
                         .iter()
-                        .filter(|w| NAME_VERBS.contains(&w.as_str()))
+                        .filter(|w| matches!(NameWord::of(w), Some(NameWord::Verb(_))))
                         .cloned()
                         .collect(),
                     content_words: words
                         .into_iter()
-                        .filter(|w| w.len() >= 2 && !STOPWORDS.contains(&w.as_str()))
+                        .filter(|w| NameWord::of(w) == Some(NameWord::Content))
                         .collect(),
                 }
             })
