@@ -186,10 +186,11 @@ enum Command {
         /// Boosting rounds (default 200).
         #[arg(long)]
         rounds: Option<usize>,
-        /// With --continue-from: boost the new trees on titled questions alone (several
-        /// lines: pull requests, issues) and apply them to those only, calibrated on them.
-        #[arg(long, requires = "continue_from")]
-        titled: bool,
+        /// Then this many trees boosted on titled questions alone (several lines: pull
+        /// requests, issues), applied to those only and calibrated on them. The shipped
+        /// model: `--titled-rounds 20`.
+        #[arg(long)]
+        titled_rounds: Option<usize>,
     },
     /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
     /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
@@ -420,7 +421,7 @@ fn main() -> anyhow::Result<()> {
             cross_validate,
             continue_from,
             rounds,
-            titled,
+            titled_rounds,
         } => ranker::run(&ranker::TrainRanker {
             runs,
             out: if out.is_relative() {
@@ -434,7 +435,7 @@ fn main() -> anyhow::Result<()> {
             cross_validate,
             continue_from,
             rounds,
-            titled,
+            titled_rounds,
         }),
         Command::Eval {
             corpus,

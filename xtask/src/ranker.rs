@@ -45,10 +45,11 @@ pub struct TrainRanker {
     pub continue_from: Option<PathBuf>,
     /// Boosting rounds (default [`ROUNDS`]).
     pub rounds: Option<usize>,
-    /// With `continue_from`: the new trees are boosted on titled questions alone
-    /// ([`QuestionLayout::Titled`]) and kept apart, for those questions only, with their
-    /// own calibration; the base scores every other question as before, to the bit.
-    pub titled: bool,
+    /// Trees for titled questions ([`QuestionLayout::Titled`]), boosted after the others on
+    /// those questions alone and kept apart, for them only, with their own calibration:
+    /// every other question scores by the other trees, to the bit. Both stages are fitted
+    /// in one run, so a cross-validation fits both on each fold.
+    pub titled_rounds: Option<usize>,
 }
 
 /// One question's candidates.
@@ -104,24 +105,13 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
         Some(path) => Some(RankerModel::from_json(&std::fs::read_to_string(path)?)?),
         None => None,
     };
-    if let Some(base) = &base
-        && base.titled.is_some()
-        && !config.titled
-    {
+    if base.as_ref().is_some_and(|b| b.titled.is_some()) {
         // They were boosted on the margins of its other trees, which new trees would change.
         anyhow::bail!("the model to continue holds titled trees: continue one without them");
     }
     let rounds = config.rounds.unwrap_or(ROUNDS);
-    let fit_model = |groups: &[&Group]| match (&base, config.titled) {
-        (Some(base), true) => fit_titled(groups, &kept, base, rounds),
-        (None, true) => anyhow::bail!("--titled continues a model: name it with --continue-from"),
-        (base, false) => fit(groups, &kept, base.as_ref(), rounds),
-    };
-    // Titled trees learn from, and are measured on, titled questions alone.
-    let tune: Vec<&Group> = tune
-        .into_iter()
-        .filter(|g| !config.titled || g.layout == QuestionLayout::Titled)
-        .collect();
+    let fit_model =
+        |groups: &[&Group]| fit_stages(groups, &kept, base.as_ref(), rounds, config.titled_rounds);
     if config.cross_validate {
         cross_validate(&tune, fit_model)?;
     }
@@ -247,6 +237,29 @@ fn fit(
     (model.slope, model.intercept) = platt(&labelled_margins(groups, &read, QuestionLayout::Line));
     (read.slope, read.intercept) = (model.slope, model.intercept);
     Ok((model, read))
+}
+
+/// The whole model on `groups`: `rounds` trees (after `base`'s), then, with
+/// `titled_rounds`, that many trees boosted on the titled questions among `groups` alone.
+/// One function for both stages, so that a cross-validation refits both on each fold.
+fn fit_stages(
+    groups: &[&Group],
+    kept: &[usize],
+    base: Option<&RankerModel>,
+    rounds: usize,
+    titled_rounds: Option<usize>,
+) -> anyhow::Result<(RankerModel, RankerModel)> {
+    let (model, read) = fit(groups, kept, base, rounds)?;
+    let Some(titled_rounds) = titled_rounds else {
+        return Ok((model, read));
+    };
+    let titled: Vec<&Group> = groups
+        .iter()
+        .copied()
+        .filter(|g| g.layout == QuestionLayout::Titled)
+        .collect();
+    anyhow::ensure!(!titled.is_empty(), "no titled question to fit trees on");
+    fit_titled(&titled, kept, &read, titled_rounds)
 }
 
 /// `base` with `rounds` trees for titled questions, boosted on its margins over `groups`
@@ -684,6 +697,47 @@ mod tests {
         let first =
             |model: &RankerModel| metrics(&read_margins(&groups[0], model), &groups[0].labels)[0];
         assert_eq!((first(&base), first(&read)), (0.0, 1.0));
+    }
+
+    /// Both stages in one fit: the titled trees learn from titled questions only, and
+    /// questions of one line score as by the first stage alone, to the bit.
+    #[test]
+    fn one_fit_holds_both_stages() {
+        let mut groups = title_questions();
+        // Every other question is of one line: the titled trees may not learn from it.
+        for g in groups.iter_mut().skip(1).step_by(2) {
+            g.layout = QuestionLayout::Line;
+        }
+        let all: Vec<&Group> = groups.iter().collect();
+        let without_title: Vec<usize> = (0..FEATURE_NAMES.len())
+            .filter(|&i| FEATURE_NAMES[i] != "title")
+            .collect();
+        let (_, first_stage) = fit(&all, &without_title, None, 3).unwrap();
+        let (artifact, read) = fit_stages(&all, &without_title, None, 3, Some(4)).unwrap();
+        let titled = artifact.titled.as_ref().unwrap();
+        assert_eq!(titled.trees.len(), 4);
+        // The titled trees learnt from the titled questions alone.
+        let n_titled = groups
+            .iter()
+            .filter(|g| g.layout == QuestionLayout::Titled)
+            .count();
+        assert!(n_titled < groups.len());
+        assert!(
+            titled
+                .trained_on
+                .contains(&format!(": {n_titled} questions,")),
+            "{}",
+            titled.trained_on
+        );
+        for g in groups.iter().filter(|g| g.layout == QuestionLayout::Line) {
+            assert_eq!(read_margins(g, &read), read_margins(g, &first_stage));
+        }
+        // Without titled questions there is nothing to fit them on.
+        let lines: Vec<&Group> = groups
+            .iter()
+            .filter(|g| g.layout == QuestionLayout::Line)
+            .collect();
+        assert!(fit_stages(&lines, &without_title, None, 3, Some(4)).is_err());
     }
 
     fn read_margins(g: &Group, model: &RankerModel) -> Vec<f32> {
