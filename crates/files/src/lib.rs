@@ -10,8 +10,8 @@
 //! - never inside the index directory, wherever the configuration puts it;
 //! - each named by its repository-relative, `/`-separated path.
 //!
-//! What a file's *content* rules out (too large, minified, binary, not UTF-8) is decided
-//! when it is read: [`FileSelection::too_large`] and [`looks_minified`] here, encoding by
+//! What a file's *content* rules out (too large, generated, binary, not UTF-8) is decided
+//! when it is read: [`FileSelection::too_large`] and [`Generated::of`] here, encoding by
 //! `codectx_parser::read_source`.
 //!
 //! ```
@@ -325,10 +325,42 @@ pub fn is_declaration_file(name: &str) -> bool {
         || (name.contains(".d.") && name.ends_with(".ts"))
 }
 
-/// Minified bundles are not source anyone edits: a `.min.` name, or lines far longer than
-/// code people write (average over 300 characters, or any line over 5,000 in a file that
-/// has few lines).
-pub fn looks_minified(path: &str, source: &str) -> bool {
+/// Code no one edits, told by its content. It is left out wherever files are read, as a
+/// file over the size limit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generated {
+    /// A `.min.` name, or lines far longer than code people write (average over 300
+    /// characters, or any line over 5,000 in a file that has few lines).
+    Minified,
+    /// Its last line names the source map its compiler wrote beside it
+    /// (`//# sourceMappingURL=marked.cjs.map`), which no one writes by hand. The code people
+    /// edit is the source the map points to; a bundle committed beside it (`lib/marked.cjs`
+    /// beside `src/`, `client-dist/socket.io.js`) would answer questions with a copy of it.
+    BuildOutput,
+}
+
+impl Generated {
+    /// Whether the file at `path` holding `source` is generated, and how it shows.
+    pub fn of(path: &str, source: &str) -> Option<Generated> {
+        if names_source_map(source) {
+            Some(Generated::BuildOutput)
+        } else if looks_minified(path, source) {
+            Some(Generated::Minified)
+        } else {
+            None
+        }
+    }
+
+    /// Why such a file is left out, in a few words (shown beside its path).
+    pub fn description(self) -> &'static str {
+        match self {
+            Generated::Minified => "bundled or minified code",
+            Generated::BuildOutput => "build output (it names its source map)",
+        }
+    }
+}
+
+fn looks_minified(path: &str, source: &str) -> bool {
     if path.contains(".min.") {
         return true;
     }
@@ -337,6 +369,16 @@ pub fn looks_minified(path: &str, source: &str) -> bool {
     });
     let lines = lines.max(1);
     source.len() / lines > 300 || (longest > 5_000 && lines < 50)
+}
+
+fn names_source_map(source: &str) -> bool {
+    source.trim_end().lines().next_back().is_some_and(|line| {
+        ["//# ", "//@ ", "/*# "].iter().any(|open| {
+            line.trim_start()
+                .strip_prefix(open)
+                .is_some_and(|rest| rest.starts_with("sourceMappingURL="))
+        })
+    })
 }
 
 /// `path` relative to `root`, `/`-separated (the path itself when it is not under `root`).

@@ -96,15 +96,52 @@ fn watcher_events_matter_only_outside_skipped_places_and_the_index() {
 
 #[test]
 fn size_and_minified_checks() {
+    use codectx_files::Generated;
     let selection = FileSelection::default();
     assert!(!selection.too_large(2 << 20));
     assert!(selection.too_large((2 << 20) + 1));
-    assert!(codectx_files::looks_minified("vendor/x.min.js", "a"));
-    assert!(codectx_files::looks_minified("x.js", &"a".repeat(6_000)));
-    assert!(!codectx_files::looks_minified(
-        "x.js",
-        "const a = 1;\nconst b = 2;\n"
-    ));
+    assert_eq!(
+        Generated::of("vendor/x.min.js", "a"),
+        Some(Generated::Minified)
+    );
+    assert_eq!(
+        Generated::of("x.js", &"a".repeat(6_000)),
+        Some(Generated::Minified)
+    );
+    assert_eq!(Generated::of("x.js", "const a = 1;\nconst b = 2;\n"), None);
+}
+
+/// A compiler's output names its source map on its last line (marked commits
+/// `lib/marked.cjs` beside `src/`); code that only mentions one is written by hand.
+#[test]
+fn build_output_names_its_source_map() {
+    use codectx_files::Generated;
+    let bundle = "/**\n * marked v7.0.4\n */\n\nclass _Tokenizer {\n  list(src) {}\n}\n\n\
+                  exports.walkTokens = walkTokens;\n//# sourceMappingURL=marked.cjs.map\n\n";
+    assert_eq!(
+        Generated::of("lib/marked.cjs", bundle),
+        Some(Generated::BuildOutput)
+    );
+    for last in [
+        "//@ sourceMappingURL=a.js.map",
+        "/*# sourceMappingURL=data:application/json;base64,e30= */",
+        "  //# sourceMappingURL=a.js.map",
+    ] {
+        let source = format!("export const a = 1;\n{last}");
+        assert_eq!(
+            Generated::of("a.js", &source),
+            Some(Generated::BuildOutput),
+            "{last}"
+        );
+    }
+    // Mentioned, not named on the last line: a plugin that writes such comments.
+    for source in [
+        "const comment = '//# sourceMappingURL=' + file;\nexport default comment;\n",
+        "//# sourceMappingURL=a.js.map\nexport const a = 1;\n",
+        "// sourceMappingURL=a.js.map\n",
+    ] {
+        assert_eq!(Generated::of("a.js", source), None, "{source}");
+    }
 }
 
 /// Paths from elsewhere than the walk (a commit's tree, for history) are judged by the

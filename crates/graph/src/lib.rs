@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use codectx_files::FileSelection;
+use codectx_files::{FileSelection, Generated};
 pub use facts::{FileFacts, SymbolKind, extract_facts};
 pub use link::{FileEdge, FileRelationships, Resolution};
 pub use metadata::{
@@ -181,7 +181,9 @@ impl ProjectGraph {
             if selection.too_large(file.size) {
                 continue;
             }
-            if let Ok(source) = codectx_parser::read_source(&file.abs) {
+            if let Ok(source) = codectx_parser::read_source(&file.abs)
+                && Generated::of(&file.path, &source).is_none()
+            {
                 sources.push((file.abs, source));
             }
         }

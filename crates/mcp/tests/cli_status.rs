@@ -24,6 +24,12 @@ fn status_counts_skipped_files_by_reason_and_recovered_files() {
     )
     .unwrap();
     std::fs::write(src.join("vendor.min.js"), "var a=1;").unwrap();
+    // A bundle committed beside its source: it names its source map.
+    std::fs::write(
+        src.join("ok.cjs"),
+        "function ok() { return 1; }\nexports.ok = ok;\n//# sourceMappingURL=ok.cjs.map\n",
+    )
+    .unwrap();
     std::fs::write(src.join("blob.ts"), [0u8, 1, 2]).unwrap();
     std::fs::write(src.join("latin1.ts"), b"export const caf\xe9 = 1;\n").unwrap();
     let root = repo.path().to_str().unwrap();
@@ -33,17 +39,17 @@ fn status_counts_skipped_files_by_reason_and_recovered_files() {
     let status = mcp_server(&["status", "--root", root, "--json"]);
     assert!(status.status.success(), "{status:?}");
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert_eq!(status["files"], 5);
+    assert_eq!(status["files"], 6);
     assert_eq!(status["recovered_files"], 1);
     assert_eq!(
         status["skipped_files"],
-        serde_json::json!({"minified": 1, "binary": 1, "not-utf8": 1})
+        serde_json::json!({"minified": 1, "build-output": 1, "binary": 1, "not-utf8": 1})
     );
 
     let text = mcp_server(&["status", "--root", root]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.contains("skipped 3 files: 1 minified, 1 binary, 1 not-utf8"),
+        text.contains("skipped 4 files: 1 minified, 1 build-output, 1 binary, 1 not-utf8"),
         "{text}"
     );
 }

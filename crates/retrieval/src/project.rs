@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use codectx_chunker::CodeChunk;
-use codectx_files::FileSelection;
+use codectx_files::{FileSelection, Generated};
 use codectx_graph::{ProjectGraph, SymbolRef};
 use codectx_parser::ParsedFile;
 use codectx_snapshot::SnapshotFile;
@@ -201,8 +201,8 @@ impl SavedProject {
 
 impl Project {
     /// Reads, parses and chunks every source file under `root` (gitignore-aware, the same
-    /// selection as the graph) and links the graph. Unreadable files are listed in
-    /// [`Project::skipped`], never fatal.
+    /// selection as the graph) and links the graph. Unreadable and generated files are
+    /// listed in [`Project::skipped`], never fatal.
     pub fn open(root: &Path) -> Result<Self, RetrievalError> {
         let root = canonical_root(root)?;
         let mut sources = Vec::new();
@@ -213,7 +213,12 @@ impl Project {
                 continue;
             }
             match codectx_parser::read_source(&file.abs) {
-                Ok(source) => sources.push((file.abs, source)),
+                Ok(source) => match Generated::of(&file.path, &source) {
+                    Some(generated) => {
+                        skipped.push(format!("{}: {}", file.path, generated.description()));
+                    }
+                    None => sources.push((file.abs, source)),
+                },
                 Err(e) => skipped.push(e.to_string()),
             }
         }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use codectx_chunker::CodeChunk;
-use codectx_files::{SourceFile, looks_minified};
+use codectx_files::{Generated, SourceFile};
 use codectx_graph::facts::FileFacts;
 use codectx_parser::ParseStatus;
 use sha2::{Digest, Sha256};
@@ -193,6 +193,10 @@ pub(crate) fn process_file(
             return skipped(record, reason, detail.to_string());
         }
     };
+    // Before the shared parses: a pack written by an earlier build may hold its parse.
+    if let Some(generated) = Generated::of(&file.path, &source) {
+        return skipped(record, generated.into(), generated.description().into());
+    }
     let shared = shared.map(|pack| (pack, ParseCache::key(&file.path, &record.content_hash)));
     if let Some((pack, key)) = &shared
         && let Some(parse) = pack.cache().get(key, &file.abs.to_string_lossy(), &source)
@@ -213,13 +217,6 @@ pub(crate) fn process_file(
                 shared: true,
             });
         }
-    }
-    if looks_minified(&file.path, &source) {
-        return skipped(
-            record,
-            SkipReason::Minified,
-            "bundled or minified code".into(),
-        );
     }
     // One parse feeds both the chunks and the graph facts.
     let (parsed, facts) = codectx_parser::parse_with(&file.path, &source, |parsed, program| {

@@ -74,6 +74,9 @@ pub enum SkipReason {
     TooLarge,
     /// A bundle: a `.min.` name or very long lines.
     Minified,
+    /// Compiled from other source: it names its source map
+    /// ([`codectx_files::Generated::BuildOutput`]).
+    BuildOutput,
     /// Holds NUL bytes.
     Binary,
     /// Not valid UTF-8.
@@ -85,10 +88,20 @@ pub enum SkipReason {
     InternalError,
 }
 
+impl From<codectx_files::Generated> for SkipReason {
+    fn from(generated: codectx_files::Generated) -> Self {
+        match generated {
+            codectx_files::Generated::Minified => SkipReason::Minified,
+            codectx_files::Generated::BuildOutput => SkipReason::BuildOutput,
+        }
+    }
+}
+
 impl SkipReason {
-    const ALL: [SkipReason; 6] = [
+    const ALL: [SkipReason; 7] = [
         SkipReason::TooLarge,
         SkipReason::Minified,
+        SkipReason::BuildOutput,
         SkipReason::Binary,
         SkipReason::NotUtf8,
         SkipReason::Unreadable,
@@ -99,6 +112,7 @@ impl SkipReason {
         match self {
             SkipReason::TooLarge => "too-large",
             SkipReason::Minified => "minified",
+            SkipReason::BuildOutput => "build-output",
             SkipReason::Binary => "binary",
             SkipReason::NotUtf8 => "not-utf8",
             SkipReason::Unreadable => "unreadable",
