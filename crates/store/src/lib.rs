@@ -5,8 +5,9 @@
 //! LanceDB database, and [`Store::sync`] brings it up to date with the blueprint's
 //! incremental algorithm:
 //!
-//! 1. enumerate the source files (gitignore-aware; `node_modules`, build output,
-//!    declaration files and minified bundles left out);
+//! 1. enumerate the source files (gitignore-aware; `node_modules`, build directories and
+//!    declaration files left out; once read, minified bundles and compiled files naming
+//!    their source map too, `codectx_files::Generated`);
 //! 2. a file whose mtime and size match the last sync is unchanged — nothing is read;
 //! 3. otherwise its SHA-256 decides: same content → only the recorded mtime moves
 //!    ("touched", e.g. by a git checkout); new content → the file is parsed, chunked and its

@@ -16,7 +16,7 @@ pub struct SyncStats {
     /// New or changed content whose chunks and facts an index of the repository made
     /// before ([`crate::StoreOptions::shared_parses`]): not parsed.
     pub files_shared: usize,
-    /// New or changed but not chunked (minified, too large, binary, not UTF-8).
+    /// New or changed but not chunked (minified, build output, too large, binary, not UTF-8).
     pub files_skipped: usize,
     /// Gone from disk: rows deleted.
     pub files_removed: usize,
