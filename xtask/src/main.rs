@@ -191,6 +191,13 @@ enum Command {
         /// model: `--titled-rounds 20`.
         #[arg(long)]
         titled_rounds: Option<usize>,
+        /// Grow trees leaf-wise to this many leaves, both stages (default: depth-wise to
+        /// depth 6).
+        #[arg(long)]
+        leaves: Option<usize>,
+        /// Learning rate, both stages (default 0.05).
+        #[arg(long)]
+        eta: Option<f64>,
     },
     /// Fuzz the parser, chunker, graph facts, answers, the `symbol =` query language and the
     /// MCP tools' arguments (cargo-fuzz on the nightly toolchain: `cargo install cargo-fuzz`).
@@ -422,6 +429,8 @@ fn main() -> anyhow::Result<()> {
             continue_from,
             rounds,
             titled_rounds,
+            leaves,
+            eta,
         } => ranker::run(&ranker::TrainRanker {
             runs,
             out: if out.is_relative() {
@@ -436,6 +445,13 @@ fn main() -> anyhow::Result<()> {
             continue_from,
             rounds,
             titled_rounds,
+            shape: {
+                let default = ranker::TreeShape::default();
+                ranker::TreeShape {
+                    max_leaves: leaves.or(default.max_leaves),
+                    eta: eta.unwrap_or(default.eta),
+                }
+            },
         }),
         Command::Eval {
             corpus,

@@ -20,12 +20,32 @@ use hessboost::prelude::*;
 
 use crate::tuning::Split;
 
-/// Boosting rounds, leaves per tree and learning rate: small trees, enough of them to use
-/// every signal, few enough that the artifact stays small. The offline probe (LightGBM, 200
-/// trees of 15 leaves at 0.05) chose the shape; these are not tuned on the test half.
+/// Boosting rounds, tree depth and learning rate: small trees, enough of them to use every
+/// signal, few enough that the artifact stays small (the shipped trees have 8 to 62 leaves,
+/// 35 on average). A two-fold cross-validation on the tuning half over leaf-wise trees of
+/// 7, 15 and 31 leaves, eta 0.05 and 0.1, 200 to 800 rounds found no shape better than this
+/// one by more than its noise (docs/benchmarks.md); none was tuned on the test half.
 const ROUNDS: usize = 200;
-const MAX_LEAVES: usize = 15;
+const MAX_DEPTH: usize = 6;
 const ETA: f64 = 0.05;
+
+/// The trees' size and learning rate: depth-wise growth to depth [`MAX_DEPTH`], or, with
+/// `max_leaves`, leaf-wise growth to that many leaves (hessboost, like XGBoost, reads a
+/// leaf bound only when growing leaf-wise).
+#[derive(Clone, Copy, Debug)]
+pub struct TreeShape {
+    pub max_leaves: Option<usize>,
+    pub eta: f64,
+}
+
+impl Default for TreeShape {
+    fn default() -> Self {
+        TreeShape {
+            max_leaves: None,
+            eta: ETA,
+        }
+    }
+}
 const SEED: u64 = 1;
 
 pub struct TrainRanker {
@@ -50,6 +70,8 @@ pub struct TrainRanker {
     /// every other question scores by the other trees, to the bit. Both stages are fitted
     /// in one run, so a cross-validation fits both on each fold.
     pub titled_rounds: Option<usize>,
+    /// Leaves per tree and learning rate, for both stages.
+    pub shape: TreeShape,
 }
 
 /// One question's candidates.
@@ -110,8 +132,16 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
         anyhow::bail!("the model to continue holds titled trees: continue one without them");
     }
     let rounds = config.rounds.unwrap_or(ROUNDS);
-    let fit_model =
-        |groups: &[&Group]| fit_stages(groups, &kept, base.as_ref(), rounds, config.titled_rounds);
+    let fit_model = |groups: &[&Group]| {
+        fit_stages(
+            groups,
+            &kept,
+            base.as_ref(),
+            rounds,
+            config.titled_rounds,
+            config.shape,
+        )
+    };
     if config.cross_validate {
         cross_validate(&tune, fit_model)?;
     }
@@ -147,7 +177,9 @@ fn boost(
     kept: &[usize],
     base: Option<&RankerModel>,
     rounds: usize,
+    shape: TreeShape,
 ) -> anyhow::Result<(String, Vec<Vec<Node>>)> {
+    let TreeShape { max_leaves, eta } = shape;
     let n_cols = kept.len();
     let x: Vec<f32> = groups
         .iter()
@@ -179,19 +211,27 @@ fn boost(
             .collect();
         dtrain = dtrain.with_base_margin(&margins)?;
     }
-    let params = TrainingParams::builder()
-        .objective(Objective::RankNdcg(LambdaRank::default()))
-        .max_leaves(MAX_LEAVES)
-        .max_depth(6)
-        .eta(ETA)
+    let builder = TrainingParams::builder().objective(Objective::RankNdcg(LambdaRank::default()));
+    let builder = match max_leaves {
+        Some(leaves) => builder
+            .grow_policy(hessboost::config::GrowPolicy::LossGuide)
+            .max_leaves(leaves),
+        None => builder.max_depth(MAX_DEPTH),
+    };
+    let params = builder
+        .eta(eta)
         .min_child_weight(1.0)
         .seed(SEED)
         .monotone_constraints(kept.iter().map(|&i| monotone(FEATURE_NAMES[i])).collect())
         .build()?;
     let boosted = train(&params, &dtrain, rounds)?;
+    let size = match max_leaves {
+        Some(leaves) => format!("of at most {leaves} leaves"),
+        None => format!("of depth {MAX_DEPTH}"),
+    };
     let trained_on = format!(
-        "LambdaMART (hessboost, rank:ndcg), {rounds} trees of at most {MAX_LEAVES} leaves, \
-         eta {ETA}, seed {SEED}, on the tuning half: {} questions, {n_rows} candidates",
+        "LambdaMART (hessboost, rank:ndcg), {rounds} trees {size}, eta {eta}, seed {SEED}, \
+         on the tuning half: {} questions, {n_rows} candidates",
         groups.len()
     );
     Ok((
@@ -210,8 +250,9 @@ fn fit(
     kept: &[usize],
     base: Option<&RankerModel>,
     rounds: usize,
+    shape: TreeShape,
 ) -> anyhow::Result<(RankerModel, RankerModel)> {
-    let (mut trained_on, boosted) = boost(groups, kept, base, rounds)?;
+    let (mut trained_on, boosted) = boost(groups, kept, base, rounds, shape)?;
     let mut trees = match base {
         Some(base) => {
             trained_on = format!(
@@ -248,8 +289,9 @@ fn fit_stages(
     base: Option<&RankerModel>,
     rounds: usize,
     titled_rounds: Option<usize>,
+    shape: TreeShape,
 ) -> anyhow::Result<(RankerModel, RankerModel)> {
-    let (model, read) = fit(groups, kept, base, rounds)?;
+    let (model, read) = fit(groups, kept, base, rounds, shape)?;
     let Some(titled_rounds) = titled_rounds else {
         return Ok((model, read));
     };
@@ -259,7 +301,7 @@ fn fit_stages(
         .filter(|g| g.layout == QuestionLayout::Titled)
         .collect();
     anyhow::ensure!(!titled.is_empty(), "no titled question to fit trees on");
-    fit_titled(&titled, kept, &read, titled_rounds)
+    fit_titled(&titled, kept, &read, titled_rounds, shape)
 }
 
 /// `base` with `rounds` trees for titled questions, boosted on its margins over `groups`
@@ -269,8 +311,9 @@ fn fit_titled(
     kept: &[usize],
     base: &RankerModel,
     rounds: usize,
+    shape: TreeShape,
 ) -> anyhow::Result<(RankerModel, RankerModel)> {
-    let (trained_on, trees) = boost(groups, kept, Some(base), rounds)?;
+    let (trained_on, trees) = boost(groups, kept, Some(base), rounds, shape)?;
     let mut model = RankerModel {
         features: kept.iter().map(|&i| FEATURE_NAMES[i].to_string()).collect(),
         trees: in_columns(&base.trees, kept)?,
@@ -645,7 +688,7 @@ mod tests {
             .filter(|&i| FEATURE_NAMES[i] != "title")
             .collect();
         let all: Vec<&Group> = groups.iter().collect();
-        let (_, base) = fit(&all, &without_title, None, 3).unwrap();
+        let (_, base) = fit(&all, &without_title, None, 3, TreeShape::default()).unwrap();
         (groups, base, without_title)
     }
 
@@ -656,7 +699,7 @@ mod tests {
         let (groups, base, without_title) = title_blind_base();
         let all: Vec<&Group> = groups.iter().collect();
         let every: Vec<usize> = (0..FEATURE_NAMES.len()).collect();
-        let (artifact, read) = fit(&all, &every, Some(&base), 4).unwrap();
+        let (artifact, read) = fit(&all, &every, Some(&base), 4, TreeShape::default()).unwrap();
         assert_eq!(artifact.trees.len(), base.trees.len() + 4);
         let row = &groups[0].rows[2];
         let base_part = RankerModel {
@@ -674,7 +717,7 @@ mod tests {
             |model: &RankerModel| metrics(&read_margins(&groups[0], model), &groups[0].labels)[0];
         assert_eq!((first(&base), first(&read)), (0.0, 1.0));
         // A base that splits on a column left out is refused.
-        assert!(fit(&all, &without_title, Some(&read), 1).is_err());
+        assert!(fit(&all, &without_title, Some(&read), 1, TreeShape::default()).is_err());
     }
 
     /// Titled trees keep the base whole (every question of one line scores as before, to
@@ -684,7 +727,7 @@ mod tests {
         let (groups, base, _) = title_blind_base();
         let all: Vec<&Group> = groups.iter().collect();
         let every: Vec<usize> = (0..FEATURE_NAMES.len()).collect();
-        let (artifact, read) = fit_titled(&all, &every, &base, 4).unwrap();
+        let (artifact, read) = fit_titled(&all, &every, &base, 4, TreeShape::default()).unwrap();
         assert_eq!(artifact.trees.len(), base.trees.len());
         assert_eq!(artifact.titled.as_ref().map(|t| t.trees.len()), Some(4));
         assert_eq!((read.slope, read.intercept), (base.slope, base.intercept));
@@ -712,8 +755,9 @@ mod tests {
         let without_title: Vec<usize> = (0..FEATURE_NAMES.len())
             .filter(|&i| FEATURE_NAMES[i] != "title")
             .collect();
-        let (_, first_stage) = fit(&all, &without_title, None, 3).unwrap();
-        let (artifact, read) = fit_stages(&all, &without_title, None, 3, Some(4)).unwrap();
+        let (_, first_stage) = fit(&all, &without_title, None, 3, TreeShape::default()).unwrap();
+        let (artifact, read) =
+            fit_stages(&all, &without_title, None, 3, Some(4), TreeShape::default()).unwrap();
         let titled = artifact.titled.as_ref().unwrap();
         assert_eq!(titled.trees.len(), 4);
         // The titled trees learnt from the titled questions alone.
@@ -737,7 +781,17 @@ mod tests {
             .iter()
             .filter(|g| g.layout == QuestionLayout::Line)
             .collect();
-        assert!(fit_stages(&lines, &without_title, None, 3, Some(4)).is_err());
+        assert!(
+            fit_stages(
+                &lines,
+                &without_title,
+                None,
+                3,
+                Some(4),
+                TreeShape::default()
+            )
+            .is_err()
+        );
     }
 
     fn read_margins(g: &Group, model: &RankerModel) -> Vec<f32> {
