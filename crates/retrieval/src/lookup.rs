@@ -107,7 +107,7 @@ pub struct Lookup<'p> {
 
 /// Finds every chunk `query` names (a dotted name, when nothing is called so, as its
 /// parents and name), what an agent most likely means first (see
-/// [`match_order`]), with a function's overload signatures merged into one match.
+/// `match_order`), with a function's overload signatures merged into one match.
 pub fn lookup<'p>(project: &'p Project, query: &SymbolQuery) -> Lookup<'p> {
     let named = |query: &SymbolQuery| -> Vec<&'p CodeChunk> {
         project.chunks().filter(|c| query.matches(c)).collect()

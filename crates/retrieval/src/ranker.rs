@@ -119,7 +119,7 @@ pub struct Features {
     pub vector: f32,
     /// The cosine to the question mapped between the model's floor and ceiling.
     pub similarity: f32,
-    /// Share of the question's terms (at most [`crate::scoring::COVERED_TERMS`]) the chunk's
+    /// Share of the question's terms (at most `scoring::COVERED_TERMS`) the chunk's
     /// path, name and embedding text hold.
     pub coverage: f32,
     /// `ln(1 + terms)`: how long the question is.

@@ -441,7 +441,7 @@ thread_local! {
     static MET_ROOTS: std::cell::RefCell<WordRoots> = std::cell::RefCell::new(WordRoots::new());
 }
 
-/// The query's content words (no stopwords, as roots: [`word_root`]), sorted, each once:
+/// The query's content words (no stopwords, as roots: `word_root`), sorted, each once:
 /// the terms [`term_coverage`] looks for.
 pub fn query_terms(query: &str) -> Vec<String> {
     let stemmer = root_stemmer();
@@ -487,7 +487,7 @@ impl QuestionShape {
     }
 }
 
-/// The share (0–1) of `terms` (from [`query_terms`]; at most [`COVERED_TERMS`] of them
+/// The share (0–1) of `terms` (from [`query_terms`]; at most `COVERED_TERMS` of them
 /// count) found among the code-aware words of the chunk's path, name and embedding text:
 /// how much of the question the chunk speaks to, whatever its rank.
 pub fn term_coverage(terms: &[String], chunk: &CodeChunk) -> f32 {

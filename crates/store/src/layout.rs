@@ -23,7 +23,7 @@ pub(crate) type RowKey = [u8; 16];
 /// One chunk's id and positions, as last indexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
-    /// The row this chunk is ([`placements`] says how it is made).
+    /// The row this chunk is (`layout::placements` says how it is made).
     pub key: [u8; 16],
     /// The blueprint's chunk id (`CodeChunk::id`, 32 hex digits), as bytes.
     pub id: [u8; 16],

@@ -38,7 +38,7 @@ pub struct StoredChunk {
     /// The row's key (`layout::placements`, 32 hex digits): what names the chunk, not where
     /// it is. The chunk's id and positions live in its file's [`FileRecord::layout`].
     pub key: String,
-    /// The chunk's own content hash ([`chunk_hash`]). The blueprint's field holds the file's
+    /// The chunk's own content hash (`schema::chunk_hash`). The blueprint's field holds the file's
     /// SHA-256; that lives in the files table, and a row hashes what it stores (no position),
     /// so an edit elsewhere in the file leaves the row as written (see `Store::write_chunks`).
     pub content_hash: String,
@@ -163,7 +163,7 @@ pub struct FileRecord {
     pub content_hash: String,
     pub status: FileStatus,
     pub chunk_count: u32,
-    /// [`chunks_digest`] of the file's chunk rows: a killed sync's repair finds the files
+    /// `schema::chunks_digest` of the file's chunk rows: a killed sync's repair finds the files
     /// whose rows are not those of their recorded content.
     pub chunks_digest: String,
     /// The graph's per-file facts (`codectx_graph::facts::FileFacts::encode`), so a restart

@@ -1,5 +1,5 @@
 //! Per-file structural facts: the stored format (this module) and the extractor that fills
-//! it from a file's one parse ([`extract`]).
+//! it from a file's one parse (`facts::extract`).
 //!
 //! Everything here is resolved as far as one file allows: a name used in the file points at
 //! a declaration of the file ([`Target::Local`]), at an import binding ([`Target::Import`]),
