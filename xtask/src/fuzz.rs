@@ -60,8 +60,7 @@ pub fn run(workspace: &Path, targets: &[String], minutes: f64) -> anyhow::Result
         let log = String::from_utf8_lossy(&output.stderr);
         let status = log
             .lines()
-            .filter(|l| l.starts_with('#') && l.contains("cov:"))
-            .next_back()
+            .rfind(|l| l.starts_with('#') && l.contains("cov:"))
             .unwrap_or("(no status line)");
         println!("  {status}");
         for line in log.lines().filter(|l| l.starts_with("stat::")) {

@@ -415,8 +415,8 @@ fn inline_links(text: &str) -> String {
             break;
         };
         let inner = rest[at + 1..at + close]
-            .splitn(2, char::is_whitespace)
-            .nth(1);
+            .split_once(char::is_whitespace)
+            .map(|x| x.1);
         let inner = inner.unwrap_or("").trim();
         let shown = match inner.split_once('|').or_else(|| inner.split_once(' ')) {
             Some((_, label)) => label.trim(),

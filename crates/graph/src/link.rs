@@ -520,7 +520,7 @@ impl<'g> Linker<'g> {
     }
 
     fn facts(&self, f: u32) -> &'g FileFacts {
-        &self.files[f as usize].facts()
+        self.files[f as usize].facts()
     }
 
     fn decl(&self, s: SymbolRef) -> &'g crate::facts::Decl {

@@ -152,10 +152,11 @@ pub async fn index(root: &Path, config: &Config, embed: bool) -> anyhow::Result<
     let started = Instant::now();
     // A model that is not on this machine yet is fetched first: an index opened without
     // vectors would be rebuilt when it arrives.
-    if embed && let Some(hub) = config.missing_model() {
-        if let Err(e) = download_with_bar(&hub).await {
-            eprintln!("warning: {e:#}; `mcp-server fetch-model` retries");
-        }
+    if embed
+        && let Some(hub) = config.missing_model()
+        && let Err(e) = download_with_bar(&hub).await
+    {
+        eprintln!("warning: {e:#}; `mcp-server fetch-model` retries");
     }
     let embedder = if embed { embedder(config).await } else { None };
     let parse_bar = bar("parsing   {bar:40} {pos}/{len} files {elapsed}");

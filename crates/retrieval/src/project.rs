@@ -649,6 +649,62 @@ fn canonical_root(root: &Path) -> Result<PathBuf, RetrievalError> {
         .ok_or_else(|| RetrievalError::NotADirectory(root.to_path_buf()))
 }
 
+/// What the project at `root` calls itself, as its manifests say: `package.json`'s `name`
+/// (its scope, when it has one: `@koa/router` → `koa`; a monorepo root's without `-monorepo`
+/// or `-root`), `Cargo.toml`'s and `pyproject.toml`'s
+/// package name, `go.mod`'s module path's last part. A question that names the project
+/// says which project, not which code (see `TextQuery::without_project_name`). The
+/// directory's own name is not one: worktrees and checkouts are called anything.
+pub fn project_names(root: &Path) -> Vec<String> {
+    let read = |file: &str| std::fs::read_to_string(root.join(file)).ok();
+    let mut names = Vec::new();
+    // npm's manifest, and Deno's (a JSR package is named there; a `deno.jsonc` with
+    // comments is not read).
+    for file in ["package.json", "deno.json", "deno.jsonc"] {
+        if let Some(json) = read(file)
+            && let Ok(value) = serde_json::from_str::<serde_json::Value>(&json)
+            && let Some(name) = value.get("name").and_then(|n| n.as_str())
+        {
+            names.push(
+                match name.strip_prefix('@').and_then(|n| n.split_once('/')) {
+                    // A scope is the brand people say (`@vue/core`, `@koa/router`); the name
+                    // after it is often a plain word of the code (`core`, `router`, `query`).
+                    Some((scope, _)) => scope.to_string(),
+                    None => name.to_string(),
+                },
+            );
+        }
+    }
+    for (file, table) in [("Cargo.toml", "package"), ("pyproject.toml", "project")] {
+        if let Some(text) = read(file)
+            && let Ok(value) = text.parse::<toml::Table>()
+            && let Some(name) = value
+                .get(table)
+                .and_then(|t| t.get("name"))
+                .and_then(|n| n.as_str())
+        {
+            names.push(name.to_string());
+        }
+    }
+    if let Some(text) = read("go.mod")
+        && let Some(module) = text.lines().find_map(|l| l.trim().strip_prefix("module "))
+        && let Some(last) = module.trim().trim_matches('"').rsplit('/').next()
+    {
+        names.push(last.to_string());
+    }
+    // A monorepo's root is named after what it holds (`payload-monorepo`, `mobx-root`).
+    for name in &mut names {
+        for suffix in ["-monorepo", "-root"] {
+            if let Some(product) = name.strip_suffix(suffix) {
+                *name = product.to_string();
+            }
+        }
+    }
+    names.retain(|n| !n.trim().is_empty());
+    names.dedup();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -714,60 +770,4 @@ mod tests {
         assert_eq!(index, NameIndex::of(&files));
         assert_ne!(index, NameIndex::default());
     }
-}
-
-/// What the project at `root` calls itself, as its manifests say: `package.json`'s `name`
-/// (its scope, when it has one: `@koa/router` → `koa`; a monorepo root's without `-monorepo`
-/// or `-root`), `Cargo.toml`'s and `pyproject.toml`'s
-/// package name, `go.mod`'s module path's last part. A question that names the project
-/// says which project, not which code (see `TextQuery::without_project_name`). The
-/// directory's own name is not one: worktrees and checkouts are called anything.
-pub fn project_names(root: &Path) -> Vec<String> {
-    let read = |file: &str| std::fs::read_to_string(root.join(file)).ok();
-    let mut names = Vec::new();
-    // npm's manifest, and Deno's (a JSR package is named there; a `deno.jsonc` with
-    // comments is not read).
-    for file in ["package.json", "deno.json", "deno.jsonc"] {
-        if let Some(json) = read(file)
-            && let Ok(value) = serde_json::from_str::<serde_json::Value>(&json)
-            && let Some(name) = value.get("name").and_then(|n| n.as_str())
-        {
-            names.push(
-                match name.strip_prefix('@').and_then(|n| n.split_once('/')) {
-                    // A scope is the brand people say (`@vue/core`, `@koa/router`); the name
-                    // after it is often a plain word of the code (`core`, `router`, `query`).
-                    Some((scope, _)) => scope.to_string(),
-                    None => name.to_string(),
-                },
-            );
-        }
-    }
-    for (file, table) in [("Cargo.toml", "package"), ("pyproject.toml", "project")] {
-        if let Some(text) = read(file)
-            && let Ok(value) = text.parse::<toml::Table>()
-            && let Some(name) = value
-                .get(table)
-                .and_then(|t| t.get("name"))
-                .and_then(|n| n.as_str())
-        {
-            names.push(name.to_string());
-        }
-    }
-    if let Some(text) = read("go.mod")
-        && let Some(module) = text.lines().find_map(|l| l.trim().strip_prefix("module "))
-        && let Some(last) = module.trim().trim_matches('"').rsplit('/').next()
-    {
-        names.push(last.to_string());
-    }
-    // A monorepo's root is named after what it holds (`payload-monorepo`, `mobx-root`).
-    for name in &mut names {
-        for suffix in ["-monorepo", "-root"] {
-            if let Some(product) = name.strip_suffix(suffix) {
-                *name = product.to_string();
-            }
-        }
-    }
-    names.retain(|n| !n.trim().is_empty());
-    names.dedup();
-    names
 }

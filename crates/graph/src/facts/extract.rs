@@ -1042,12 +1042,9 @@ impl<'a> Visit<'a> for Extractor<'_, '_> {
             self.exported = true;
         }
         let before = self.facts.decls.len();
-        match &it.declaration {
-            ExportDefaultDeclarationKind::Identifier(id) => {
-                let raw = self.raw_ident(id);
-                self.export_local("default".into(), it.span.start, raw);
-            }
-            _ => {}
+        if let ExportDefaultDeclarationKind::Identifier(id) = &it.declaration {
+            let raw = self.raw_ident(id);
+            self.export_local("default".into(), it.span.start, raw);
         }
         walk::walk_export_default_declaration(self, it);
         self.export_start = None;

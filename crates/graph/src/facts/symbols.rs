@@ -258,7 +258,7 @@ fn enclosing(facts: &FileFacts, at: u32) -> Option<u32> {
         .filter(|(_, d)| d.span.0 <= at && at < d.span.1)
         .filter(|(_, d)| d.kind.is_callable() || is_method_holder(d.kind))
         .map(|(i, _)| i as u32)
-        .last()
+        .next_back()
 }
 
 /// `decl` and its containers, innermost first.
