@@ -207,7 +207,7 @@ pub fn accuracy(root: &Path, truth_path: &Path, show: usize) -> anyhow::Result<(
     println!("supertypes P {:.3} R {:.3}", supers.p(), supers.r());
     println!("subtypes P {:.3} R {:.3}", subs.p(), subs.r());
     if show > 0 {
-        misses.sort_by(|a, b| b.0.cmp(&a.0));
+        misses.sort_by_key(|m| std::cmp::Reverse(m.0));
         for (_, id, detail) in misses.iter().take(show) {
             println!("  {id}: {detail}");
         }

@@ -290,8 +290,8 @@ pub fn leading_comments(text: &str, from: usize) -> (Option<(usize, usize)>, usi
             i += 1;
         }
         let rest = &text[i..];
-        if rest.starts_with("/*") {
-            let Some(close) = rest[2..].find("*/") else {
+        if let Some(body) = rest.strip_prefix("/*") {
+            let Some(close) = body.find("*/") else {
                 return (jsdoc, i);
             };
             let end = i + 2 + close + 2;

@@ -7,7 +7,7 @@
 //!   batched within the API's per-request limits;
 //! - [`OpenAiEmbedder`]: any server speaking OpenAI's `POST /v1/embeddings` (OpenAI, Ollama,
 //!   LM Studio, llama.cpp's server, TEI);
-//! - [`VoyageReranker`]: `rerank-2.5`;
+//! - [`VoyageReranker`], Voyage's `rerank-2.5`;
 //!
 //! and in process (feature `local`, on by default): [`LocalEmbedder`] runs a
 //! sentence-transformers BERT model (all-MiniLM-L6-v2 by default) on the CPU with candle.

@@ -324,8 +324,8 @@ mod tests {
             assert!(layout.place(&to_hex(&placed[at].key), &mut read));
             read.child_chunk_ids
         };
-        assert_eq!(children(0), [method.id.clone()]);
-        assert_eq!(children(2), [other.id.clone()]);
+        assert_eq!(children(0), std::slice::from_ref(&method.id));
+        assert_eq!(children(2), std::slice::from_ref(&other.id));
     }
 
     #[test]
