@@ -179,6 +179,10 @@ enum Command {
         /// a choice between feature sets is made.
         #[arg(long)]
         cross_validate: bool,
+        /// With --cross-validate, also re-rank the test half (read it once, for the choice
+        /// the folds made).
+        #[arg(long)]
+        report_test: bool,
         /// Keep this model's trees and boost `--rounds` more on its margins (the shipped
         /// one: crates/retrieval/src/ranker_model.json).
         #[arg(long)]
@@ -426,6 +430,7 @@ fn main() -> anyhow::Result<()> {
             out,
             without,
             cross_validate,
+            report_test,
             continue_from,
             rounds,
             titled_rounds,
@@ -442,6 +447,7 @@ fn main() -> anyhow::Result<()> {
             changes_pins: workspace_root().join("xtask/changes-corpus.toml"),
             without,
             cross_validate,
+            report_test,
             continue_from,
             rounds,
             titled_rounds,

@@ -58,8 +58,11 @@ pub struct TrainRanker {
     /// Features the model may not split on (names of [`FEATURE_NAMES`]): a model trained
     /// without them, on the same candidates, is what a new feature is measured against.
     pub without: Vec<String>,
-    /// Also report a two-fold cross-validation on the tuning half.
+    /// Also report a two-fold cross-validation on the tuning half; the test half is then
+    /// reported only with `report_test`.
     pub cross_validate: bool,
+    /// Report the test half after a cross-validation too.
+    pub report_test: bool,
     /// A model to continue: its trees are kept, and new ones are boosted on its margins
     /// (the artifact holds both). Its columns must all be among the kept ones.
     pub continue_from: Option<PathBuf>,
@@ -163,6 +166,12 @@ pub fn run(config: &TrainRanker) -> anyhow::Result<()> {
             titled.slope,
             titled.intercept
         );
+    }
+    if config.cross_validate && !config.report_test {
+        // A choice made on the folds is read on the test half once, for the choice made:
+        // not printed beside every candidate setting.
+        println!("test half not read (--cross-validate): add --report-test for the choice made");
+        return Ok(());
     }
     println!("test half, same candidates (A@1 / any@10 / MRR), macro over repositories:");
     let test: Vec<&Group> = groups.iter().filter(|g| g.split == Split::Test).collect();
