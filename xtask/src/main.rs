@@ -451,12 +451,9 @@ fn main() -> anyhow::Result<()> {
             continue_from,
             rounds,
             titled_rounds,
-            shape: {
-                let default = ranker::TreeShape::default();
-                ranker::TreeShape {
-                    max_leaves: leaves.or(default.max_leaves),
-                    eta: eta.unwrap_or(default.eta),
-                }
+            shape: ranker::TreeShape {
+                max_leaves: leaves,
+                eta: eta.unwrap_or(ranker::TreeShape::default().eta),
             },
         }),
         Command::Eval {

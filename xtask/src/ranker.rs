@@ -661,6 +661,25 @@ mod tests {
 
     /// Questions whose target is the candidate with the highest `lexical` or, in a third
     /// of them, the highest `title`: a base that splits on `lexical` alone misses those.
+    /// Question `q` of the tuning half, in one of two repositories by its parity.
+    fn tuning_question(
+        kind: &'static str,
+        q: usize,
+        layout: QuestionLayout,
+        rows: Vec<[f32; FEATURE_NAMES.len()]>,
+        labels: Vec<f32>,
+    ) -> Group {
+        Group {
+            kind,
+            repo: format!("r{}", q % 2),
+            split: Split::Tune,
+            layout,
+            scores: vec![0.0; rows.len()],
+            rows,
+            labels,
+        }
+    }
+
     fn title_questions() -> Vec<Group> {
         let column = |name: &str| FEATURE_NAMES.iter().position(|f| *f == name).unwrap();
         let (lexical, title) = (column("lexical"), column("title"));
@@ -676,15 +695,7 @@ mod tests {
                     row[title] = title_top / (5 - c) as f32;
                 }
                 labels[if by_title { 4 } else { 0 }] = 1.0;
-                Group {
-                    kind: "long",
-                    repo: format!("r{}", q % 2),
-                    split: Split::Tune,
-                    layout: QuestionLayout::Titled,
-                    rows,
-                    labels,
-                    scores: vec![0.0; 5],
-                }
+                tuning_question("long", q, QuestionLayout::Titled, rows, labels)
             })
             .collect()
     }
@@ -825,15 +836,7 @@ mod tests {
                     .unwrap();
                 let mut labels = vec![0.0; 10];
                 labels[best] = 1.0;
-                Group {
-                    kind: "change",
-                    repo: format!("r{}", q % 2),
-                    split: Split::Tune,
-                    layout: QuestionLayout::Line,
-                    rows,
-                    labels,
-                    scores: vec![0.0; 10],
-                }
+                tuning_question("change", q, QuestionLayout::Line, rows, labels)
             })
             .collect()
     }
