@@ -541,32 +541,52 @@ async fn score(
             .map(|(chunk, s)| (Hit::of_chunk(chunk), s))
             .unzip();
         let m = metrics(&q.gold, &hits);
-        let delivered: Vec<Hit> = answer
+        // Each result with the copies of its code the answer locates: the agent reads the
+        // code once and is told where it also stands.
+        let delivered: Vec<Vec<Hit>> = answer
             .results
             .iter()
-            .map(|r| Hit {
-                file: r.file.clone(),
-                name: r.name.clone(),
-                start: r.start_line,
-                end: r.end_line,
+            .map(|r| {
+                let at = |file: &str, start: u32, end: u32| Hit {
+                    file: file.to_string(),
+                    name: r.name.clone(),
+                    start,
+                    end,
+                };
+                std::iter::once(at(&r.file, r.start_line, r.end_line))
+                    .chain(
+                        r.copies
+                            .iter()
+                            .map(|c| at(&c.file, c.start_line, c.end_line)),
+                    )
+                    .collect()
             })
             .collect();
-        let target_delivered = q.gold.iter().any(|g| delivered.iter().any(|r| hit(r, g)));
+        let holds_target = |places: &[Hit]| places.iter().any(|h| q.gold.iter().any(|g| hit(h, g)));
+        let target_delivered = delivered.iter().any(|places| holds_target(places));
         // Delivered only as outlines: located and declared, its code over the budget.
         let outline_only = target_delivered
-            && !answer.results.iter().zip(&delivered).any(|(r, h)| {
-                r.shown == codectx_retrieval::Shown::Full && q.gold.iter().any(|g| hit(h, g))
+            && !answer.results.iter().zip(&delivered).any(|(r, places)| {
+                r.shown == codectx_retrieval::Shown::Full && holds_target(places)
             });
         token_counts.push(answer.estimated_tokens);
         if !delivered.is_empty() {
             let on_topic = delivered
                 .iter()
-                .filter(|r| on_topic(engine.project(), r, &q.gold))
+                .filter(|places| {
+                    places
+                        .iter()
+                        .any(|h| on_topic(engine.project(), h, &q.gold))
+                })
                 .count();
             precision_sum += on_topic as f64 / delivered.len() as f64;
             let in_target_files = delivered
                 .iter()
-                .filter(|r| q.gold.iter().any(|g| g.file == r.file))
+                .filter(|places| {
+                    places
+                        .iter()
+                        .any(|h| q.gold.iter().any(|g| g.file == h.file))
+                })
                 .count();
             file_precision_sum += in_target_files as f64 / delivered.len() as f64;
             answered += 1;
@@ -617,6 +637,7 @@ async fn score(
             runs,
             "{}",
             json!({"id": q.id, "query": q.query, "results": results,
+                   "answer": answer.results,
                    "delivered": target_delivered, "outlineOnly": outline_only,
                    "empty": answer.results.is_empty(),
                    "lowConfidence": low_confidence, "tokens": answer.estimated_tokens,
@@ -660,7 +681,7 @@ fn candidate_features(
                 (s.final_score >= ON_TOPIC_FROM_SCORE).then(|| on_topic(project, &as_hit, &q.gold));
             Some(
                 json!({"label": label, "score": s.final_score, "features": s.features,
-                        "file": as_hit.file, "startLine": as_hit.start, "endLine": as_hit.end,
+                        "file": as_hit.file, "name": as_hit.name, "startLine": as_hit.start, "endLine": as_hit.end,
                         "tokens": codectx_chunker::estimate_tokens(&chunk.full_source),
                         "singleWord": s.single_word, "onTopic": on_topic}),
             )

@@ -64,6 +64,9 @@ struct JsonResult {
     start_line: u32,
     end_line: u32,
     score: f32,
+    /// The same code elsewhere, left out of the results ([`codectx_retrieval::copies_of`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    copies: Vec<codectx_retrieval::CodeCopy>,
 }
 
 pub async fn serve(root: PathBuf, config: Config, watch: WatchMode) -> anyhow::Result<()> {
@@ -379,8 +382,9 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
                     n + 1
                 )
             })?;
-            let selected = engine.select(&q.query, &options).await?;
-            let results = json_results(selected, args.limit);
+            let ranking = engine.rank(&q.query, &options).await?;
+            let selected = engine.select_ranked(&q.query, &ranking, &options)?;
+            let results = json_results(engine.project(), &ranking, selected, args.limit);
             serde_json::to_writer(
                 &mut out,
                 &serde_json::json!({ "id": q.id, "results": results }),
@@ -399,7 +403,7 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
     if args.json {
         // The answer's ranking: the query is not ranked a second time.
         let selected = engine.select_ranked(query, &ranking, &options)?;
-        let results = json_results(selected, args.limit);
+        let results = json_results(engine.project(), &ranking, selected, args.limit);
         let value = serde_json::json!({
             "query": query,
             "mode": ranking.mode,
@@ -436,11 +440,20 @@ fn leave(engine: Engine) {
 
 /// The first `limit` of the selected chunks of a query (a lookup's matches, or the gated,
 /// budgeted ranking), as JSON results.
-fn json_results(selected: Vec<(&CodeChunk, f32)>, limit: usize) -> Vec<JsonResult> {
+fn json_results(
+    project: &Project,
+    ranking: &codectx_retrieval::Ranking,
+    selected: Vec<(&CodeChunk, f32)>,
+    limit: usize,
+) -> Vec<JsonResult> {
     selected
         .into_iter()
         .take(limit)
         .map(|(chunk, score)| JsonResult {
+            copies: codectx_retrieval::copies_of(project, ranking, chunk)
+                .into_iter()
+                .map(codectx_retrieval::CodeCopy::of)
+                .collect(),
             file: chunk.relative_path.clone(),
             name: chunk.dotted_name(),
             breadcrumb: chunk.breadcrumb.clone(),

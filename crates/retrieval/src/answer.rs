@@ -35,6 +35,29 @@ pub struct ResultSymbol {
     /// How its code is shown; absent when in full.
     #[serde(skip_serializing_if = "Shown::is_full")]
     pub shown: Shown,
+    /// The same code elsewhere (a generated mirror of `src/`, a script copied into two
+    /// folders): shown once, at its best-ranked place, and located here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<CodeCopy>,
+}
+
+/// Where a result's code stands again, character for character.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeCopy {
+    pub file: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl CodeCopy {
+    pub fn of(chunk: &CodeChunk) -> Self {
+        CodeCopy {
+            file: chunk.relative_path.clone(),
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+        }
+    }
 }
 
 /// How an answer shows a result's code.
@@ -259,6 +282,49 @@ pub fn assemble(
     }
 }
 
+/// Locates each result's copies (`copies_of` a result): in its [`ResultSymbol::copies`],
+/// and in a line of the answer's text, so an agent reading the text knows that an
+/// edit there may be due in the copies too. The copies' code is not repeated.
+pub fn locate_copies(answer: &mut Answer, copies_of: impl Fn(&ResultSymbol) -> Vec<CodeCopy>) {
+    for result in &mut answer.results {
+        result.copies = copies_of(result);
+        if result.copies.is_empty() {
+            continue;
+        }
+        const NAMED: usize = 5;
+        let mut places: Vec<String> = result
+            .copies
+            .iter()
+            .take(NAMED)
+            .map(|c| format!("{}:{}-{}", c.file, c.start_line, c.end_line))
+            .collect();
+        if result.copies.len() > NAMED {
+            places.push(format!("{} more places", result.copies.len() - NAMED));
+        }
+        let line = format!(
+            "\n[{} is also, character for character, at {}]\n",
+            result.name,
+            places.join(", ")
+        );
+        // Under its file's snapshot; a low-confidence answer's one list of candidates has
+        // no snapshot.
+        let at = answer
+            .content
+            .iter()
+            .position(|item| item.file.as_deref() == Some(result.file.as_str()))
+            .or((!answer.content.is_empty()).then_some(answer.content.len() - 1));
+        let tokens = estimate_tokens(&line);
+        // The budget holds: past it the copies are in the results only.
+        if let Some(item) = at
+            .filter(|_| answer.estimated_tokens + tokens <= answer.budget)
+            .map(|i| &mut answer.content[i])
+        {
+            answer.estimated_tokens += tokens;
+            item.text.push_str(&line);
+        }
+    }
+}
+
 /// How many candidates a low-confidence answer lists.
 pub const LOW_CONFIDENCE_CANDIDATES: usize = 5;
 
@@ -357,6 +423,7 @@ fn result_symbol(c: &CodeChunk, score: f32) -> ResultSymbol {
         end_line: c.end_line,
         score,
         shown: Shown::Full,
+        copies: Vec::new(),
     }
 }
 

@@ -40,6 +40,9 @@ pub struct ContextItem {
     /// `// file:start-end` and the code.
     pub text: String,
     pub tokens: usize,
+    /// The same code elsewhere, left out of the items (see [`crate::ResultSymbol::copies`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<crate::CodeCopy>,
 }
 
 /// The answer of `get_code_context`.
@@ -172,6 +175,7 @@ fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
         detail,
         tokens: estimate_tokens(&text),
         text,
+        copies: Vec::new(),
     }
 }
 

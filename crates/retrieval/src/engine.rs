@@ -15,12 +15,12 @@ use codectx_store::{
 };
 
 use crate::scoring::SearchOptions;
-use crate::search::{Ranking, rank, select_chunks};
+use crate::search::{Ranking, copies_of, rank, select_chunks};
 use crate::status::IndexSummary;
 use crate::{
-    Answer, AnswerOptions, CodeContext, LOW_CONFIDENCE_CANDIDATES, Project, Query, RetrievalError,
-    SavedProject, Strategy, TextQuery, assemble, code_context, lookup, lookup_answer,
-    low_confidence_answer,
+    Answer, AnswerOptions, CodeContext, CodeCopy, LOW_CONFIDENCE_CANDIDATES, Project, Query,
+    RetrievalError, SavedProject, Strategy, TextQuery, assemble, code_context, locate_copies,
+    lookup, lookup_answer, low_confidence_answer,
 };
 
 /// Above this many files changed by another process, a sync re-reads the whole project from
@@ -321,15 +321,32 @@ impl Engine {
                 &answer_options,
             );
             answer.message = Some(self.why_empty(&ranking, options));
+            self.locate_copies(&mut answer, &ranking, &closest);
             return Ok((answer, ranking));
         }
         let started = Instant::now();
         let mut answer = assemble(&self.project, query, &selected, &answer_options);
+        self.locate_copies(&mut answer, &ranking, &selected);
         tracing::debug!(elapsed = ?started.elapsed(), "answer assembled");
         if selected.is_empty() {
             answer.message = Some(self.why_empty(&ranking, options));
         }
         Ok((answer, ranking))
+    }
+
+    /// Locates the copies of `answer`'s results (made of `chunks`) among `ranking`'s
+    /// candidates: [`select_chunks`] leaves them out.
+    fn locate_copies(&self, answer: &mut Answer, ranking: &Ranking, chunks: &[(&CodeChunk, f32)]) {
+        locate_copies(answer, |result| {
+            chunks
+                .iter()
+                .find(|(c, _)| c.relative_path == result.file && c.start_line == result.start_line)
+                .map(|(chunk, _)| copies_of(&self.project, ranking, chunk))
+                .unwrap_or_default()
+                .into_iter()
+                .map(CodeCopy::of)
+                .collect()
+        });
     }
 
     /// seed 002's `get_code_context`: the query's results (a lookup's matches, or what
@@ -355,16 +372,17 @@ impl Engine {
         max_tokens: Option<usize>,
         strategy: Strategy,
     ) -> Result<CodeContext, RetrievalError> {
+        let mut ranked = None;
         let chunks: Vec<&CodeChunk> = match Query::parse(query)? {
             Query::Lookup(parsed) => lookup(&self.project, &parsed).matches,
             Query::Text(question) => {
-                let ranking = self.rank_question(&question, options).await?;
+                let ranking = ranked.insert(self.rank_question(&question, options).await?);
                 // The token budget is code_context's: no source budget here.
                 let unbudgeted = SearchOptions {
                     max_token_budget: usize::MAX,
                     ..options.clone()
                 };
-                let selected: Vec<&CodeChunk> = select_chunks(&self.project, &ranking, &unbudgeted)
+                let selected: Vec<&CodeChunk> = select_chunks(&self.project, ranking, &unbudgeted)
                     .into_iter()
                     .map(|(chunk, _)| chunk)
                     .collect();
@@ -372,7 +390,7 @@ impl Engine {
                     // As codebase_search does: the closest candidates, as signatures and
                     // flagged, rather than nothing.
                     let closest: Vec<&CodeChunk> = self
-                        .closest(&ranking, options)
+                        .closest(ranking, options)
                         .into_iter()
                         .take(LOW_CONFIDENCE_CANDIDATES)
                         .map(|(chunk, _)| chunk)
@@ -381,6 +399,7 @@ impl Engine {
                         let mut context =
                             code_context(&self.project, &closest, max_tokens, Strategy::Breadth);
                         context.low_confidence = true;
+                        self.locate_copies_in_context(&mut context, ranking);
                         context.suggestion = Some(format!(
                             "Low confidence: no result reached the relevance threshold {:.2} \
                              on more than one word of the question; these are the closest candidates as signatures. Look one up with \
@@ -397,7 +416,30 @@ impl Engine {
             Strategy::Breadth => with_call_neighbours(&self.project, chunks),
             Strategy::Depth => chunks,
         };
-        Ok(code_context(&self.project, &chunks, max_tokens, strategy))
+        let mut context = code_context(&self.project, &chunks, max_tokens, strategy);
+        if let Some(ranking) = &ranked {
+            self.locate_copies_in_context(&mut context, ranking);
+        }
+        Ok(context)
+    }
+
+    /// As [`Engine::locate_copies`], for `get_code_context`'s items (in their metadata
+    /// only: the items' text is fitted to the budget already).
+    fn locate_copies_in_context(&self, context: &mut CodeContext, ranking: &Ranking) {
+        for item in &mut context.context_items {
+            let chunk = ranking
+                .scored
+                .iter()
+                .filter(|s| s.relative_path == item.file)
+                .filter_map(|s| self.project.chunk(&s.relative_path, &s.chunk_id))
+                .find(|c| c.start_line == item.start_line && c.end_line == item.end_line);
+            if let Some(chunk) = chunk {
+                item.copies = copies_of(&self.project, ranking, chunk)
+                    .into_iter()
+                    .map(CodeCopy::of)
+                    .collect();
+            }
+        }
     }
 
     /// The ranking's candidates without the gate or a budget, best first, for an answer

@@ -40,8 +40,8 @@ mod status;
 use std::path::PathBuf;
 
 pub use answer::{
-    Answer, AnswerOptions, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, Shown, assemble,
-    low_confidence_answer, symbol_metadata,
+    Answer, AnswerOptions, CodeCopy, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, Shown,
+    assemble, locate_copies, low_confidence_answer, symbol_metadata,
 };
 /// Why a revision cannot be answered at.
 pub use codectx_history::RevisionError;
@@ -69,7 +69,7 @@ pub use scoring::{
     PROSE_TERMS, QuestionShape, SearchOptions, blend, calibrated_vector, code_words,
     is_companion_file, is_test_file, query_terms, term_coverage,
 };
-pub use search::{Ranking, Scored, SearchMode, rank, select, select_chunks};
+pub use search::{Ranking, Scored, SearchMode, copies_of, rank, select, select_chunks};
 pub use status::IndexSummary;
 
 /// Errors of query handling, each naming its input.

@@ -19,7 +19,7 @@
 //!    then take the rest best first while their source fits `max_token_budget`.
 
 use codectx_parser::SymbolKind;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use codectx_chunker::{CodeChunk, estimate_tokens};
 use codectx_embed::{Embedder, Reranker, cosine};
@@ -706,16 +706,25 @@ pub fn select_chunks<'p>(
         return Vec::new();
     }
     let mut resolved: Vec<(&CodeChunk, f32)> = Vec::new();
+    // What the answer shows: the results, and the copies of their code left out. A copy of
+    // a better-ranked result (a generated mirror of `src/`, as hono's `deno_dist/`) would
+    // show the same lines twice, and so would the chunks in it or around it.
+    let mut shown: Vec<&CodeChunk> = Vec::new();
+    let mut sources: HashSet<&str> = HashSet::new();
     for s in &ranking.scored {
         let Some(chunk) = project.chunk(&s.relative_path, &s.chunk_id) else {
             continue;
         };
-        let overlaps = resolved.iter().any(|(kept, _)| {
+        let overlaps = shown.iter().any(|kept| {
             kept.relative_path == chunk.relative_path
                 && kept.start_line <= chunk.end_line
                 && chunk.start_line <= kept.end_line
         });
-        if !overlaps {
+        if overlaps {
+            continue;
+        }
+        shown.push(chunk);
+        if sources.insert(chunk.full_source.as_str()) {
             resolved.push((chunk, s.final_score));
         }
     }
@@ -726,6 +735,24 @@ pub fn select_chunks<'p>(
         options,
         ranking.shape,
     )
+}
+
+/// The candidates of `ranking` whose code is `chunk`'s, character for character, in other
+/// files: what [`select_chunks`] leaves out as copies of a result, for the answer to locate.
+pub fn copies_of<'p>(
+    project: &'p Project,
+    ranking: &Ranking,
+    chunk: &CodeChunk,
+) -> Vec<&'p CodeChunk> {
+    let mut copies: Vec<&CodeChunk> = ranking
+        .scored
+        .iter()
+        .filter(|s| s.relative_path != chunk.relative_path)
+        .filter_map(|s| project.chunk(&s.relative_path, &s.chunk_id))
+        .filter(|c| c.full_source == chunk.full_source)
+        .collect();
+    copies.dedup_by(|a, b| a.relative_path == b.relative_path && a.start_line == b.start_line);
+    copies
 }
 
 /// The words of `query` worth searching for, space-separated: identifiers kept whole (the

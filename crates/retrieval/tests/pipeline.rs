@@ -827,3 +827,88 @@ async fn breadth_adds_what_a_result_calls_and_what_calls_it() {
         .unwrap();
     assert_eq!(depth.context_items.len(), 1);
 }
+
+/// A generated mirror of `src/` (hono's `deno_dist/`, written by denoify: the same code with
+/// `.ts` added to its imports) holds every function twice. An answer shows a function's code
+/// once and locates its copy, in the result and under the snapshot.
+#[tokio::test]
+async fn a_copy_of_a_result_is_located_not_shown_again() {
+    let repo = tempfile::tempdir().unwrap();
+    let compose = "/**
+ * Runs the middleware in order, each calling the next.
+ */
+export function compose(middleware, onError) {
+  return (context, next) => {
+    let index = -1;
+    const dispatch = (i) => {
+      if (i <= index) throw new Error('next() called multiple times');
+      index = i;
+      const handler = i === middleware.length ? next : middleware[i];
+      return handler ? handler(context, () => dispatch(i + 1)) : Promise.resolve();
+    };
+    return dispatch(0).catch(onError);
+  };
+}
+";
+    for (dir, import) in [("src", "./context"), ("deno_dist", "./context.ts")] {
+        std::fs::create_dir(repo.path().join(dir)).unwrap();
+        let code = format!("import {{ Context }} from '{import}'\n\n{compose}");
+        std::fs::write(repo.path().join(dir).join("compose.ts"), code).unwrap();
+    }
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at_root(repo.path(), &index).await;
+    let query = "compose the middleware into one handler that dispatches each in order";
+    // Both copies are candidates, with the same evidence.
+    let ranking = engine.rank(query, &SearchOptions::default()).await.unwrap();
+    let composes = ranking.scored.iter().filter(|s| {
+        let chunk = engine.project().chunk(&s.relative_path, &s.chunk_id);
+        chunk.is_some_and(|c| c.dotted_name() == "compose")
+    });
+    assert_eq!(composes.count(), 2);
+    let (answer, _) = engine
+        .answer(query, &SearchOptions::default(), 1)
+        .await
+        .unwrap();
+    let text: String = answer.content.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(
+        text.matches("dispatch(0).catch(onError)").count(),
+        1,
+        "{text}"
+    );
+    // A result and the copies it locates, a line each.
+    let located = |head: String, copies: &[codectx_retrieval::CodeCopy]| {
+        let mut lines = vec![head];
+        for c in copies {
+            lines.push(format!("  copy {} {}-{}", c.file, c.start_line, c.end_line));
+        }
+        lines.join("\n") + "\n"
+    };
+    let mut out = String::new();
+    for r in &answer.results {
+        let head = format!("{} {} {}-{}", r.file, r.name, r.start_line, r.end_line);
+        out.push_str(&located(head, &r.copies));
+    }
+    let snapshot = answer.content.iter().find(|c| c.file.is_some()).unwrap();
+    out.push_str(&format!(
+        "under the snapshot: {}\n",
+        snapshot.text.lines().last().unwrap()
+    ));
+    // get_code_context, likewise.
+    let context = engine
+        .context(
+            query,
+            &SearchOptions::default(),
+            None,
+            codectx_retrieval::Strategy::Depth,
+        )
+        .await
+        .unwrap();
+    for item in &context.context_items {
+        let head = format!(
+            "context: {} {} {}-{}",
+            item.file, item.name, item.start_line, item.end_line
+        );
+        out.push_str(&located(head, &item.copies));
+    }
+    insta::assert_snapshot!(out);
+}
