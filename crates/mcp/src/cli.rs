@@ -64,7 +64,7 @@ struct JsonResult {
     start_line: u32,
     end_line: u32,
     score: f32,
-    /// The same code elsewhere, left out of the results ([`codectx_retrieval::copies_of`]).
+    /// The same code elsewhere, left out of the results (`Project::copies_of`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     copies: Vec<codectx_retrieval::CodeCopy>,
 }
@@ -384,7 +384,7 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
             })?;
             let ranking = engine.rank(&q.query, &options).await?;
             let selected = engine.select_ranked(&q.query, &ranking, &options)?;
-            let results = json_results(engine.project(), &ranking, selected, args.limit);
+            let results = json_results(engine.project(), selected, args.limit);
             serde_json::to_writer(
                 &mut out,
                 &serde_json::json!({ "id": q.id, "results": results }),
@@ -403,7 +403,7 @@ pub async fn search(root: &Path, config: &Config, args: SearchArgs) -> anyhow::R
     if args.json {
         // The answer's ranking: the query is not ranked a second time.
         let selected = engine.select_ranked(query, &ranking, &options)?;
-        let results = json_results(engine.project(), &ranking, selected, args.limit);
+        let results = json_results(engine.project(), selected, args.limit);
         let value = serde_json::json!({
             "query": query,
             "mode": ranking.mode,
@@ -442,7 +442,6 @@ fn leave(engine: Engine) {
 /// budgeted ranking), as JSON results.
 fn json_results(
     project: &Project,
-    ranking: &codectx_retrieval::Ranking,
     selected: Vec<(&CodeChunk, f32)>,
     limit: usize,
 ) -> Vec<JsonResult> {
@@ -450,8 +449,10 @@ fn json_results(
         .into_iter()
         .take(limit)
         .map(|(chunk, score)| JsonResult {
-            copies: codectx_retrieval::copies_of(project, ranking, chunk)
+            copies: project
+                .copies_of(chunk)
                 .into_iter()
+                .take(codectx_retrieval::LISTED_COPIES)
                 .map(codectx_retrieval::CodeCopy::of)
                 .collect(),
             file: chunk.relative_path.clone(),

@@ -282,24 +282,46 @@ pub fn assemble(
     }
 }
 
-/// Locates each result's copies (`copies_of` a result): in its [`ResultSymbol::copies`],
-/// and in a line of the answer's text, so an agent reading the text knows that an
-/// edit there may be due in the copies too. The copies' code is not repeated.
-pub fn locate_copies(answer: &mut Answer, copies_of: impl Fn(&ResultSymbol) -> Vec<CodeCopy>) {
+/// The copies of the chunk at `file`, lines `start_line`–`end_line` ([`Project::copies_of`]).
+pub(crate) fn copies_at(
+    project: &Project,
+    file: &str,
+    start_line: u32,
+    end_line: u32,
+) -> Vec<CodeCopy> {
+    let chunk = project.file(file).and_then(|f| {
+        f.chunks
+            .iter()
+            .find(|c| c.start_line == start_line && c.end_line == end_line)
+    });
+    chunk.map_or_else(Vec::new, |c| {
+        project.copies_of(c).into_iter().map(CodeCopy::of).collect()
+    })
+}
+
+/// At most this many copies are listed with a result; the text counts the others.
+pub const LISTED_COPIES: usize = 10;
+
+/// Locates each result's copies ([`Project::copies_of`]): in its [`ResultSymbol::copies`],
+/// and in a line of the answer's text, so an agent reading the text knows that an edit
+/// there may be due in the copies too. The copies' code is not repeated.
+pub fn locate_copies(answer: &mut Answer, project: &Project) {
     for result in &mut answer.results {
-        result.copies = copies_of(result);
+        result.copies = copies_at(project, &result.file, result.start_line, result.end_line);
         if result.copies.is_empty() {
             continue;
         }
         const NAMED: usize = 5;
+        let all = result.copies.len();
+        result.copies.truncate(LISTED_COPIES);
         let mut places: Vec<String> = result
             .copies
             .iter()
             .take(NAMED)
             .map(|c| format!("{}:{}-{}", c.file, c.start_line, c.end_line))
             .collect();
-        if result.copies.len() > NAMED {
-            places.push(format!("{} more places", result.copies.len() - NAMED));
+        if all > NAMED {
+            places.push(format!("{} more places", all - NAMED));
         }
         let line = format!(
             "\n[{} is also, character for character, at {}]\n",

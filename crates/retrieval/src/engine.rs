@@ -15,12 +15,12 @@ use codectx_store::{
 };
 
 use crate::scoring::SearchOptions;
-use crate::search::{Ranking, copies_of, rank, select_chunks};
+use crate::search::{Ranking, rank, select_chunks};
 use crate::status::IndexSummary;
 use crate::{
-    Answer, AnswerOptions, CodeContext, CodeCopy, LOW_CONFIDENCE_CANDIDATES, Project, Query,
-    RetrievalError, SavedProject, Strategy, TextQuery, assemble, code_context, locate_copies,
-    lookup, lookup_answer, low_confidence_answer,
+    Answer, AnswerOptions, CodeContext, LOW_CONFIDENCE_CANDIDATES, Project, Query, RetrievalError,
+    SavedProject, Strategy, TextQuery, assemble, code_context, locate_copies, lookup,
+    lookup_answer, low_confidence_answer,
 };
 
 /// Above this many files changed by another process, a sync re-reads the whole project from
@@ -321,32 +321,17 @@ impl Engine {
                 &answer_options,
             );
             answer.message = Some(self.why_empty(&ranking, options));
-            self.locate_copies(&mut answer, &ranking, &closest);
+            locate_copies(&mut answer, &self.project);
             return Ok((answer, ranking));
         }
         let started = Instant::now();
         let mut answer = assemble(&self.project, query, &selected, &answer_options);
-        self.locate_copies(&mut answer, &ranking, &selected);
+        locate_copies(&mut answer, &self.project);
         tracing::debug!(elapsed = ?started.elapsed(), "answer assembled");
         if selected.is_empty() {
             answer.message = Some(self.why_empty(&ranking, options));
         }
         Ok((answer, ranking))
-    }
-
-    /// Locates the copies of `answer`'s results (made of `chunks`) among `ranking`'s
-    /// candidates: [`select_chunks`] leaves them out.
-    fn locate_copies(&self, answer: &mut Answer, ranking: &Ranking, chunks: &[(&CodeChunk, f32)]) {
-        locate_copies(answer, |result| {
-            chunks
-                .iter()
-                .find(|(c, _)| c.relative_path == result.file && c.start_line == result.start_line)
-                .map(|(chunk, _)| copies_of(&self.project, ranking, chunk))
-                .unwrap_or_default()
-                .into_iter()
-                .map(CodeCopy::of)
-                .collect()
-        });
     }
 
     /// seed 002's `get_code_context`: the query's results (a lookup's matches, or what
@@ -372,11 +357,12 @@ impl Engine {
         max_tokens: Option<usize>,
         strategy: Strategy,
     ) -> Result<CodeContext, RetrievalError> {
-        let mut ranked = None;
         let chunks: Vec<&CodeChunk> = match Query::parse(query)? {
-            Query::Lookup(parsed) => lookup(&self.project, &parsed).matches,
+            Query::Lookup(parsed) => {
+                crate::search::one_copy_each(&self.project, &lookup(&self.project, &parsed).matches)
+            }
             Query::Text(question) => {
-                let ranking = ranked.insert(self.rank_question(&question, options).await?);
+                let ranking = &self.rank_question(&question, options).await?;
                 // The token budget is code_context's: no source budget here.
                 let unbudgeted = SearchOptions {
                     max_token_budget: usize::MAX,
@@ -399,7 +385,7 @@ impl Engine {
                         let mut context =
                             code_context(&self.project, &closest, max_tokens, Strategy::Breadth);
                         context.low_confidence = true;
-                        self.locate_copies_in_context(&mut context, ranking);
+                        self.locate_copies_in_context(&mut context);
                         context.suggestion = Some(format!(
                             "Low confidence: no result reached the relevance threshold {:.2} \
                              on more than one word of the question; these are the closest candidates as signatures. Look one up with \
@@ -417,28 +403,16 @@ impl Engine {
             Strategy::Depth => chunks,
         };
         let mut context = code_context(&self.project, &chunks, max_tokens, strategy);
-        if let Some(ranking) = &ranked {
-            self.locate_copies_in_context(&mut context, ranking);
-        }
+        self.locate_copies_in_context(&mut context);
         Ok(context)
     }
 
-    /// As [`Engine::locate_copies`], for `get_code_context`'s items (in their metadata
-    /// only: the items' text is fitted to the budget already).
-    fn locate_copies_in_context(&self, context: &mut CodeContext, ranking: &Ranking) {
+    /// Locates the copies of `get_code_context`'s items, as [`locate_copies`] does an
+    /// answer's results (in their metadata only: the items' text is fitted to the budget).
+    fn locate_copies_in_context(&self, context: &mut CodeContext) {
         for item in &mut context.context_items {
-            let chunk = ranking
-                .scored
-                .iter()
-                .filter(|s| s.relative_path == item.file)
-                .filter_map(|s| self.project.chunk(&s.relative_path, &s.chunk_id))
-                .find(|c| c.start_line == item.start_line && c.end_line == item.end_line);
-            if let Some(chunk) = chunk {
-                item.copies = copies_of(&self.project, ranking, chunk)
-                    .into_iter()
-                    .map(CodeCopy::of)
-                    .collect();
-            }
+            item.copies =
+                crate::answer::copies_at(&self.project, &item.file, item.start_line, item.end_line);
         }
     }
 
@@ -576,8 +550,8 @@ fn lookup_matches<'p>(
     project: &'p Project,
     query: &crate::SymbolQuery,
 ) -> Vec<(&'p CodeChunk, f32)> {
-    lookup(project, query)
-        .matches
+    let matches = lookup(project, query).matches;
+    crate::search::one_copy_each(project, &matches)
         .into_iter()
         .map(|chunk| (chunk, 1.0))
         .collect()

@@ -40,8 +40,8 @@ mod status;
 use std::path::PathBuf;
 
 pub use answer::{
-    Answer, AnswerOptions, CodeCopy, ContentItem, LOW_CONFIDENCE_CANDIDATES, ResultSymbol, Shown,
-    assemble, locate_copies, low_confidence_answer, symbol_metadata,
+    Answer, AnswerOptions, CodeCopy, ContentItem, LISTED_COPIES, LOW_CONFIDENCE_CANDIDATES,
+    ResultSymbol, Shown, assemble, locate_copies, low_confidence_answer, symbol_metadata,
 };
 /// Why a revision cannot be answered at.
 pub use codectx_history::RevisionError;
@@ -69,7 +69,7 @@ pub use scoring::{
     PROSE_TERMS, QuestionShape, SearchOptions, blend, calibrated_vector, code_words,
     is_companion_file, is_test_file, query_terms, term_coverage,
 };
-pub use search::{Ranking, Scored, SearchMode, copies_of, rank, select, select_chunks};
+pub use search::{Ranking, Scored, SearchMode, rank, select, select_chunks};
 pub use status::IndexSummary;
 
 /// Errors of query handling, each naming its input.
@@ -118,8 +118,12 @@ pub fn lookup_answer(
     options: &AnswerOptions,
 ) -> Answer {
     let found = lookup(project, parsed);
-    let ranked: Vec<_> = found.matches.iter().map(|&c| (c, 1.0)).collect();
+    let ranked: Vec<_> = search::one_copy_each(project, &found.matches)
+        .into_iter()
+        .map(|c| (c, 1.0))
+        .collect();
     let mut answer = assemble(project, query, &ranked, options);
+    locate_copies(&mut answer, project);
     if found.matches.is_empty() {
         let scope = parsed
             .file

@@ -706,27 +706,33 @@ pub fn select_chunks<'p>(
         return Vec::new();
     }
     let mut resolved: Vec<(&CodeChunk, f32)> = Vec::new();
-    // What the answer shows: the results, and the copies of their code left out. A copy of
-    // a better-ranked result (a generated mirror of `src/`, as hono's `deno_dist/`) would
-    // show the same lines twice, and so would the chunks in it or around it.
+    // The results, and the copies of their code left out. A copy of a better-ranked result
+    // (a generated mirror of `src/`, as hono's `deno_dist/`) would show the same lines
+    // twice, and so would a chunk in it; a chunk around it is other code.
     let mut shown: Vec<&CodeChunk> = Vec::new();
-    let mut sources: HashSet<&str> = HashSet::new();
+    let mut copied: Vec<&CodeChunk> = Vec::new();
+    let same_file = |a: &CodeChunk, b: &CodeChunk| a.relative_path == b.relative_path;
+    let overlaps = |a: &CodeChunk, b: &CodeChunk| {
+        same_file(a, b) && a.start_line <= b.end_line && b.start_line <= a.end_line
+    };
+    let lies_in = |inner: &CodeChunk, outer: &CodeChunk| {
+        same_file(inner, outer)
+            && outer.start_line <= inner.start_line
+            && inner.end_line <= outer.end_line
+    };
+    let is_shown = |shown: &[&CodeChunk], copied: &[&CodeChunk], c: &CodeChunk| {
+        shown.iter().any(|r| overlaps(r, c)) || copied.iter().any(|copy| lies_in(c, copy))
+    };
     for s in &ranking.scored {
         let Some(chunk) = project.chunk(&s.relative_path, &s.chunk_id) else {
             continue;
         };
-        let overlaps = shown.iter().any(|kept| {
-            kept.relative_path == chunk.relative_path
-                && kept.start_line <= chunk.end_line
-                && chunk.start_line <= kept.end_line
-        });
-        if overlaps {
+        if is_shown(&shown, &copied, chunk) {
             continue;
         }
         shown.push(chunk);
-        if sources.insert(chunk.full_source.as_str()) {
-            resolved.push((chunk, s.final_score));
-        }
+        copied.extend(project.copies_of(chunk));
+        resolved.push((chunk, s.final_score));
     }
     select(
         resolved,
@@ -737,22 +743,45 @@ pub fn select_chunks<'p>(
     )
 }
 
-/// The candidates of `ranking` whose code is `chunk`'s, character for character, in other
-/// files: what [`select_chunks`] leaves out as copies of a result, for the answer to locate.
-pub fn copies_of<'p>(
+/// A lookup's `matches` with one of each code: of copies, the one the project calls most,
+/// at the first's place. (Two declarations of one name with the same code, as `src/` and
+/// a generated mirror of it hold, are one answer in two places.)
+pub(crate) fn one_copy_each<'p>(
     project: &'p Project,
-    ranking: &Ranking,
-    chunk: &CodeChunk,
+    matches: &[&'p CodeChunk],
 ) -> Vec<&'p CodeChunk> {
-    let mut copies: Vec<&CodeChunk> = ranking
-        .scored
-        .iter()
-        .filter(|s| s.relative_path != chunk.relative_path)
-        .filter_map(|s| project.chunk(&s.relative_path, &s.chunk_id))
-        .filter(|c| c.full_source == chunk.full_source)
-        .collect();
-    copies.dedup_by(|a, b| a.relative_path == b.relative_path && a.start_line == b.start_line);
-    copies
+    let mut sources: HashSet<&str> = HashSet::new();
+    let mut kept = Vec::new();
+    for &chunk in matches {
+        if sources.insert(chunk.full_source.as_str()) {
+            kept.push(most_used(project, chunk, &project.copies_of(chunk)));
+        }
+    }
+    kept
+}
+
+/// Of `chunk` and its `copies`, the one the project calls most (the source a generated
+/// mirror was made from has the project's tests and callers); `chunk` on a tie. Only where
+/// nothing ranks them: in a ranking the copy ranked first stays, for it may be the one
+/// the question names (`Application.createdTimestamp` among twelve classes' equal getters).
+pub(crate) fn most_used<'p>(
+    project: &Project,
+    chunk: &'p CodeChunk,
+    copies: &[&'p CodeChunk],
+) -> &'p CodeChunk {
+    let callers = |c: &CodeChunk| {
+        project
+            .declaration(c)
+            .map_or(0, |s| project.graph().callers(s).len())
+    };
+    let mut kept = (chunk, callers(chunk));
+    for &copy in copies {
+        let n = callers(copy);
+        if n > kept.1 {
+            kept = (copy, n);
+        }
+    }
+    kept.0
 }
 
 /// The words of `query` worth searching for, space-separated: identifiers kept whole (the

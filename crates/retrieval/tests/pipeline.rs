@@ -830,7 +830,9 @@ async fn breadth_adds_what_a_result_calls_and_what_calls_it() {
 
 /// A generated mirror of `src/` (hono's `deno_dist/`, written by denoify: the same code with
 /// `.ts` added to its imports) holds every function twice. An answer shows a function's code
-/// once and locates its copy, in the result and under the snapshot.
+/// once, from the copy ranked first, and locates the other, in the result and under the
+/// snapshot. A lookup, which ranks nothing, shows the copy the project calls (its tests
+/// call `src/`).
 #[tokio::test]
 async fn a_copy_of_a_result_is_located_not_shown_again() {
     let repo = tempfile::tempdir().unwrap();
@@ -855,6 +857,11 @@ export function compose(middleware, onError) {
         let code = format!("import {{ Context }} from '{import}'\n\n{compose}");
         std::fs::write(repo.path().join(dir).join("compose.ts"), code).unwrap();
     }
+    std::fs::write(
+        repo.path().join("src/compose.test.ts"),
+        "import { compose } from './compose'\n\ntest('runs', () => compose([])({}, null))\n",
+    )
+    .unwrap();
     let index = tempfile::tempdir().unwrap();
     let engine = engine_at_root(repo.path(), &index).await;
     let query = "compose the middleware into one handler that dispatches each in order";
@@ -864,7 +871,8 @@ export function compose(middleware, onError) {
         let chunk = engine.project().chunk(&s.relative_path, &s.chunk_id);
         chunk.is_some_and(|c| c.dotted_name() == "compose")
     });
-    assert_eq!(composes.count(), 2);
+    let composes: Vec<&str> = composes.map(|s| s.relative_path.as_str()).collect();
+    assert_eq!(composes.len(), 2);
     let (answer, _) = engine
         .answer(query, &SearchOptions::default(), 1)
         .await
@@ -883,11 +891,20 @@ export function compose(middleware, onError) {
         }
         lines.join("\n") + "\n"
     };
-    let mut out = String::new();
-    for r in &answer.results {
-        let head = format!("{} {} {}-{}", r.file, r.name, r.start_line, r.end_line);
-        out.push_str(&located(head, &r.copies));
-    }
+    let listed = |label: &str, results: &[codectx_retrieval::ResultSymbol]| -> String {
+        let place = |r: &codectx_retrieval::ResultSymbol| {
+            format!(
+                "{label}{} {} {}-{}",
+                r.file, r.name, r.start_line, r.end_line
+            )
+        };
+        results
+            .iter()
+            .map(|r| located(place(r), &r.copies))
+            .collect()
+    };
+    let mut out = format!("ranked first: {}\n", composes[0]);
+    out.push_str(&listed("", &answer.results));
     let snapshot = answer.content.iter().find(|c| c.file.is_some()).unwrap();
     out.push_str(&format!(
         "under the snapshot: {}\n",
@@ -910,5 +927,97 @@ export function compose(middleware, onError) {
         );
         out.push_str(&located(head, &item.copies));
     }
+    // Ranked first in the mirror, shown from there.
+    let query = "deno dist: compose middleware into one handler";
+    let ranking = engine.rank(query, &SearchOptions::default()).await.unwrap();
+    let first = &ranking.scored[0];
+    let first_name = engine
+        .project()
+        .chunk(&first.relative_path, &first.chunk_id)
+        .unwrap()
+        .dotted_name();
+    out.push_str(&format!(
+        "ranked first: {} {first_name}\n",
+        first.relative_path
+    ));
+    let (answer, _) = engine
+        .answer(query, &SearchOptions::default(), 1)
+        .await
+        .unwrap();
+    out.push_str(&listed("", &answer.results));
+    let (lookup, _) = engine
+        .answer("symbol = compose", &SearchOptions::default(), 1)
+        .await
+        .unwrap();
+    out.push_str(&listed("lookup: ", &lookup.results));
     insta::assert_snapshot!(out);
+}
+
+/// Two classes share a method's code. The method's copy is left out of an answer that
+/// shows the first, but the other class, which holds the copy and more, is other code and
+/// stays.
+#[tokio::test]
+async fn a_chunk_around_a_copy_is_not_a_copy() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join("src")).unwrap();
+    let describe = "  describe() {\n    return `${this.name} (${this.id})`\n  }\n";
+    for (file, class, other) in [
+        (
+            "invoice.ts",
+            "Invoice",
+            "  total(lines) {\n    return lines.reduce((sum, line) => sum + line.amount, 0)\n  }\n",
+        ),
+        (
+            "customer.ts",
+            "Customer",
+            "  greet(message) {\n    return `Dear ${this.name}, ${message}`\n  }\n",
+        ),
+    ] {
+        let code = format!("export class {class} {{\n{describe}{other}}}\n");
+        std::fs::write(repo.path().join("src").join(file), code).unwrap();
+    }
+    let index = tempfile::tempdir().unwrap();
+    let engine = engine_at_root(repo.path(), &index).await;
+    let options = SearchOptions::default();
+    let ranking = engine
+        .rank("describe the customer by name", &options)
+        .await
+        .unwrap();
+    let project = engine.project();
+    let candidate = |file: &str, name: &str| {
+        let found = ranking.scored.iter().find(|s| {
+            s.relative_path == format!("src/{file}")
+                && project
+                    .chunk(&s.relative_path, &s.chunk_id)
+                    .is_some_and(|c| c.dotted_name() == name)
+        });
+        found
+            .unwrap_or_else(|| panic!("{file} {name} is a candidate"))
+            .clone()
+    };
+    // In this order: the invoice's method, its copy in the customer, the customer class.
+    let mut scored = vec![
+        candidate("invoice.ts", "Invoice.describe"),
+        candidate("customer.ts", "Customer.describe"),
+        candidate("customer.ts", "Customer"),
+    ];
+    for (s, score) in scored.iter_mut().zip([0.9, 0.8, 0.7]) {
+        s.final_score = score;
+    }
+    let ordered = codectx_retrieval::Ranking { scored, ..ranking };
+    let ungated = SearchOptions {
+        gate: false,
+        ..options
+    };
+    let selected: Vec<String> = codectx_retrieval::select_chunks(project, &ordered, &ungated)
+        .into_iter()
+        .map(|(c, _)| format!("{} {}", c.relative_path, c.dotted_name()))
+        .collect();
+    assert_eq!(
+        selected,
+        [
+            "src/invoice.ts Invoice.describe",
+            "src/customer.ts Customer"
+        ]
+    );
 }
