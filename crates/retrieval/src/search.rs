@@ -730,9 +730,28 @@ pub fn select_chunks<'p>(
         if is_shown(&shown, &copied, chunk) {
             continue;
         }
-        shown.push(chunk);
-        copied.extend(project.copies_of(chunk));
-        resolved.push((chunk, s.final_score));
+        // A copy of the same name is the same declaration in another place (a mirror of
+        // `src/`): the one the project calls stands for it. A copy of another name is
+        // another declaration, and the one ranked first is what the question asked about
+        // (`Application.createdTimestamp` among twelve classes' equal getters).
+        let copies = project.copies_of(chunk);
+        let namesakes: Vec<&CodeChunk> = copies
+            .iter()
+            .copied()
+            .filter(|c| c.dotted_name() == chunk.dotted_name())
+            .collect();
+        let kept = most_used(project, chunk, &namesakes);
+        // A namesake kept may lie in code shown already: then its lines are in the answer.
+        let moved = !std::ptr::eq(kept, chunk);
+        let kept_shown = moved && is_shown(&shown, &copied, kept);
+        copied.extend(copies.into_iter().filter(|c| !std::ptr::eq(*c, kept)));
+        if moved {
+            copied.push(chunk);
+        }
+        if !kept_shown {
+            shown.push(kept);
+            resolved.push((kept, s.final_score));
+        }
     }
     select(
         resolved,
@@ -760,25 +779,30 @@ pub(crate) fn one_copy_each<'p>(
     kept
 }
 
-/// Of `chunk` and its `copies`, the one the project calls most (the source a generated
-/// mirror was made from has the project's tests and callers); `chunk` on a tie. Only where
-/// nothing ranks them: in a ranking the copy ranked first stays, for it may be the one
-/// the question names (`Application.createdTimestamp` among twelve classes' equal getters).
+/// Of `chunk` and its `copies`, the one the project uses most: the most callers, then the
+/// most files importing its file (the source a generated mirror was made from has the
+/// project's tests and callers); `chunk` on a tie.
 pub(crate) fn most_used<'p>(
     project: &Project,
     chunk: &'p CodeChunk,
     copies: &[&'p CodeChunk],
 ) -> &'p CodeChunk {
-    let callers = |c: &CodeChunk| {
-        project
-            .declaration(c)
-            .map_or(0, |s| project.graph().callers(s).len())
+    if copies.is_empty() {
+        return chunk;
+    }
+    let graph = project.graph();
+    let use_of = |c: &CodeChunk| {
+        let callers = project.declaration(c).map_or(0, |s| graph.callers(s).len());
+        let importers = graph
+            .file_index(&c.relative_path)
+            .map_or(0, |f| graph.file_relationships(f).imported_by.len());
+        (callers, importers)
     };
-    let mut kept = (chunk, callers(chunk));
+    let mut kept = (chunk, use_of(chunk));
     for &copy in copies {
-        let n = callers(copy);
-        if n > kept.1 {
-            kept = (copy, n);
+        let used = use_of(copy);
+        if used > kept.1 {
+            kept = (copy, used);
         }
     }
     kept.0

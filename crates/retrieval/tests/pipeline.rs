@@ -830,9 +830,9 @@ async fn breadth_adds_what_a_result_calls_and_what_calls_it() {
 
 /// A generated mirror of `src/` (hono's `deno_dist/`, written by denoify: the same code with
 /// `.ts` added to its imports) holds every function twice. An answer shows a function's code
-/// once, from the copy ranked first, and locates the other, in the result and under the
-/// snapshot. A lookup, which ranks nothing, shows the copy the project calls (its tests
-/// call `src/`).
+/// once, from the copy the project calls (its tests call `src/`) wherever the ranking put
+/// the mirror's, and locates the other, in the result and under the snapshot; a lookup
+/// likewise.
 #[tokio::test]
 async fn a_copy_of_a_result_is_located_not_shown_again() {
     let repo = tempfile::tempdir().unwrap();
@@ -927,7 +927,7 @@ export function compose(middleware, onError) {
         );
         out.push_str(&located(head, &item.copies));
     }
-    // Ranked first in the mirror, shown from there.
+    // Ranked first in the mirror, shown from `src/`.
     let query = "deno dist: compose middleware into one handler";
     let ranking = engine.rank(query, &SearchOptions::default()).await.unwrap();
     let first = &ranking.scored[0];
