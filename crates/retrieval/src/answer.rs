@@ -50,6 +50,13 @@ pub struct CodeCopy {
     pub end_line: u32,
 }
 
+/// `file:start-end`, as answers name a place.
+impl std::fmt::Display for CodeCopy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}-{}", self.file, self.start_line, self.end_line)
+    }
+}
+
 impl CodeCopy {
     pub fn of(chunk: &CodeChunk) -> Self {
         CodeCopy {
@@ -283,12 +290,7 @@ pub fn assemble(
 }
 
 /// The copies of the chunk at `file`, lines `start_line`–`end_line` ([`Project::copies_of`]).
-pub(crate) fn copies_at(
-    project: &Project,
-    file: &str,
-    start_line: u32,
-    end_line: u32,
-) -> Vec<CodeCopy> {
+fn copies_at(project: &Project, file: &str, start_line: u32, end_line: u32) -> Vec<CodeCopy> {
     let chunk = project.file(file).and_then(|f| {
         f.chunks
             .iter()
@@ -318,7 +320,7 @@ pub fn locate_copies(answer: &mut Answer, project: &Project) {
             .copies
             .iter()
             .take(NAMED)
-            .map(|c| format!("{}:{}-{}", c.file, c.start_line, c.end_line))
+            .map(CodeCopy::to_string)
             .collect();
         if all > NAMED {
             places.push(format!("{} more places", all - NAMED));

@@ -5,6 +5,7 @@ use codectx_chunker::{CodeChunk, estimate_tokens};
 use codectx_parser::{LineRange, SymbolKind};
 use serde::{Deserialize, Serialize};
 
+use crate::answer::{CodeCopy, LISTED_COPIES};
 use crate::project::Project;
 
 /// The default `max_tokens` (seed 002).
@@ -40,9 +41,10 @@ pub struct ContextItem {
     /// `// file:start-end` and the code.
     pub text: String,
     pub tokens: usize,
-    /// The same code elsewhere, left out of the items (see [`crate::ResultSymbol::copies`]).
+    /// The same code elsewhere, left out of the items (see [`crate::ResultSymbol::copies`]);
+    /// its text names them too.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub copies: Vec<crate::CodeCopy>,
+    pub copies: Vec<CodeCopy>,
 }
 
 /// The answer of `get_code_context`.
@@ -77,13 +79,15 @@ pub fn code_context(
     let mut truncated = false;
     let mut smallest_left_out: Option<(usize, &str)> = None;
     for chunk in ranked {
+        let copies = project.copies_of(chunk);
         let signature = item(
             chunk,
             Detail::Signature,
             signature_form(project, chunk).unwrap_or_default(),
+            &copies,
         );
         let body = (strategy == Strategy::Depth)
-            .then(|| item(chunk, Detail::Body, chunk.full_source.to_string()));
+            .then(|| item(chunk, Detail::Body, chunk.full_source.to_string(), &copies));
         // Depth prefers the body; any strategy falls back to the signature.
         let fitting = body
             .into_iter()
@@ -161,11 +165,30 @@ fn without_leading_comments(text: &str) -> &str {
     }
 }
 
-fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
-    let text = format!(
-        "// {}:{}-{}\n{code}\n",
+/// One item: `// file:start-end`, a line locating its copies if it has any, and the code.
+fn item(chunk: &CodeChunk, detail: Detail, code: String, copies: &[&CodeChunk]) -> ContextItem {
+    let mut text = format!(
+        "// {}:{}-{}\n",
         chunk.relative_path, chunk.start_line, chunk.end_line
     );
+    let listed: Vec<CodeCopy> = copies
+        .iter()
+        .take(LISTED_COPIES)
+        .map(|c| CodeCopy::of(c))
+        .collect();
+    if !listed.is_empty() {
+        let places: Vec<String> = listed.iter().map(CodeCopy::to_string).collect();
+        let more = match copies.len() - listed.len() {
+            0 => String::new(),
+            n => format!(" and {n} more places"),
+        };
+        text.push_str(&format!(
+            "// also, character for character, at {}{more}\n",
+            places.join(", ")
+        ));
+    }
+    text.push_str(&code);
+    text.push('\n');
     ContextItem {
         file: chunk.relative_path.clone(),
         name: chunk.dotted_name(),
@@ -175,7 +198,7 @@ fn item(chunk: &CodeChunk, detail: Detail, code: String) -> ContextItem {
         detail,
         tokens: estimate_tokens(&text),
         text,
-        copies: Vec::new(),
+        copies: listed,
     }
 }
 

@@ -385,7 +385,6 @@ impl Engine {
                         let mut context =
                             code_context(&self.project, &closest, max_tokens, Strategy::Breadth);
                         context.low_confidence = true;
-                        self.locate_copies_in_context(&mut context);
                         context.suggestion = Some(format!(
                             "Low confidence: no result reached the relevance threshold {:.2} \
                              on more than one word of the question; these are the closest candidates as signatures. Look one up with \
@@ -402,18 +401,7 @@ impl Engine {
             Strategy::Breadth => with_call_neighbours(&self.project, chunks),
             Strategy::Depth => chunks,
         };
-        let mut context = code_context(&self.project, &chunks, max_tokens, strategy);
-        self.locate_copies_in_context(&mut context);
-        Ok(context)
-    }
-
-    /// Locates the copies of `get_code_context`'s items, as [`locate_copies`] does an
-    /// answer's results (in their metadata only: the items' text is fitted to the budget).
-    fn locate_copies_in_context(&self, context: &mut CodeContext) {
-        for item in &mut context.context_items {
-            item.copies =
-                crate::answer::copies_at(&self.project, &item.file, item.start_line, item.end_line);
-        }
+        Ok(code_context(&self.project, &chunks, max_tokens, strategy))
     }
 
     /// The ranking's candidates without the gate or a budget, best first, for an answer

@@ -926,6 +926,8 @@ export function compose(middleware, onError) {
             item.file, item.name, item.start_line, item.end_line
         );
         out.push_str(&located(head, &item.copies));
+        let header: Vec<&str> = item.text.lines().take(2).collect();
+        out.push_str(&format!("{}\n", header.join("\n")));
     }
     // Ranked first in the mirror, shown from `src/`.
     let query = "deno dist: compose middleware into one handler";
