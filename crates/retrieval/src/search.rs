@@ -727,14 +727,20 @@ pub fn select_chunks<'p>(
         let Some(chunk) = project.chunk(&s.relative_path, &s.chunk_id) else {
             continue;
         };
-        if is_shown(&shown, &copied, chunk) {
+        let copies = project.copies_of(chunk);
+        // A chunk whose copy holds or lies in a result is shown as much as that copy is.
+        let copy_shown = || {
+            copies
+                .iter()
+                .any(|copy| shown.iter().any(|r| overlaps(r, copy)))
+        };
+        if is_shown(&shown, &copied, chunk) || copy_shown() {
             continue;
         }
         // A copy of the same name is the same declaration in another place (a mirror of
         // `src/`): the one the project calls stands for it. A copy of another name is
         // another declaration, and the one ranked first is what the question asked about
         // (`Application.createdTimestamp` among twelve classes' equal getters).
-        let copies = project.copies_of(chunk);
         let namesakes: Vec<&CodeChunk> = copies
             .iter()
             .copied()

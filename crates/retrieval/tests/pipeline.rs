@@ -836,32 +836,7 @@ async fn breadth_adds_what_a_result_calls_and_what_calls_it() {
 #[tokio::test]
 async fn a_copy_of_a_result_is_located_not_shown_again() {
     let repo = tempfile::tempdir().unwrap();
-    let compose = "/**
- * Runs the middleware in order, each calling the next.
- */
-export function compose(middleware, onError) {
-  return (context, next) => {
-    let index = -1;
-    const dispatch = (i) => {
-      if (i <= index) throw new Error('next() called multiple times');
-      index = i;
-      const handler = i === middleware.length ? next : middleware[i];
-      return handler ? handler(context, () => dispatch(i + 1)) : Promise.resolve();
-    };
-    return dispatch(0).catch(onError);
-  };
-}
-";
-    for (dir, import) in [("src", "./context"), ("deno_dist", "./context.ts")] {
-        std::fs::create_dir(repo.path().join(dir)).unwrap();
-        let code = format!("import {{ Context }} from '{import}'\n\n{compose}");
-        std::fs::write(repo.path().join(dir).join("compose.ts"), code).unwrap();
-    }
-    std::fs::write(
-        repo.path().join("src/compose.test.ts"),
-        "import { compose } from './compose'\n\ntest('runs', () => compose([])({}, null))\n",
-    )
-    .unwrap();
+    codectx_corpus::copy_tree(&codectx_corpus::fixture("retrieval/mirror"), repo.path());
     let index = tempfile::tempdir().unwrap();
     let engine = engine_at_root(repo.path(), &index).await;
     let query = "compose the middleware into one handler that dispatches each in order";
