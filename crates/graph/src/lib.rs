@@ -781,6 +781,15 @@ impl ProjectGraph {
         self.links.subtypes(s).to_vec()
     }
 
+    /// How many imports of the project's files resolve to `file`.
+    pub fn importer_count(&self, file: u32) -> usize {
+        self.files
+            .iter()
+            .flat_map(|f| &f.request_files)
+            .filter(|t| **t == Some(file))
+            .count()
+    }
+
     /// Imports and imported-by of one file, each edge with its names and line.
     pub fn file_relationships(&self, file: u32) -> FileRelationships {
         link::file_relationships(&self.files, file)

@@ -705,11 +705,10 @@ pub fn select_chunks<'p>(
     if options.gate && ranking.scored.first().is_some_and(|s| s.single_word) {
         return Vec::new();
     }
-    let mut resolved: Vec<(&CodeChunk, f32)> = Vec::new();
     // The results, and the copies of their code left out. A copy of a better-ranked result
     // (a generated mirror of `src/`, as hono's `deno_dist/`) would show the same lines
     // twice, and so would a chunk in it; a chunk around it is other code.
-    let mut shown: Vec<&CodeChunk> = Vec::new();
+    let mut resolved: Vec<(&CodeChunk, f32)> = Vec::new();
     let mut copied: Vec<&CodeChunk> = Vec::new();
     let same_file = |a: &CodeChunk, b: &CodeChunk| a.relative_path == b.relative_path;
     let overlaps = |a: &CodeChunk, b: &CodeChunk| {
@@ -720,52 +719,52 @@ pub fn select_chunks<'p>(
             && outer.start_line <= inner.start_line
             && inner.end_line <= outer.end_line
     };
-    let is_shown = |shown: &[&CodeChunk], copied: &[&CodeChunk], c: &CodeChunk| {
-        shown.iter().any(|r| overlaps(r, c)) || copied.iter().any(|copy| lies_in(c, copy))
-    };
     for s in &ranking.scored {
         let Some(chunk) = project.chunk(&s.relative_path, &s.chunk_id) else {
             continue;
         };
+        // Shown already: it, or a copy of it, holds or lies in a result, or it lies in a
+        // result's copy.
         let copies = project.copies_of(chunk);
-        // A chunk whose copy holds or lies in a result is shown as much as that copy is.
-        let copy_shown = || {
-            copies
-                .iter()
-                .any(|copy| shown.iter().any(|r| overlaps(r, copy)))
-        };
-        if is_shown(&shown, &copied, chunk) || copy_shown() {
+        let shown_already = resolved.iter().any(|&(r, _)| {
+            std::iter::once(chunk)
+                .chain(copies.iter().copied())
+                .any(|c| overlaps(r, c))
+        }) || copied.iter().any(|copy| lies_in(chunk, copy));
+        if shown_already {
             continue;
         }
-        // A copy of the same name is the same declaration in another place (a mirror of
-        // `src/`): the one the project calls stands for it. A copy of another name is
-        // another declaration, and the one ranked first is what the question asked about
-        // (`Application.createdTimestamp` among twelve classes' equal getters).
-        let namesakes: Vec<&CodeChunk> = copies
-            .iter()
-            .copied()
-            .filter(|c| c.dotted_name() == chunk.dotted_name())
-            .collect();
-        let kept = most_used(project, chunk, &namesakes);
-        // A namesake kept may lie in code shown already: then its lines are in the answer.
-        let moved = !std::ptr::eq(kept, chunk);
-        let kept_shown = moved && is_shown(&shown, &copied, kept);
-        copied.extend(copies.into_iter().filter(|c| !std::ptr::eq(*c, kept)));
-        if moved {
-            copied.push(chunk);
-        }
-        if !kept_shown {
-            shown.push(kept);
-            resolved.push((kept, s.final_score));
-        }
+        copied.extend(copies);
+        resolved.push((chunk, s.final_score));
     }
-    select(
+    let selected = select(
         resolved,
         |(_, score)| *score,
         |(chunk, _)| estimate_tokens(&chunk.full_source),
         options,
         ranking.shape,
-    )
+    );
+    // A copy of the same name is the same declaration in another place (a mirror of
+    // `src/`): the one the project uses stands for it, unless it overlaps another result.
+    // A copy of another name is another declaration, and the one ranked first is what the
+    // question asked about (`Application.createdTimestamp` among twelve classes' equal
+    // getters). Chosen after the budget (copies cost the same), for the few selected.
+    selected
+        .iter()
+        .map(|&(chunk, score)| {
+            let name = chunk.dotted_name();
+            let namesakes: Vec<&CodeChunk> = project
+                .copies_of(chunk)
+                .into_iter()
+                .filter(|c| c.dotted_name() == name)
+                .collect();
+            let kept = most_used(project, chunk, &namesakes);
+            let overlaps_another = selected
+                .iter()
+                .any(|&(other, _)| !std::ptr::eq(other, chunk) && overlaps(other, kept));
+            (if overlaps_another { chunk } else { kept }, score)
+        })
+        .collect()
 }
 
 /// A lookup's `matches` with one of each code: of copies, the one the project calls most,
@@ -786,29 +785,28 @@ pub(crate) fn one_copy_each<'p>(
 }
 
 /// Of `chunk` and its `copies`, the one the project uses most: the most callers, then the
-/// most files importing its file (the source a generated mirror was made from has the
-/// project's tests and callers); `chunk` on a tie.
+/// most imports of its file (the source a generated mirror was made from has the project's
+/// tests and callers); `chunk` on a tie.
 pub(crate) fn most_used<'p>(
     project: &Project,
     chunk: &'p CodeChunk,
     copies: &[&'p CodeChunk],
 ) -> &'p CodeChunk {
-    if copies.is_empty() {
-        return chunk;
-    }
     let graph = project.graph();
-    let use_of = |c: &CodeChunk| {
-        let callers = project.declaration(c).map_or(0, |s| graph.callers(s).len());
-        let importers = graph
+    let callers = |c: &CodeChunk| project.declaration(c).map_or(0, |s| graph.callers(s).len());
+    // Counted only to break a tie of callers: it reads every file's imports.
+    let importers = |c: &CodeChunk| {
+        graph
             .file_index(&c.relative_path)
-            .map_or(0, |f| graph.file_relationships(f).imported_by.len());
-        (callers, importers)
+            .map_or(0, |f| graph.importer_count(f))
     };
-    let mut kept = (chunk, use_of(chunk));
+    let mut kept = (chunk, callers(chunk), None);
     for &copy in copies {
-        let used = use_of(copy);
-        if used > kept.1 {
-            kept = (copy, used);
+        let n = callers(copy);
+        let better = n > kept.1
+            || (n == kept.1 && importers(copy) > *kept.2.get_or_insert_with(|| importers(kept.0)));
+        if better {
+            kept = (copy, n, None);
         }
     }
     kept.0
