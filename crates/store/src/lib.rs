@@ -67,7 +67,7 @@ pub use codectx_files::FileSelection;
 pub use codectx_history::{HistoryAt, HistoryOff, HistoryOptions};
 pub use error::StoreError;
 pub use history::{HistoryCatchUp, MAX_NOTES_PER_SYMBOL};
-pub use layout::Placement;
+pub use layout::{Layout, Placement};
 pub use report::{EmbedProgress, SyncEvent, SyncObserver, SyncStats, SyncTimings, VectorCounts};
 pub use schema::{FileRecord, FileStatus, HISTORY_SEPARATOR, SkipReason, StoredChunk};
 pub use search::{ChunkFilter, LexicalHit, VectorHit};

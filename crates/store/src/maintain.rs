@@ -202,9 +202,14 @@ impl Store {
                 (&self.files, "compacting files"),
                 (&self.meta, "compacting the meta table"),
             ] {
-                for step in upkeep_steps(shared) {
-                    table.optimize(step).await.map_err(self.lance(action))?;
+                let [compact, prune] = upkeep_steps(shared);
+                if !shared
+                    || fragment_count(table).await.map_err(self.lance(action))?
+                        >= SHARED_MERGE_FROM_FRAGMENTS
+                {
+                    table.optimize(compact).await.map_err(self.lance(action))?;
                 }
+                table.optimize(prune).await.map_err(self.lance(action))?;
             }
             self.superseded_rows.store(0, Ordering::Relaxed);
             tracing::debug!("upkeep up to the compaction's end: {:?}", started.elapsed());
@@ -262,6 +267,18 @@ fn is_full_text(index: &IndexConfig) -> bool {
 /// table to take in a few small ones: on babel 1.1-1.3 s every 16 commits of a background
 /// embedding step of 64 rows.
 const COMPACTED_FRAGMENT_ROWS: usize = 16_384;
+
+/// An index sharing files merges its small fragments only once it has this many
+/// fragments. Each merge copies them, and the versions clones hold keep the originals
+/// beside the copy: on vite's tasks flow (main moved nine times, a clone at each move)
+/// such copies were a fifth of main's chunk data. Reads of a few dozen fragments cost
+/// about what one costs (the per-path lookups go through the B-tree).
+const SHARED_MERGE_FROM_FRAGMENTS: usize = 32;
+
+/// How many fragments `table`'s latest version has.
+async fn fragment_count(table: &lancedb::Table) -> lancedb::Result<usize> {
+    Ok(table.stats().await?.fragment_stats.num_fragments)
+}
 
 /// What a compaction does to a table: merge small files and remove the files only
 /// superseded versions use. The indexes are brought up to date by the catch-up above, when

@@ -54,7 +54,7 @@ fn record_of(file: &SourceFile) -> FileRecord {
         chunk_count: 0,
         chunks_digest: chunks_digest([]),
         facts: None,
-        layout: Vec::new(),
+        layout: Default::default(),
     }
 }
 
@@ -62,10 +62,10 @@ fn record_of(file: &SourceFile) -> FileRecord {
 /// returns their rows' keys and content hashes.
 fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) -> Vec<(String, String)> {
     record.chunk_count = chunks.len() as u32;
-    record.layout = layout::placements(chunks);
+    record.layout = layout::layout(chunks);
     let rows: Vec<(String, String)> = chunks
         .iter()
-        .zip(&record.layout)
+        .zip(&record.layout.placements)
         .map(|(chunk, placement)| {
             let key = layout::to_hex(&placement.key);
             let hash = chunk_hash(chunk, &key);

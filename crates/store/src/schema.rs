@@ -9,15 +9,14 @@ use std::sync::Arc;
 
 use codectx_chunker::CodeChunk;
 use codectx_parser::ByteSpan;
-use lancedb::arrow::arrow_array::builder::{ListBuilder, StringBuilder};
 use lancedb::arrow::arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, Int64Array, LargeBinaryArray, ListArray, RecordBatch,
-    StringArray, UInt32Array, UInt64Array,
+    Array, ArrayRef, FixedSizeListArray, Int64Array, LargeBinaryArray, RecordBatch, StringArray,
+    UInt32Array, UInt64Array,
 };
 use lancedb::arrow::arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use crate::EmbeddingSpec;
-use crate::layout::{self, FileLayout, Placement};
+use crate::layout::{self, FileLayout, Layout};
 use crate::sql::{vector_array, vector_at, vector_type};
 use codectx_embed::EmbeddingView;
 
@@ -169,11 +168,12 @@ pub struct FileRecord {
     /// The graph's per-file facts (`codectx_graph::facts::FileFacts::encode`), so a restart
     /// links the graph without parsing unchanged files.
     pub facts: Option<Vec<u8>>,
-    /// Where each of the file's chunk rows sits in it, in the chunker's order: ids and
-    /// positions, which an edit above a chunk moves without changing its row. Written
-    /// with the record; the records [`Store::files`](crate::Store::files) lists leave it
-    /// empty (the store keeps the layouts apart, for its reads).
-    pub layout: Vec<Placement>,
+    /// Where each of the file's chunk rows sits in it, in the chunker's order, and the
+    /// import statements they use: ids, positions and imports, which an edit elsewhere in
+    /// the file changes without changing a row. Written with the record; the records
+    /// [`Store::files`](crate::Store::files) lists leave it empty (the store keeps the
+    /// layouts apart, for its reads).
+    pub layout: Layout,
 }
 
 /// `field`, holding large values a project load reads in full (chunk text, graph facts),
@@ -192,11 +192,11 @@ fn read_whole(field: Field) -> Field {
 }
 
 pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
-    let list = || DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
     let mut fields = vec![
         // The blueprint's `id`, `parentChunkId`, `childChunkIds`, `startLine` and
         // `endLine` (and the byte span and symbol number) move with every edit above a
-        // chunk: they are its file's `layout` in the files table (`layout.rs`).
+        // chunk, and `relevantImports` with an edit of an import statement: they are its
+        // file's `layout` in the files table (`layout.rs`).
         Field::new("key", DataType::Utf8, false),
         Field::new("relativePath", DataType::Utf8, false),
         Field::new("nodeKind", DataType::Utf8, false),
@@ -207,7 +207,6 @@ pub(crate) fn chunk_schema(spec: Option<&EmbeddingSpec>) -> SchemaRef {
         Field::new("signature", DataType::Utf8, false),
         read_whole(Field::new("fullSource", DataType::Utf8, false)),
         Field::new("jsdoc", DataType::Utf8, true),
-        Field::new("relevantImports", list(), false),
         read_whole(Field::new("embeddingText", DataType::Utf8, false)),
         Field::new("breadcrumb", DataType::Utf8, false),
         // The repository's history of the symbol, for the lexical channel only.
@@ -258,8 +257,8 @@ pub(crate) fn recorded_spec(schema: &Schema) -> Result<Option<EmbeddingSpec>, St
 }
 
 /// The content hash of a chunk row: blake3 (128 bits, hex) of `key` and every field of
-/// `chunk` a row stores (`filePath` is not stored; ids and positions are the file's
-/// layout). Notes, vector and stamps are not part of it.
+/// `chunk` a row stores (`filePath` is not stored; ids, positions and imports are the
+/// file's layout). Notes, vector and stamps are not part of it.
 pub(crate) fn chunk_hash(chunk: &CodeChunk, key: &str) -> String {
     // Destructured whole, so that a new field of `CodeChunk` is a compile error here until
     // it is hashed (or said not to be stored).
@@ -281,7 +280,7 @@ pub(crate) fn chunk_hash(chunk: &CodeChunk, key: &str) -> String {
         span: _,
         symbol: _,
         jsdoc,
-        relevant_imports,
+        relevant_imports: _,
         embedding_text,
         breadcrumb,
     } = chunk;
@@ -311,10 +310,6 @@ pub(crate) fn chunk_hash(chunk: &CodeChunk, key: &str) -> String {
     text(Some(signature));
     text(Some(full_source.as_str()));
     text(jsdoc.as_deref());
-    text(Some(&relevant_imports.len().to_string()));
-    for import in relevant_imports {
-        text(Some(import));
-    }
     text(Some(embedding_text.as_str()));
     text(Some(breadcrumb));
     hasher.update(&depth.to_le_bytes());
@@ -378,16 +373,6 @@ pub(crate) fn chunks_to_batch(
     let optional = |f: &dyn Fn(&StoredChunk) -> Option<&str>| -> ArrayRef {
         Arc::new(rows.iter().map(f).collect::<StringArray>())
     };
-    let list = |f: &dyn Fn(&StoredChunk) -> &[String]| -> ArrayRef {
-        let mut builder = ListBuilder::new(StringBuilder::new());
-        for row in rows {
-            for item in f(row) {
-                builder.values().append_value(item);
-            }
-            builder.append(true);
-        }
-        Arc::new(builder.finish())
-    };
     let number = |f: &dyn Fn(&StoredChunk) -> u32| -> ArrayRef {
         Arc::new(UInt32Array::from_iter_values(rows.iter().map(f)))
     };
@@ -402,7 +387,6 @@ pub(crate) fn chunks_to_batch(
         text(&|r| &r.chunk.signature),
         text(&|r| r.chunk.full_source.as_str()),
         optional(&|r| r.chunk.jsdoc.as_deref()),
-        list(&|r| &r.chunk.relevant_imports),
         text(&|r| r.chunk.embedding_text.as_str()),
         text(&|r| &r.chunk.breadcrumb),
         text(&|r| &r.history),
@@ -437,7 +421,7 @@ pub(crate) fn chunks_to_batch(
 /// The columns a [`CodeChunk`] is read from, with its file's layout: everything but the
 /// vector, the history notes, the lexical terms and the file stamps. `filePath` is not
 /// stored: the root gives it.
-pub(crate) const CODE_CHUNK_COLUMNS: [&str; 13] = [
+pub(crate) const CODE_CHUNK_COLUMNS: [&str; 12] = [
     "key",
     "relativePath",
     "nodeKind",
@@ -448,7 +432,6 @@ pub(crate) const CODE_CHUNK_COLUMNS: [&str; 13] = [
     "signature",
     "fullSource",
     "jsdoc",
-    "relevantImports",
     "embeddingText",
     "breadcrumb",
 ];
@@ -462,7 +445,7 @@ fn text_of<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b StringArray, St
 }
 
 /// Every file's layout, by path.
-pub(crate) type Layouts = HashMap<String, Vec<Placement>>;
+pub(crate) type Layouts = HashMap<String, Layout>;
 
 /// Where rows read are given their ids and positions.
 #[derive(Clone, Copy)]
@@ -470,7 +453,7 @@ pub(crate) enum Placing<'a> {
     /// By these layouts; a row they do not place is left out.
     By(&'a Layouts),
     /// Nowhere: a writer rewriting rows needs their keys and content only. The chunks'
-    /// ids, lines, spans and family are left empty.
+    /// ids, lines, spans, family and imports are left empty.
     Unplaced,
 }
 
@@ -521,19 +504,6 @@ pub(crate) fn batch_to_code_chunks(
     layouts: Placing<'_>,
 ) -> Result<Vec<(usize, CodeChunk)>, String> {
     let text = |name: &str| text_of(batch, name);
-    let list = |name: &str| -> Result<&ListArray, String> {
-        batch
-            .column_by_name(name)
-            .and_then(|c| c.as_any().downcast_ref::<ListArray>())
-            .ok_or_else(|| format!("column {name} is missing or not a list"))
-    };
-    let strings = |array: &ListArray, i: usize| -> Vec<String> {
-        let values = array.value(i);
-        let values = values.as_any().downcast_ref::<StringArray>();
-        values
-            .map(|v| v.iter().flatten().map(String::from).collect())
-            .unwrap_or_default()
-    };
     let opt = |array: &StringArray, i: usize| -> Option<String> {
         array.is_valid(i).then(|| array.value(i).to_string())
     };
@@ -550,12 +520,8 @@ pub(crate) fn batch_to_code_chunks(
         .ok_or("column depth is missing or not u32")?;
     let (parent_name, signature, full_source) =
         (text("parentName")?, text("signature")?, text("fullSource")?);
-    let (jsdoc, relevant_imports, embedding_text, breadcrumb) = (
-        text("jsdoc")?,
-        list("relevantImports")?,
-        text("embeddingText")?,
-        text("breadcrumb")?,
-    );
+    let (jsdoc, embedding_text, breadcrumb) =
+        (text("jsdoc")?, text("embeddingText")?, text("breadcrumb")?);
     let mut out = Vec::with_capacity(batch.num_rows());
     // A file's chunks are neighbours: its absolute path is joined, and its layout indexed,
     // once.
@@ -594,7 +560,7 @@ pub(crate) fn batch_to_code_chunks(
             span: ByteSpan::new(0, 0),
             symbol: 0,
             jsdoc: opt(jsdoc, i),
-            relevant_imports: strings(relevant_imports, i),
+            relevant_imports: Vec::new(),
             embedding_text: embedding_text.value(i).into(),
             breadcrumb: breadcrumb.value(i).into(),
         };

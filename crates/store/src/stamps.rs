@@ -123,7 +123,7 @@ mod tests {
             chunk_count: 1,
             chunks_digest: String::new(),
             facts: None,
-            layout: Vec::new(),
+            layout: Default::default(),
         }
     }
 

@@ -45,7 +45,9 @@ use lancedb::arrow::arrow_array::{Array, LargeBinaryArray, RecordBatch};
 /// rows it did not change); the files table's `chunksDigest` names a file's rows.
 /// 13: a chunk row is found by its `key` and holds no position; ids and positions are its
 /// file's `layout` (an edit above a chunk leaves its row as it was).
-pub(crate) const FORMAT: &str = "codectx-index/13";
+/// 14: a chunk's `relevantImports` are its file's `layout` too (an edit of an import
+/// statement leaves the rows that use it as they were).
+pub(crate) const FORMAT: &str = "codectx-index/14";
 /// Meta key of the [`codectx_graph::facts::FACTS_VERSION`] the files table's facts were
 /// extracted with: another version re-extracts them (chunks and vectors are kept).
 pub(crate) const FACTS_KEY: &str = "facts";
@@ -1095,14 +1097,18 @@ impl Store {
     /// (one written after the files table they were read from).
     pub(crate) fn placed_id(layouts: &Layouts, path: &str, key: &str) -> Option<String> {
         let key = crate::layout::from_hex(key)?;
-        let placement = layouts.get(path)?.iter().find(|p| p.key == key)?;
+        let placement = layouts
+            .get(path)?
+            .placements
+            .iter()
+            .find(|p| p.key == key)?;
         Some(crate::layout::to_hex(&placement.id))
     }
 
     /// The row key `layouts` give chunk `id` of file `path`.
     pub(crate) fn row_key(layouts: &Layouts, path: &str, id: &str) -> Option<String> {
         let id = crate::layout::from_hex(id)?;
-        let placement = layouts.get(path)?.iter().find(|p| p.id == id)?;
+        let placement = layouts.get(path)?.placements.iter().find(|p| p.id == id)?;
         Some(crate::layout::to_hex(&placement.key))
     }
 

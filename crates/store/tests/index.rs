@@ -2318,6 +2318,56 @@ async fn an_edit_keeps_the_rows_it_did_not_change() {
     assert_same_as_clean_build(root.path(), &store).await;
 }
 
+/// A name added to an import statement rewrites the statement's row only: the rows of the
+/// chunks that use it stay as written, and read back with the new statement, as a clean
+/// build's (their imports are the file's layout, not part of the rows).
+#[tokio::test]
+async fn an_edited_import_keeps_the_rows_that_use_it() {
+    let root = workspace();
+    let hash = TokenHashEmbedder::new(DIMENSION);
+    let mut store = Store::open(root.path(), options(&hash)).await.unwrap();
+    sync(&mut store, &hash).await;
+    let of_token = |rows: Vec<StoredChunk>| -> Vec<StoredChunk> {
+        rows.into_iter()
+            .filter(|r| r.chunk.relative_path == "src/auth/token.ts")
+            .collect()
+    };
+    let before = of_token(rows(&store).await);
+    let file = root.path().join("src/auth/token.ts");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (old, new) = (
+        "import { createHmac } from 'node:crypto';",
+        "import { createHmac, randomBytes } from 'node:crypto';",
+    );
+    assert!(text.contains(old));
+    std::fs::write(&file, text.replace(old, new)).unwrap();
+    let stats = sync(&mut store, &hash).await;
+    assert_eq!((stats.files_parsed, stats.chunks_written), (1, 1));
+    assert_eq!(stats.chunks_kept, before.len() as u64 - 1);
+    let after = of_token(rows(&store).await);
+    let users: Vec<&StoredChunk> = before
+        .iter()
+        .filter(|r| r.chunk.name == "mac" || r.chunk.name == "HmacIssuer")
+        .collect();
+    assert_eq!(users.len(), 2);
+    for row in users {
+        // The same row: its key and content, and the vector and notes written with it.
+        let same = |r: &&StoredChunk| {
+            (&r.key, &r.content_hash, &r.vector, &r.history)
+                == (&row.key, &row.content_hash, &row.vector, &row.history)
+        };
+        assert!(
+            after.iter().any(|r| same(&r)),
+            "{} was rewritten",
+            row.chunk.name
+        );
+    }
+    let mac = store.code_chunks(Some("name = 'mac'")).await.unwrap();
+    assert_eq!(mac.len(), 1);
+    assert_eq!(mac[0].relevant_imports, [new]);
+    assert_same_as_clean_build(root.path(), &store).await;
+}
+
 /// A sync that rewrites most of the table (a branch switch, a new extractor) leaves as many
 /// superseded rows: upkeep removes them with the versions that named them at once, not
 /// `compact_every` commits later.
@@ -2607,6 +2657,49 @@ async fn a_switch_back_restores_the_version_a_worktree_was_made_from() {
     assert_same_as_clean_build(repo.root(), &main).await;
 }
 
+/// A main index does not merge a small fragment its clone holds with the next sync's: the
+/// merge would copy the held rows, and the clone's version keeps the original beside the
+/// copy. (Merged once there are many fragments: the test above.)
+#[tokio::test]
+async fn a_main_index_does_not_copy_the_rows_its_clone_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = workspace_repository(dir.path());
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let compacting = || StoreOptions {
+        compact_every: 1,
+        ..options(&embedder)
+    };
+    let mut main = Store::open(repo.root(), compacting()).await.unwrap();
+    sync(&mut main, &embedder).await;
+    // A fragment of a few hundred rows, small enough to be merged.
+    let functions: String = (0..300)
+        .map(|f| format!("export function added{f}(x: number) {{\n  return x + {f};\n}}\n"))
+        .collect();
+    std::fs::write(repo.root().join("src/added.ts"), functions).unwrap();
+    repo.commit("added functions");
+    sync(&mut main, &embedder).await;
+    let task_root = dir.path().join("task");
+    repo.add_worktree(&task_root, "task");
+    let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
+    sync(&mut task, &embedder).await;
+
+    let data = || {
+        let git = repo.root().canonicalize().unwrap().join(".git");
+        disk_bytes(&git.join("codectx/index/chunks.lance/data"))
+    };
+    let held = data();
+    std::fs::write(repo.root().join("src/next.ts"), "export const next = 1;\n").unwrap();
+    sync(&mut main, &embedder).await;
+    assert!(
+        data() < held + held / 4,
+        "the main index's rows went from {held} to {} bytes: a merge copied them",
+        data()
+    );
+    assert_same_as_clean_build(repo.root(), &main).await;
+    sync(&mut task, &embedder).await;
+    assert_same_as_clean_build(&task_root, &task).await;
+}
+
 /// A linked worktree's first index is a shallow clone of the main worktree's: its sync
 /// writes only the files that differ, and it stays a clean build of its own tree while the
 /// main index moves on and compacts. The main index's upkeep releases a removed worktree's
@@ -2674,10 +2767,37 @@ async fn a_worktrees_first_index_is_a_clone_of_the_main_worktrees() {
         files(&main_dir)
     );
 
-    // The main index moves on and compacts: the clone keeps what it reads.
+    // The main index moves on: the clone keeps what it reads.
     std::fs::remove_file(repo.root().join("src/auth/session.ts")).unwrap();
     repo.commit("remove the session store");
     sync(&mut main, &embedder).await;
+    assert_same_as_clean_build(repo.root(), &main).await;
+    let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
+    sync(&mut task, &embedder).await;
+    assert_same_as_clean_build(&task_root, &task).await;
+
+    // Once a sharing index has many fragments, it merges them (compacts); the clone keeps
+    // reading the files its version names.
+    let fragments = || {
+        std::fs::read_dir(main_dir.join("chunks.lance/data"))
+            .unwrap()
+            .count()
+    };
+    let mut merged = false;
+    for i in 0..40 {
+        let before = fragments();
+        std::fs::write(
+            repo.root().join(format!("src/moved{i}.ts")),
+            format!("export const moved{i} = {i};\n"),
+        )
+        .unwrap();
+        sync(&mut main, &embedder).await;
+        if fragments() < before {
+            merged = true;
+            break;
+        }
+    }
+    assert!(merged, "{} data files and no merge", fragments());
     assert_same_as_clean_build(repo.root(), &main).await;
     let mut task = Store::open(&task_root, options(&embedder)).await.unwrap();
     sync(&mut task, &embedder).await;
