@@ -211,6 +211,11 @@ impl ParseCache {
                 chunk.full_source = lines
                     .lines_text(source, chunk.start_line, chunk.end_line)
                     .into();
+                // Left out when it was the whole text (`PackWriter::add`); a chunk's text
+                // is never empty, as it holds its lines.
+                if chunk.embedding_text.is_empty() {
+                    chunk.embedding_text = chunk.full_source.clone();
+                }
                 chunk.file_path = file_path.to_string();
             }
             Some(parse)
@@ -311,18 +316,26 @@ impl PackWriter<'_> {
 
     /// Adds a parse's entry, unless the cache has one under `key`. The chunks' text is left
     /// out, as the file holds it: `full_source` is taken out while they are encoded, and
-    /// put back.
+    /// put back, and so is an `embedding_text` that is the whole `full_source` (a chunk
+    /// with no child collapsed: most of them, and a quarter of vite's entries' bytes).
     pub(crate) fn add(&self, key: Key, recovered: bool, facts: &[u8], chunks: &mut [CodeChunk]) {
         if lock(&self.cache.index).entries.contains_key(&key) {
             return;
         }
-        let texts: Vec<codectx_chunker::ChunkText> = chunks
+        let texts: Vec<_> = chunks
             .iter_mut()
-            .map(|c| std::mem::take(&mut c.full_source))
+            .map(|c| {
+                let whole = c.embedding_text.as_str() == c.full_source.as_str();
+                let embedding = whole.then(|| std::mem::take(&mut c.embedding_text));
+                (std::mem::take(&mut c.full_source), embedding)
+            })
             .collect();
         let entry = encode(recovered, facts, chunks);
-        for (chunk, text) in chunks.iter_mut().zip(texts) {
+        for (chunk, (text, embedding)) in chunks.iter_mut().zip(texts) {
             chunk.full_source = text;
+            if let Some(embedding) = embedding {
+                chunk.embedding_text = embedding;
+            }
         }
         match entry {
             Ok(entry) => self.append(key, |out| out.write_all(&entry)),
@@ -676,6 +689,10 @@ mod tests {
         assert!(cache.get(&key, "/y/src/a.ts", SOURCE).is_none());
         let mut chunks = chunks();
         assert!(chunks.len() >= 3, "{chunks:?}");
+        // Both kinds of embedding text: the whole text (left out of the entry) and a
+        // container's, its children collapsed (kept).
+        let whole = |c: &CodeChunk| c.embedding_text.as_str() == c.full_source.as_str();
+        assert!(chunks.iter().any(whole) && !chunks.iter().all(whole));
         let made = chunks.clone();
         let writer = cache.writer();
         writer.add(key, true, b"facts", &mut chunks);
