@@ -2282,6 +2282,16 @@ async fn compaction_removes_superseded_versions_and_a_stale_reader_reads_the_lat
     assert!(chunks.iter().any(|c| c.name == "rotated15"));
 }
 
+/// The workspace fixture's file the row-keeping tests edit.
+const TOKEN: &str = "src/auth/token.ts";
+
+/// [`rows`] of the file at `path`.
+async fn rows_of(store: &Store, path: &str) -> Vec<StoredChunk> {
+    let mut rows = rows(store).await;
+    rows.retain(|r| r.chunk.relative_path == path);
+    rows
+}
+
 /// An edit rewrites the rows it changed or moved; the file's other rows stay as written
 /// (the table versions other worktrees' indexes name keep sharing them), and the index is
 /// still a clean build's.
@@ -2291,13 +2301,8 @@ async fn an_edit_keeps_the_rows_it_did_not_change() {
     let hash = TokenHashEmbedder::new(DIMENSION);
     let mut store = Store::open(root.path(), options(&hash)).await.unwrap();
     sync(&mut store, &hash).await;
-    let of_token = |rows: Vec<StoredChunk>| -> Vec<StoredChunk> {
-        rows.into_iter()
-            .filter(|r| r.chunk.relative_path == "src/auth/token.ts")
-            .collect()
-    };
-    let before = of_token(rows(&store).await);
-    let file = root.path().join("src/auth/token.ts");
+    let before = rows_of(&store, TOKEN).await;
+    let file = root.path().join(TOKEN);
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("\nexport function rotate(): number {\n  return 1;\n}\n");
     std::fs::write(&file, text).unwrap();
@@ -2311,7 +2316,7 @@ async fn an_edit_keeps_the_rows_it_did_not_change() {
         (1, 1, 0)
     );
     assert_eq!(stats.chunks_kept, before.len() as u64);
-    let after = of_token(rows(&store).await);
+    let after = rows_of(&store, TOKEN).await;
     for row in &before {
         assert!(after.contains(row), "{} was rewritten", row.chunk.id);
     }
@@ -2327,13 +2332,8 @@ async fn an_edited_import_keeps_the_rows_that_use_it() {
     let hash = TokenHashEmbedder::new(DIMENSION);
     let mut store = Store::open(root.path(), options(&hash)).await.unwrap();
     sync(&mut store, &hash).await;
-    let of_token = |rows: Vec<StoredChunk>| -> Vec<StoredChunk> {
-        rows.into_iter()
-            .filter(|r| r.chunk.relative_path == "src/auth/token.ts")
-            .collect()
-    };
-    let before = of_token(rows(&store).await);
-    let file = root.path().join("src/auth/token.ts");
+    let before = rows_of(&store, TOKEN).await;
+    let file = root.path().join(TOKEN);
     let text = std::fs::read_to_string(&file).unwrap();
     let (old, new) = (
         "import { createHmac } from 'node:crypto';",
@@ -2344,7 +2344,7 @@ async fn an_edited_import_keeps_the_rows_that_use_it() {
     let stats = sync(&mut store, &hash).await;
     assert_eq!((stats.files_parsed, stats.chunks_written), (1, 1));
     assert_eq!(stats.chunks_kept, before.len() as u64 - 1);
-    let after = of_token(rows(&store).await);
+    let after = rows_of(&store, TOKEN).await;
     let users: Vec<&StoredChunk> = before
         .iter()
         .filter(|r| r.chunk.name == "mac" || r.chunk.name == "HmacIssuer")
@@ -2418,7 +2418,7 @@ async fn the_recorded_vector_count_follows_the_rows() {
     let all = store.vector_counts().await.unwrap();
     assert_eq!(all.embedded, rows(&store).await.len());
 
-    let file = root.path().join("src/auth/token.ts");
+    let file = root.path().join(TOKEN);
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("\nexport function rotate(): number {\n  return 1;\n}\n");
     std::fs::write(&file, text).unwrap();
