@@ -136,13 +136,17 @@ struct Row {
     /// Share of an answer's results in a file a target is in, over answers with results:
     /// how much of what the agent reads is in the files the question is about.
     file_precision: f64,
+    /// The precision of the answer's best cut: its first results, as many as give the
+    /// highest precision (over answers with results). No rule deciding where an answer
+    /// stops, whatever it reads, reaches more with this ranking's order.
+    precision_ceiling: f64,
     bm25_acc10: f64,
     bm25_any10: f64,
     bm25_mrr: f64,
 }
 
 impl Row {
-    const FIELDS: usize = 15;
+    const FIELDS: usize = 16;
 
     fn values(&self) -> [f64; Self::FIELDS] {
         [
@@ -158,6 +162,7 @@ impl Row {
             self.median_tokens,
             self.precision,
             self.file_precision,
+            self.precision_ceiling,
             self.bm25_acc10,
             self.bm25_any10,
             self.bm25_mrr,
@@ -178,9 +183,10 @@ impl Row {
             median_tokens: v[9],
             precision: v[10],
             file_precision: v[11],
-            bm25_acc10: v[12],
-            bm25_any10: v[13],
-            bm25_mrr: v[14],
+            precision_ceiling: v[12],
+            bm25_acc10: v[13],
+            bm25_any10: v[14],
+            bm25_mrr: v[15],
         }
     }
 
@@ -196,11 +202,11 @@ impl Row {
     }
 }
 
-const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10 any@10  MRR | deliv empty  lowc tokens median  prec fprec | bm25 A@10 any@10  MRR";
+const HEADER: &str = "package          split     n leaky |  A@1   A@5  A@10 any@10  MRR | deliv empty  lowc tokens median  prec fprec  pcap | bm25 A@10 any@10  MRR";
 
 fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
     println!(
-        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3}  {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} {:>6.0} {:.3} {:.3} |     {:.3}  {:.3} {:.3}",
+        "{name:<16} {split:<5} {n:>5} {leaky:>5.2} | {:.3} {:.3} {:.3}  {:.3} {:.3} | {:.3} {:.3} {:.3} {:>6.0} {:>6.0} {:.3} {:.3} {:.3} |     {:.3}  {:.3} {:.3}",
         r.acc1,
         r.acc5,
         r.acc10,
@@ -213,6 +219,7 @@ fn print_row(name: &str, split: &str, n: usize, leaky: f64, r: &Row) {
         r.median_tokens,
         r.precision,
         r.file_precision,
+        r.precision_ceiling,
         r.bm25_acc10,
         r.bm25_any10,
         r.bm25_mrr
@@ -390,7 +397,7 @@ pub fn run(config: CorpusEval) -> anyhow::Result<()> {
                 "acc1": r.acc1, "acc5": r.acc5, "acc10": r.acc10, "any10": r.any10, "mrr": r.mrr,
                 "delivered": r.delivered, "empty": r.empty, "lowConfidence": r.low_confidence,
                 "tokens": r.tokens, "medianTokens": r.median_tokens, "precision": r.precision,
-                "filePrecision": r.file_precision,
+                "filePrecision": r.file_precision, "precisionCeiling": r.precision_ceiling,
                 "bm25Acc10": r.bm25_acc10, "bm25Any10": r.bm25_any10, "bm25Mrr": r.bm25_mrr,
             })
         })
@@ -515,7 +522,8 @@ async fn score(
     let bm25 = Bm25::build(source)?;
     let mut sums = [0.0; Row::FIELDS];
     let mut token_counts: Vec<usize> = Vec::new();
-    let (mut precision_sum, mut file_precision_sum, mut answered) = (0.0, 0.0, 0usize);
+    let (mut precision_sum, mut file_precision_sum, mut ceiling_sum, mut answered) =
+        (0.0, 0.0, 0.0, 0usize);
     let mut runs = std::io::BufWriter::new(std::fs::File::create(run_file)?);
     let project_name = config
         .name_the_project
@@ -571,15 +579,17 @@ async fn score(
             });
         token_counts.push(answer.estimated_tokens);
         if !delivered.is_empty() {
-            let on_topic = delivered
+            let each_on_topic: Vec<bool> = delivered
                 .iter()
-                .filter(|places| {
+                .map(|places| {
                     places
                         .iter()
                         .any(|h| on_topic(engine.project(), h, &q.gold))
                 })
-                .count();
+                .collect();
+            let on_topic = each_on_topic.iter().filter(|&&t| t).count();
             precision_sum += on_topic as f64 / delivered.len() as f64;
+            ceiling_sum += best_cut_precision(&each_on_topic);
             let in_target_files = delivered
                 .iter()
                 .filter(|places| {
@@ -616,6 +626,7 @@ async fn score(
             median_tokens: 0.0,
             precision: 0.0,
             file_precision: 0.0,
+            precision_ceiling: 0.0,
             bm25_acc10: b[2],
             bm25_any10: f64::from(u8::from(b[4] > 0.0)),
             bm25_mrr: b[4],
@@ -654,7 +665,22 @@ async fn score(
         .unwrap_or(0) as f64;
     row.precision = precision_sum / answered.max(1) as f64;
     row.file_precision = file_precision_sum / answered.max(1) as f64;
+    row.precision_ceiling = ceiling_sum / answered.max(1) as f64;
     Ok(row)
+}
+
+/// The highest precision of a cut of an answer whose results are, in order, on topic or
+/// not: the best share over its first `n` results, for every `n` from one.
+fn best_cut_precision(on_topic: &[bool]) -> f64 {
+    let mut seen = 0usize;
+    on_topic
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            seen += usize::from(t);
+            seen as f64 / (i + 1) as f64
+        })
+        .fold(0.0, f64::max)
 }
 
 /// Every candidate of the ranking, for a learned ranking to be fitted on: what the search
@@ -753,4 +779,20 @@ fn flow_types(
         .iter()
         .chain(&flows.returns)
         .flat_map(|flow| &flow.declared_in)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::best_cut_precision;
+
+    /// The best cut may be the first result, a longer prefix, or the whole answer; an
+    /// answer with nothing on topic has none above zero.
+    #[test]
+    fn the_best_cut_is_the_prefix_with_the_highest_share() {
+        assert_eq!(best_cut_precision(&[true, false, false]), 1.0);
+        assert_eq!(best_cut_precision(&[false, true, true, false]), 2.0 / 3.0);
+        assert_eq!(best_cut_precision(&[false, false, true]), 1.0 / 3.0);
+        assert_eq!(best_cut_precision(&[false, false]), 0.0);
+        assert_eq!(best_cut_precision(&[]), 0.0);
+    }
 }
