@@ -349,9 +349,27 @@ pub fn is_capped(chunk: &CodeChunk) -> bool {
 }
 
 fn chunk_id(relative_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) -> String {
+    chunk_id_of(
+        relative_path,
+        sym.kind,
+        &sym.name,
+        sym.range.start,
+        parent_id,
+    )
+}
+
+/// A chunk's id ([`CodeChunk::id`]) from what it hashes: a reader that stored a chunk
+/// without its id (the repository's shared parses) makes it again.
+pub fn chunk_id_of(
+    relative_path: &str,
+    kind: SymbolKind,
+    name: &str,
+    start_line: u32,
+    parent_id: Option<&str>,
+) -> String {
     // Decimal digits by hand: `write!` goes through the formatting machinery per chunk.
     let mut digits = [0u8; 10];
-    let mut n = sym.range.start;
+    let mut n = start_line;
     let mut at = digits.len();
     loop {
         at -= 1;
@@ -363,8 +381,8 @@ fn chunk_id(relative_path: &str, sym: &ParsedSymbol, parent_id: Option<&str>) ->
     }
     let parts = [
         relative_path.as_bytes(),
-        sym.kind.as_str().as_bytes(),
-        sym.name.as_bytes(),
+        kind.as_str().as_bytes(),
+        name.as_bytes(),
         &digits[at..],
         parent_id.unwrap_or("").as_bytes(),
     ];
@@ -403,5 +421,16 @@ mod tests {
         // Where the checkout lives does not enter the id.
         let elsewhere = super::chunk_file(&parsed, source, "/elsewhere/src/a.ts");
         assert_eq!(elsewhere[1].id, method);
+        // Made again from the chunk's own fields.
+        for chunk in &chunks {
+            let again = super::chunk_id_of(
+                &chunk.relative_path,
+                chunk.node_kind,
+                &chunk.name,
+                chunk.start_line,
+                chunk.parent_chunk_id.as_deref(),
+            );
+            assert_eq!(again, chunk.id);
+        }
     }
 }

@@ -31,11 +31,13 @@ use tempfile::NamedTempFile;
 use crate::process::hex;
 
 /// The cache's directory inside the repository's common git directory. The layout's
-/// version is part of it, so another layout starts beside this one (v2: compressed entries).
-pub(crate) const REPOSITORY_DIR: [&str; 3] = ["codectx", "parsed", "v2"];
+/// version is part of it, so another layout starts beside this one (v2: compressed
+/// entries; v3: chunks without their ids, an embedding text that is the whole text left
+/// out).
+pub(crate) const REPOSITORY_DIR: [&str; 3] = ["codectx", "parsed", "v3"];
 
 /// Layouts an earlier version wrote beside [`REPOSITORY_DIR`]: removed at a pack's upkeep.
-const EARLIER_LAYOUTS: [&str; 1] = ["v1"];
+const EARLIER_LAYOUTS: [&str; 2] = ["v1", "v2"];
 
 /// Packs larger than this in all lose those used longest ago: about two full versions of
 /// a 17,500-file repository (babel).
@@ -314,28 +316,37 @@ impl PackWriter<'_> {
         self.cache
     }
 
-    /// Adds a parse's entry, unless the cache has one under `key`. The chunks' text is left
-    /// out, as the file holds it: `full_source` is taken out while they are encoded, and
-    /// put back, and so is an `embedding_text` that is the whole `full_source` (a chunk
-    /// with no child collapsed: most of them, and a quarter of vite's entries' bytes).
+    /// Adds a parse's entry, unless the cache has one under `key`. What a reader makes
+    /// again is left out: the chunks' text, as the file holds it (`full_source`, and an
+    /// `embedding_text` that is the whole of it: a chunk with no child collapsed, most of
+    /// them), and their ids, which hash their fields and their parent's id (random digits
+    /// that do not compress: a tenth of vite's entries). Each chunk's parent is kept by
+    /// its place instead. What is taken out while the chunks are encoded is put back.
     pub(crate) fn add(&self, key: Key, recovered: bool, facts: &[u8], chunks: &mut [CodeChunk]) {
         if lock(&self.cache.index).entries.contains_key(&key) {
             return;
         }
-        let texts: Vec<_> = chunks
+        let parents = parent_places(chunks);
+        let taken: Vec<_> = chunks
             .iter_mut()
             .map(|c| {
                 let whole = c.embedding_text.as_str() == c.full_source.as_str();
                 let embedding = whole.then(|| std::mem::take(&mut c.embedding_text));
-                (std::mem::take(&mut c.full_source), embedding)
+                let family = (
+                    std::mem::take(&mut c.id),
+                    c.parent_chunk_id.take(),
+                    std::mem::take(&mut c.child_chunk_ids),
+                );
+                (std::mem::take(&mut c.full_source), embedding, family)
             })
             .collect();
-        let entry = encode(recovered, facts, chunks);
-        for (chunk, (text, embedding)) in chunks.iter_mut().zip(texts) {
+        let entry = encode(recovered, facts, &parents, chunks);
+        for (chunk, (text, embedding, (id, parent, children))) in chunks.iter_mut().zip(taken) {
             chunk.full_source = text;
             if let Some(embedding) = embedding {
                 chunk.embedding_text = embedding;
             }
+            (chunk.id, chunk.parent_chunk_id, chunk.child_chunk_ids) = (id, parent, children);
         }
         match entry {
             Ok(entry) => self.append(key, |out| out.write_all(&entry)),
@@ -469,15 +480,47 @@ impl OpenPack {
     }
 }
 
+/// Each chunk's parent as its place among `chunks` (`NO_PARENT`: none): the nearest
+/// earlier chunk with the parent's id, as the store's layout finds it.
+fn parent_places(chunks: &[CodeChunk]) -> Vec<u32> {
+    let mut latest: HashMap<&str, u32> = HashMap::with_capacity(chunks.len());
+    chunks
+        .iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let parent = chunk
+                .parent_chunk_id
+                .as_deref()
+                .and_then(|p| latest.get(p).copied())
+                .unwrap_or(NO_PARENT);
+            latest.insert(&chunk.id, i as u32);
+            parent
+        })
+        .collect()
+}
+
+/// A chunk with no parent, in an entry's list of parents.
+const NO_PARENT: u32 = u32::MAX;
+
 /// An entry, compressed as one zstd frame: the recovered flag, the facts' length (u64,
-/// little-endian), the facts, then the chunks as JSON (their serde form skips default
-/// fields, which a binary format would misread). It is built by the parse worker, off the
-/// pack's lock; compression takes vite's entries to about a fifth.
-fn encode(recovered: bool, facts: &[u8], chunks: &[CodeChunk]) -> std::io::Result<Vec<u8>> {
+/// little-endian), the facts, the count of chunks and each one's parent (u32s), then the
+/// chunks as JSON (their serde form skips default fields, which a binary format would
+/// misread). It is built by the parse worker, off the pack's lock; compression takes
+/// vite's entries to about a fifth.
+fn encode(
+    recovered: bool,
+    facts: &[u8],
+    parents: &[u32],
+    chunks: &[CodeChunk],
+) -> std::io::Result<Vec<u8>> {
     let mut out = zstd::stream::Encoder::new(Vec::new(), ENTRY_COMPRESSION)?;
     out.write_all(&[u8::from(recovered)])?;
     out.write_all(&(facts.len() as u64).to_le_bytes())?;
     out.write_all(facts)?;
+    out.write_all(&(parents.len() as u32).to_le_bytes())?;
+    for parent in parents {
+        out.write_all(&parent.to_le_bytes())?;
+    }
     serde_json::to_writer(&mut out, chunks)?;
     out.finish()
 }
@@ -500,12 +543,47 @@ impl<W: Write> Write for Counted<'_, W> {
     }
 }
 
+/// The entry [`encode`] wrote, the chunks' ids and families made again (their text is put
+/// back by [`ParseCache::get`]); `None` for anything else.
 fn decode(compressed: &[u8]) -> Option<SharedParse> {
     let bytes = zstd::stream::decode_all(compressed).ok()?;
     let (&recovered, rest) = bytes.split_first()?;
     let (len, rest) = rest.split_first_chunk::<8>()?;
     let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
-    let (facts, chunks) = (rest.get(..len)?, rest.get(len..)?);
+    let (facts, rest) = (rest.get(..len)?, rest.get(len..)?);
+    let (count, rest) = rest.split_first_chunk::<4>()?;
+    let count = u32::from_le_bytes(*count) as usize;
+    let (parents, chunks) = rest.split_at_checked(count.checked_mul(4)?)?;
+    let parents: Vec<u32> = parents
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")))
+        .collect();
+    let mut chunks: Vec<CodeChunk> = serde_json::from_slice(chunks).ok()?;
+    if chunks.len() != count {
+        return None;
+    }
+    // Parents come before their children; each id hashes its parent's.
+    for (i, &parent) in parents.iter().enumerate() {
+        let parent = match parent {
+            NO_PARENT => None,
+            p if (p as usize) < i => Some(p as usize),
+            _ => return None,
+        };
+        let parent_id = parent.map(|p| chunks[p].id.clone());
+        let chunk = &mut chunks[i];
+        chunk.id = codectx_chunker::chunk_id_of(
+            &chunk.relative_path,
+            chunk.node_kind,
+            &chunk.name,
+            chunk.start_line,
+            parent_id.as_deref(),
+        );
+        chunk.parent_chunk_id = parent_id;
+        if let Some(p) = parent {
+            let id = chunks[i].id.clone();
+            chunks[p].child_chunk_ids.push(id);
+        }
+    }
     Some(SharedParse {
         recovered: match recovered {
             0 => false,
@@ -513,7 +591,7 @@ fn decode(compressed: &[u8]) -> Option<SharedParse> {
             _ => return None,
         },
         facts: facts.to_vec(),
-        chunks: serde_json::from_slice(chunks).ok()?,
+        chunks,
     })
 }
 
