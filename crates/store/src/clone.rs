@@ -36,7 +36,7 @@ const TAG_PREFIX: &str = "worktree-";
 
 /// An index sharing files (a clone, or the index it was made from) compacts fragments of
 /// fewer rows than this, not the 16,384 of an index of its own: a sync's small fragments
-/// merge, the large shared ones stay as they are.
+/// merge (once there are many: `maintain.rs`), the large shared ones stay as they are.
 pub(crate) const SHARED_COMPACTED_FRAGMENT_ROWS: usize = 1024;
 
 /// How long a registry file is kept whatever its clone's directory holds: far longer than

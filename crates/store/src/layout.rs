@@ -60,9 +60,9 @@ const PLACEMENT_BYTES: usize = 16 + 16 + 6 * 4;
 
 /// The layout of one file's chunks: their placements, in the chunker's order (parents
 /// before children), each with its row's key, and the import statements they use. A key
-/// hashes the path, kind, name, the parent's key and the
-/// chunk's rank among the earlier chunks with the same four: two overloads of one name have
-/// two rows, and neither moves when a line is added above them.
+/// hashes the path, kind, name, the parent's key and the chunk's rank among the earlier
+/// chunks with the same four: two overloads of one name have two rows, and neither moves
+/// when a line is added above them.
 ///
 /// A chunk's parent is the nearest earlier chunk with the parent's id, so two chunks with
 /// one id (same kind, name, line and parent) each keep their own children; a parent that
