@@ -2186,7 +2186,7 @@ async fn a_damaged_shared_parse_is_parsed_again() {
         .unwrap();
     let first = sync(&mut main, &embedder).await;
     // A stretch of the pack's entries zeroed: its records still read, those entries do not.
-    let packs: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed/v2"))
+    let packs: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed/v3"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
