@@ -534,7 +534,7 @@ pub(crate) fn batch_to_code_chunks(
                 path,
                 root.join(path).to_string_lossy().into_owned(),
                 match layouts {
-                    Placing::By(layouts) => layouts.get(path).map(|l| FileLayout::new(l)),
+                    Placing::By(layouts) => layouts.get(path).map(FileLayout::new),
                     Placing::Unplaced => None,
                 },
             ));
