@@ -235,7 +235,8 @@ pub(crate) fn process_file(
         && parsed.status != ParseStatus::Failed
     {
         let recovered = record.status == FileStatus::Recovered;
-        pack.add(key, recovered, &encoded, &mut chunks);
+        let previous = known_hash.map(|hash| ParseCache::key(&file.path, hash));
+        pack.add(key, previous, recovered, &encoded, &mut chunks);
     }
     record.facts = Some(encoded);
     let rows = set_chunks(&mut record, &chunks);

@@ -2186,7 +2186,13 @@ async fn a_damaged_shared_parse_is_parsed_again() {
         .unwrap();
     let first = sync(&mut main, &embedder).await;
     // A stretch of the pack's entries zeroed: its records still read, those entries do not.
-    let packs: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed/v3"))
+    // The layout's directory, whatever its version.
+    let layouts: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(layouts.len(), 1, "{layouts:?}");
+    let packs: Vec<PathBuf> = std::fs::read_dir(&layouts[0])
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
