@@ -199,14 +199,7 @@ impl ParseCache {
     /// `None` when there is none or it cannot be read.
     pub(crate) fn get(&self, key: &Key, file_path: &str, source: &str) -> Option<SharedParse> {
         let slot = lock(&self.index).entries.get(key).cloned()?;
-        let read = || -> std::io::Result<Vec<u8>> {
-            let mut file = std::fs::File::open(&*slot.pack)?;
-            file.seek(SeekFrom::Start(slot.offset))?;
-            let mut bytes = Vec::new();
-            file.take(slot.len).read_to_end(&mut bytes)?;
-            Ok(bytes)
-        };
-        let parse = read().ok().and_then(|bytes| {
+        let parse = read_slot(&slot, slot.len).ok().and_then(|bytes| {
             let raw = match bytes.split_first()? {
                 (&WHOLE, frame) => zstd::stream::decode_all(frame).ok()?,
                 (&AGAINST, rest) => {
@@ -253,10 +246,7 @@ impl ParseCache {
     /// its pack used; `None` when there is none.
     fn whole_entry(&self, key: &Key) -> Option<Vec<u8>> {
         let slot = lock(&self.index).entries.get(key).cloned()?;
-        let mut file = std::fs::File::open(&*slot.pack).ok()?;
-        file.seek(SeekFrom::Start(slot.offset)).ok()?;
-        let mut bytes = Vec::new();
-        file.take(slot.len).read_to_end(&mut bytes).ok()?;
+        let bytes = read_slot(&slot, slot.len).ok()?;
         let raw = match bytes.split_first()? {
             (&WHOLE, frame) => zstd::stream::decode_all(frame).ok()?,
             _ => return None,
@@ -270,11 +260,9 @@ impl ParseCache {
     /// reading an entry reads at most one other. Its key and content.
     fn base_for(&self, previous: &Key) -> Option<(Key, Vec<u8>)> {
         let slot = lock(&self.index).entries.get(previous).cloned()?;
-        let mut file = std::fs::File::open(&*slot.pack).ok()?;
-        file.seek(SeekFrom::Start(slot.offset)).ok()?;
-        let mut head = [0u8; 17];
-        let read = file.take(slot.len).read(&mut head).ok()?;
-        let base = match head[..read].split_first()? {
+        // Its kind and, compressed against another, that one's key.
+        let head = read_slot(&slot, 17).ok()?;
+        let base = match head.split_first()? {
             (&WHOLE, _) => *previous,
             (&AGAINST, rest) => *rest.first_chunk::<16>()?,
             _ => return None,
@@ -663,6 +651,15 @@ fn decode(bytes: &[u8]) -> Option<SharedParse> {
         facts: facts.to_vec(),
         chunks,
     })
+}
+
+/// The first `limit` bytes (at most) of the entry at `slot`.
+fn read_slot(slot: &Slot, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(&*slot.pack)?;
+    file.seek(SeekFrom::Start(slot.offset))?;
+    let mut bytes = Vec::new();
+    file.take(slot.len.min(limit)).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// A pack's records, each entry checked to lie between the pack's first bytes and its
