@@ -27,10 +27,10 @@ use codectx_parser::ByteSpan;
 /// A chunk row's key: 128 bits of blake3, stored as 32 lowercase hex digits.
 pub(crate) type RowKey = [u8; 16];
 
-/// One chunk's id and positions, as last indexed.
+/// One chunk's id, positions and imports, as last indexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
-    /// The row this chunk is (`layout::placements` says how it is made).
+    /// The row this chunk is (`layout::layout` says how it is made).
     pub key: [u8; 16],
     /// The blueprint's chunk id (`CodeChunk::id`, 32 hex digits), as bytes.
     pub id: [u8; 16],
@@ -49,6 +49,7 @@ pub struct Placement {
 /// One file's layout: its chunks' placements and the import statements they use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Layout {
+    /// Each chunk's placement, in the chunker's order (parents before children).
     pub placements: Vec<Placement>,
     /// The statements the chunks' `relevantImports` name, each once, in first use's order.
     pub imports: Vec<String>,

@@ -34,7 +34,7 @@ pub(crate) const VIEW_KEY: &str = "codectx.embedding.view";
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredChunk {
     pub chunk: CodeChunk,
-    /// The row's key (`layout::placements`, 32 hex digits): what names the chunk, not where
+    /// The row's key (`layout::layout`, 32 hex digits): what names the chunk, not where
     /// it is. The chunk's id and positions live in its file's [`FileRecord::layout`].
     pub key: String,
     /// The chunk's own content hash (`schema::chunk_hash`). The blueprint's field holds the file's
