@@ -705,10 +705,10 @@ pub fn select_chunks<'p>(
     if options.gate && ranking.scored.first().is_some_and(|s| s.single_word) {
         return Vec::new();
     }
-    // The results, and the copies of their code left out. A copy of a better-ranked result
-    // (a generated mirror of `src/`, as hono's `deno_dist/`) would show the same lines
-    // twice, and so would a chunk in it; a chunk around it is other code.
-    let mut resolved: Vec<(&CodeChunk, f32)> = Vec::new();
+    // The results, each with the copies of its code, left out. A copy of a better-ranked
+    // result (a generated mirror of `src/`, as hono's `deno_dist/`) would show the same
+    // lines twice, and so would a chunk in it; a chunk around it is other code.
+    let mut resolved: Vec<(&CodeChunk, f32, Vec<&CodeChunk>)> = Vec::new();
     let mut copied: Vec<&CodeChunk> = Vec::new();
     let same_file = |a: &CodeChunk, b: &CodeChunk| a.relative_path == b.relative_path;
     let overlaps = |a: &CodeChunk, b: &CodeChunk| {
@@ -726,7 +726,7 @@ pub fn select_chunks<'p>(
         // Shown already: it, or a copy of it, holds or lies in a result, or it lies in a
         // result's copy.
         let copies = project.copies_of(chunk);
-        let shown_already = resolved.iter().any(|&(r, _)| {
+        let shown_already = resolved.iter().any(|&(r, _, _)| {
             std::iter::once(chunk)
                 .chain(copies.iter().copied())
                 .any(|c| overlaps(r, c))
@@ -734,13 +734,13 @@ pub fn select_chunks<'p>(
         if shown_already {
             continue;
         }
-        copied.extend(copies);
-        resolved.push((chunk, s.final_score));
+        copied.extend(copies.iter().copied());
+        resolved.push((chunk, s.final_score, copies));
     }
     let selected = select(
         resolved,
-        |(_, score)| *score,
-        |(chunk, _)| estimate_tokens(&chunk.full_source),
+        |(_, score, _)| *score,
+        |(chunk, _, _)| estimate_tokens(&chunk.full_source),
         options,
         ranking.shape,
     );
@@ -751,18 +751,18 @@ pub fn select_chunks<'p>(
     // getters). Chosen after the budget (copies cost the same), for the few selected.
     selected
         .iter()
-        .map(|&(chunk, score)| {
+        .map(|(chunk, score, copies)| {
             let name = chunk.dotted_name();
-            let namesakes: Vec<&CodeChunk> = project
-                .copies_of(chunk)
-                .into_iter()
+            let namesakes: Vec<&CodeChunk> = copies
+                .iter()
+                .copied()
                 .filter(|c| c.dotted_name() == name)
                 .collect();
             let kept = most_used(project, chunk, &namesakes);
             let overlaps_another = selected
                 .iter()
-                .any(|&(other, _)| !std::ptr::eq(other, chunk) && overlaps(other, kept));
-            (if overlaps_another { chunk } else { kept }, score)
+                .any(|&(other, _, _)| !std::ptr::eq(other, *chunk) && overlaps(other, kept));
+            (if overlaps_another { *chunk } else { kept }, *score)
         })
         .collect()
 }

@@ -275,9 +275,13 @@ const COMPACTED_FRAGMENT_ROWS: usize = 16_384;
 /// about what one costs (the per-path lookups go through the B-tree).
 const SHARED_MERGE_FROM_FRAGMENTS: usize = 32;
 
-/// How many fragments `table`'s latest version has.
+/// How many fragments `table`'s version has: from its manifest (the statistics would
+/// count every fragment's rows too).
 async fn fragment_count(table: &lancedb::Table) -> lancedb::Result<usize> {
-    Ok(table.stats().await?.fragment_stats.num_fragments)
+    match table.as_native() {
+        Some(native) => native.count_fragments().await,
+        None => Ok(table.stats().await?.fragment_stats.num_fragments),
+    }
 }
 
 /// What a compaction does to a table: merge small files and remove the files only
