@@ -61,8 +61,14 @@ const MERGE_FROM_PACKS: usize = 32;
 const MAGIC: &[u8; 8] = b"ctxpack1";
 const PACK_EXTENSION: &str = "pack";
 
-/// zstd's fastest level: an entry is compressed while its worker could parse the next file.
+/// zstd's fastest level for an entry that stands alone: it is compressed while its worker
+/// could parse the next file, and a higher level takes only 3% more off.
 const ENTRY_COMPRESSION: i32 = 1;
+
+/// zstd's level for an entry compressed against another. At the fastest level zstd finds
+/// few of the base's matches: on vite's month of ten commits, level 1 took the 444 deltas
+/// to 2.5 MB, level 3 to 1.4 MB, level 9 to 1.0 MB, at about half a millisecond each.
+const DELTA_COMPRESSION: i32 = 9;
 
 /// An entry's name: 128 bits of SHA-256.
 type Key = [u8; 16];
@@ -570,7 +576,7 @@ fn encode(
         None => zstd::stream::Encoder::new(vec![WHOLE], ENTRY_COMPRESSION)?,
         Some((key, content)) => {
             let head = [&[AGAINST], key.as_slice()].concat();
-            zstd::stream::Encoder::with_dictionary(head, ENTRY_COMPRESSION, content)?
+            zstd::stream::Encoder::with_dictionary(head, DELTA_COMPRESSION, content)?
         }
     };
     out.write_all(&[u8::from(recovered)])?;
