@@ -288,6 +288,28 @@ impl<'a> FileLayout<'a> {
     }
 }
 
+/// Chunk rows read back and placed (`(key, chunk)`), in `layout`'s order, the chunker's:
+/// the chunks as their file's parse gave them. `None` unless they are exactly its rows.
+pub(crate) fn in_chunker_order(
+    layout: &Layout,
+    rows: Vec<(String, CodeChunk)>,
+) -> Option<Vec<CodeChunk>> {
+    let at: HashMap<RowKey, usize> = layout
+        .placements
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.key, i))
+        .collect();
+    let mut slots: Vec<Option<CodeChunk>> = (0..at.len()).map(|_| None).collect();
+    for (key, chunk) in rows {
+        let i = *at.get(&from_hex(&key)?)?;
+        if slots[i].replace(chunk).is_some() {
+            return None;
+        }
+    }
+    slots.into_iter().collect()
+}
+
 /// 32 lowercase hex digits.
 pub(crate) fn to_hex(bytes: &[u8; 16]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";

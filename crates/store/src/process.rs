@@ -27,6 +27,10 @@ pub(crate) struct Processed {
     pub facts: Option<FileFacts>,
     /// The chunks and facts came from the shared parses, not from a parse.
     pub shared: bool,
+    /// Parsed now and not shared yet: no entry holds the version it replaces, so its own
+    /// entry waits until that version is added from the index's rows, to be compressed
+    /// against it (`Store::share_replaced`).
+    pub unshared: bool,
 }
 
 impl Processed {
@@ -39,8 +43,17 @@ impl Processed {
             rows: Vec::new(),
             facts: None,
             shared: false,
+            unshared: false,
         }
     }
+}
+
+/// What a sync does with the shared parses: reads them, and adds its new parses to `pack`
+/// unless it is a first build (`add`: false), whose rows hold every version it parsed.
+#[derive(Clone, Copy)]
+pub(crate) struct Sharing<'p> {
+    pub pack: &'p PackWriter<'p>,
+    pub add: bool,
 }
 
 /// The record of `file` as the walk saw it, before its content is known.
@@ -96,14 +109,14 @@ pub(crate) fn off_the_runtime<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Reads, hashes and (when the content changed) parses the moved files on all cores, or
-/// takes their parse from the shared parses; new parses go to `shared`'s pack. A changed
+/// takes their parse from the shared parses; new parses go to `shared`'s pack as it says. A changed
 /// file carries its decoded facts only when `keep_facts`.
 pub(crate) fn process_files(
     files: &[SourceFile],
     known_hashes: &HashMap<String, String>,
     max_bytes: u64,
     keep_facts: bool,
-    shared: Option<&PackWriter<'_>>,
+    shared: Option<Sharing<'_>>,
     observer: &dyn SyncObserver,
 ) -> Vec<Moved> {
     let next = AtomicUsize::new(0);
@@ -155,7 +168,7 @@ pub(crate) fn process_file(
     known_hash: Option<&String>,
     max_bytes: u64,
     keep_facts: bool,
-    shared: Option<&PackWriter<'_>>,
+    shared: Option<Sharing<'_>>,
 ) -> Moved {
     let mut record = record_of(file);
     let skipped =
@@ -197,9 +210,12 @@ pub(crate) fn process_file(
     if let Some(generated) = Generated::of(&file.path, &source) {
         return skipped(record, generated.into(), generated.description().into());
     }
-    let shared = shared.map(|pack| (pack, ParseCache::key(&file.path, &record.content_hash)));
-    if let Some((pack, key)) = &shared
-        && let Some(parse) = pack.cache().get(key, &file.abs.to_string_lossy(), &source)
+    let shared = shared.map(|sharing| (sharing, ParseCache::key(&file.path, &record.content_hash)));
+    if let Some((sharing, key)) = &shared
+        && let Some(parse) = sharing
+            .pack
+            .cache()
+            .get(key, &file.abs.to_string_lossy(), &source)
     {
         // Facts that do not decode make the entry a miss: the files table never holds
         // facts a load would refuse.
@@ -215,6 +231,7 @@ pub(crate) fn process_file(
                 rows,
                 facts: keep_facts.then_some(facts),
                 shared: true,
+                unshared: false,
             });
         }
     }
@@ -231,12 +248,18 @@ pub(crate) fn process_file(
     // A parse oxc gave up on (or panicked in, which a debug build's assertions do where a
     // release build goes on) is not shared: it is cheap to redo, and another build may do
     // better.
-    if let Some((pack, key)) = shared
+    let mut unshared = false;
+    if let Some((sharing, key)) = shared
+        && sharing.add
         && parsed.status != ParseStatus::Failed
     {
         let recovered = record.status == FileStatus::Recovered;
-        let previous = known_hash.map(|hash| ParseCache::key(&file.path, hash));
-        pack.add(key, previous, recovered, &encoded, &mut chunks);
+        match known_hash.map(|hash| ParseCache::key(&file.path, hash)) {
+            Some(previous) if !sharing.pack.cache().has(&previous) => unshared = true,
+            previous => sharing
+                .pack
+                .add(key, previous, recovered, &encoded, &mut chunks),
+        }
     }
     record.facts = Some(encoded);
     let rows = set_chunks(&mut record, &chunks);
@@ -246,6 +269,7 @@ pub(crate) fn process_file(
         rows,
         facts: keep_facts.then_some(facts),
         shared: false,
+        unshared,
     })
 }
 

@@ -12,8 +12,8 @@ use codectx_files::{SourceFile, Walked};
 use crate::Embedder;
 use crate::history::HistoryStep;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
-use crate::parse_cache::ParseCache;
-use crate::process::{Moved, off_the_runtime, process_files};
+use crate::parse_cache::{Key, PackWriter, ParseCache};
+use crate::process::{Moved, Processed, Sharing, off_the_runtime, process_files};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::{FileStatus, chunks_digest};
 use crate::sql::{in_list, text_column};
@@ -47,6 +47,14 @@ impl SyncScope {
         }
     }
 }
+
+/// A replaced version to share, read back from the rows (`Store::replaced_parses`), and
+/// the parse that replaced it, waiting to be compressed against it: key, recovered, facts
+/// and chunks.
+type ShareJob<'p> = (
+    Option<(Key, Vec<u8>, Vec<CodeChunk>)>,
+    Option<(Key, bool, &'p [u8], &'p mut [CodeChunk])>,
+);
 
 impl Store {
     /// Brings the index up to date with the files on disk, then (given an embedder)
@@ -312,6 +320,16 @@ impl Store {
         }
 
         let started = Instant::now();
+        let shared = self
+            .shared_parses
+            .get_or_init(|| {
+                let dir = self.options.shared_parses_dir(&self.root)?;
+                Some(ParseCache::new(dir))
+            })
+            .as_ref();
+        let pack = shared.map(ParseCache::writer);
+        // A build of every file shares none of its parses: its rows hold them.
+        let add = !self.known.is_empty() && !facts_stale;
         let processed = {
             let moved: Vec<SourceFile> = moved.into_iter().cloned().collect();
             let known: HashMap<String, String> = moved
@@ -324,28 +342,15 @@ impl Store {
                 })
                 .collect();
             let max_bytes = self.options.files.max_file_bytes;
-            let shared = self
-                .shared_parses
-                .get_or_init(|| {
-                    let dir = self.options.shared_parses_dir(&self.root)?;
-                    Some(ParseCache::new(dir))
-                })
-                .as_ref();
             off_the_runtime(|| {
                 // Packs other worktrees wrote since this handle's last sync.
                 if let Some(shared) = shared {
                     shared.refresh();
                 }
-                let pack = shared.map(ParseCache::writer);
-                let processed =
-                    process_files(&moved, &known, max_bytes, keep, pack.as_ref(), observer);
-                if let Some(pack) = pack {
-                    pack.finish();
-                }
-                processed
+                let sharing = pack.as_ref().map(|pack| Sharing { pack, add });
+                process_files(&moved, &known, max_bytes, keep, sharing, observer)
             })
         };
-        stats.timings.parse = started.elapsed();
         let mut touched = Vec::new();
         let mut changed = Vec::new();
         for item in processed {
@@ -362,6 +367,13 @@ impl Store {
                 Moved::Changed(p) => changed.push(p),
             }
         }
+        if let Some(pack) = pack {
+            if add {
+                self.share_replaced(&pack, &mut changed, &removed).await;
+            }
+            off_the_runtime(|| pack.finish());
+        }
+        stats.timings.parse = started.elapsed();
         stats.files_touched = touched.len();
         stats.files_shared = changed.iter().filter(|p| p.shared).count();
         stats.files_skipped = changed
@@ -455,6 +467,121 @@ impl Store {
         }
         observer.event(SyncEvent::Structural);
         Ok(())
+    }
+
+    /// Adds to the shared parses the versions this sync replaces (of changed or removed
+    /// files) that no entry holds, read back from the index's rows, then the new versions
+    /// that waited for them ([`Processed::unshared`]), compressed against them. A version
+    /// with syntax errors stays out: its rows do not tell a recovered parse from one oxc
+    /// gave up on, which is never shared. The cache is advisory: a failed read costs the
+    /// entries, never the sync.
+    async fn share_replaced(
+        &self,
+        pack: &PackWriter<'_>,
+        changed: &mut [Processed],
+        removed: &[String],
+    ) {
+        let replaced: Vec<String> = changed
+            .iter()
+            .map(|p| &p.record.path)
+            .chain(removed)
+            .filter(|path| {
+                self.known.get(*path).is_some_and(|known| {
+                    known.status == FileStatus::Indexed
+                        && !pack
+                            .cache()
+                            .has(&ParseCache::key(path, &known.content_hash))
+                })
+            })
+            .cloned()
+            .collect();
+        let mut old = match self.replaced_parses(&replaced).await {
+            Ok(old) => old,
+            Err(e) => {
+                tracing::debug!("replaced versions not shared: {e}");
+                HashMap::new()
+            }
+        };
+        // One job per file: the version replaced, the one replacing it, or both.
+        let mut jobs: Vec<ShareJob<'_>> = Vec::new();
+        for p in changed.iter_mut() {
+            let next = p.unshared.then(|| {
+                let recovered = p.record.status == FileStatus::Recovered;
+                let key = ParseCache::key(&p.record.path, &p.record.content_hash);
+                let facts = p.record.facts.as_deref().unwrap_or_default();
+                (key, recovered, facts, &mut p.chunks[..])
+            });
+            let replaced = old.remove(&p.record.path);
+            if replaced.is_some() || next.is_some() {
+                jobs.push((replaced, next));
+            }
+        }
+        jobs.extend(old.into_values().map(|replaced| (Some(replaced), None)));
+        if jobs.is_empty() {
+            return;
+        }
+        // Compressed on all cores, as the parse workers do.
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .min(jobs.len());
+        let jobs = std::sync::Mutex::new(jobs);
+        let next_job = || jobs.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        off_the_runtime(|| {
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    scope.spawn(|| {
+                        while let Some(job) = next_job() {
+                            // Our own rows go in; still, a bug of ours costs entries only.
+                            let shared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+                                || match job {
+                                    (Some((key, facts, mut chunks)), next) => {
+                                        pack.add_replaced((key, &facts, &mut chunks), next)
+                                    }
+                                    (None, Some((key, recovered, facts, chunks))) => {
+                                        pack.add(key, None, recovered, facts, chunks)
+                                    }
+                                    (None, None) => {}
+                                },
+                            ));
+                            if shared.is_err() {
+                                tracing::debug!("a replaced version was not shared");
+                            }
+                        }
+                    });
+                }
+            })
+        });
+    }
+
+    /// The parses of the indexed versions of `paths`, as their rows and facts hold them:
+    /// each one's entry key, encoded facts and chunks in the chunker's order. A file whose
+    /// rows are not exactly its layout's, or with no facts, is left out.
+    async fn replaced_parses(
+        &self,
+        paths: &[String],
+    ) -> Result<HashMap<String, (Key, Vec<u8>, Vec<CodeChunk>)>, StoreError> {
+        if paths.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut rows: HashMap<String, Vec<(String, CodeChunk)>> = HashMap::new();
+        for row in self.chunks_of_files(paths).await? {
+            rows.entry(row.chunk.relative_path.clone())
+                .or_default()
+                .push((row.key, row.chunk));
+        }
+        let layouts = self.layouts();
+        let mut out = HashMap::new();
+        for (path, facts) in self.load_facts_of(paths).await? {
+            let (Some(known), Some(layout)) = (self.known.get(&path), layouts.get(&path)) else {
+                continue;
+            };
+            let rows = rows.remove(&path).unwrap_or_default();
+            if let Some(chunks) = crate::layout::in_chunker_order(layout, rows) {
+                let key = ParseCache::key(&path, &known.content_hash);
+                out.insert(path, (key, facts.encode(), chunks));
+            }
+        }
+        Ok(out)
     }
 
     /// Brings a marked (half-written) index back to a state a clean sync would reach: the

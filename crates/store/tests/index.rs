@@ -644,7 +644,17 @@ async fn a_file_the_parser_panics_on_does_not_stop_the_sync() {
         files
     };
     assert_eq!(others(&store), others(&clean));
-    // The failed parse is not shared: a second checkout parses that file again, and only it.
+    // The failed parse is not shared. Both files change (a first build shares nothing):
+    // a second checkout reads the other file's new version, and parses this one again.
+    let pure = r.join("src/pure.js");
+    let mut text = std::fs::read_to_string(&pure).unwrap();
+    text.push_str("export const more = 1;\n");
+    std::fs::write(&pure, text).unwrap();
+    set_mtime(&pure, 60);
+    codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), r);
+    set_mtime(&r.join("src/util/format.ts"), 60);
+    let edit = store.sync(None, &()).await.unwrap();
+    assert_eq!(edit.files_parsed, 2, "{edit:?}");
     let copy = tempfile::tempdir().unwrap();
     codectx_corpus::copy_tree(r, copy.path());
     std::fs::remove_dir_all(copy.path().join(codectx_store::DEFAULT_INDEX_DIR)).unwrap();
@@ -652,7 +662,7 @@ async fn a_file_the_parser_panics_on_does_not_stop_the_sync() {
     let stats = second.sync(None, &()).await.unwrap();
     assert_eq!(
         (stats.files_parsed, stats.files_shared),
-        (1, first.files_parsed - 1),
+        (first.files_parsed - 1, 1),
         "{stats:?}"
     );
 }
@@ -2126,33 +2136,47 @@ async fn shared_vectors_serve_content_seen_before() {
     assert_same_as_clean_build(root.path(), &store).await;
 }
 
-/// A second worktree, and a branch switch back to content seen before, parse nothing the
-/// repository's indexes parsed before: chunks and facts come from the shared parses, and
-/// the index equals a clean build of its own files.
+/// The packs of shared parses in the repository at `root`, whatever the layout's version.
+fn parse_packs(root: &Path) -> Vec<PathBuf> {
+    let Ok(layouts) = std::fs::read_dir(root.join(".git/codectx/parsed")) else {
+        return Vec::new();
+    };
+    layouts
+        .flat_map(|layout| std::fs::read_dir(layout.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+/// A branch switch to content a worktree's index parsed, and back to content seen before,
+/// parses nothing. A first build shares no parse: its rows hold them all, and a worktree's
+/// index starts as a copy of them. A version is shared once an index replaces it, read
+/// back from its rows: the task's index shares main's version of the file it changed,
+/// and main's switch back reads that entry. Each index equals a clean build of its files.
 #[tokio::test]
-async fn shared_parses_serve_a_second_worktree_and_a_switch_back() {
+async fn shared_parses_serve_a_switch_to_a_worktrees_content_and_back() {
     let dir = tempfile::tempdir().unwrap();
     let (repo, task) = repository_with_task(dir.path());
     codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
     let embedder = TokenHashEmbedder::new(DIMENSION);
 
-    let mut main = Store::open(repo.root(), main_apart(dir.path(), options(&embedder)))
-        .await
-        .unwrap();
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
     let first = sync(&mut main, &embedder).await;
     assert!(first.files_parsed > 1, "{first:?}");
-    assert_eq!(first.files_shared, 0);
-    let common = repo.root().join(".git/codectx/parsed");
-    assert!(common.is_dir(), "{} holds the parses", common.display());
+    assert_eq!(
+        parse_packs(repo.root()),
+        Vec::<PathBuf>::new(),
+        "a first build shares none"
+    );
 
     // The task differs from main in one file: the only one it parses.
     let mut second = Store::open(&task, options(&embedder)).await.unwrap();
     let stats = sync(&mut second, &embedder).await;
     assert_eq!(
         (stats.files_parsed, stats.files_shared),
-        (1, first.files_parsed - 1),
+        (1, 0),
         "{stats:?}"
     );
+    assert_eq!(parse_packs(repo.root()).len(), 1);
     assert_same_as_clean_build(&task, &second).await;
     let (_dir, clean) = clean_index(&task).await;
     assert_eq!(
@@ -2172,6 +2196,11 @@ async fn shared_parses_serve_a_second_worktree_and_a_switch_back() {
     let back = sync(&mut main, &embedder).await;
     assert_eq!((back.files_parsed, back.files_shared), (0, 1));
     assert_same_as_clean_build(repo.root(), &main).await;
+    let (_dir, clean) = clean_index(repo.root()).await;
+    assert_eq!(
+        main.load_facts().await.unwrap(),
+        clean.load_facts().await.unwrap()
+    );
 }
 
 /// A damaged shared parse costs a parse, not the sync: its file is parsed again and the
@@ -2180,37 +2209,31 @@ async fn shared_parses_serve_a_second_worktree_and_a_switch_back() {
 async fn a_damaged_shared_parse_is_parsed_again() {
     let dir = tempfile::tempdir().unwrap();
     let (repo, task) = repository_with_task(dir.path());
+    codectx_corpus::copy_tree(&fixtures().join("edits/content-change"), &task);
     let embedder = TokenHashEmbedder::new(DIMENSION);
-    let mut main = Store::open(repo.root(), main_apart(dir.path(), options(&embedder)))
-        .await
-        .unwrap();
-    let first = sync(&mut main, &embedder).await;
-    // A stretch of the pack's entries zeroed: its records still read, those entries do not.
-    // The layout's directory, whatever its version.
-    let layouts: Vec<PathBuf> = std::fs::read_dir(repo.root().join(".git/codectx/parsed"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(layouts.len(), 1, "{layouts:?}");
-    let packs: Vec<PathBuf> = std::fs::read_dir(&layouts[0])
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut main = Store::open(repo.root(), options(&embedder)).await.unwrap();
+    sync(&mut main, &embedder).await;
+    let mut second = Store::open(&task, options(&embedder)).await.unwrap();
+    sync(&mut second, &embedder).await;
+    // A stretch of the pack's entries zeroed: its records still read, its entries do not.
+    let packs = parse_packs(repo.root());
     assert_eq!(packs.len(), 1, "one sync, one pack: {packs:?}");
     for path in packs {
         let mut bytes = std::fs::read(&path).unwrap();
         let len = bytes.len();
-        bytes[len / 4..len / 2].fill(0);
+        bytes[len / 8..len / 2].fill(0);
         std::fs::write(&path, bytes).unwrap();
     }
-    let mut second = Store::open(&task, options(&embedder)).await.unwrap();
-    let stats = sync(&mut second, &embedder).await;
-    assert!(
-        stats.files_parsed > 0 && stats.files_shared > 0,
+    let path = repo.root().join("src/util/format.ts");
+    std::fs::copy(task.join("src/util/format.ts"), &path).unwrap();
+    set_mtime(&path, 60);
+    let stats = sync(&mut main, &embedder).await;
+    assert_eq!(
+        (stats.files_parsed, stats.files_shared),
+        (1, 0),
         "{stats:?}"
     );
-    assert_eq!(stats.files_parsed + stats.files_shared, first.files_parsed);
-    assert_same_as_clean_build(&task, &second).await;
+    assert_same_as_clean_build(repo.root(), &main).await;
 }
 
 /// Upkeep removes the files only superseded versions use (LanceDB's default keeps them a
