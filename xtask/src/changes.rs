@@ -341,8 +341,11 @@ fn hunks(git: &Git, sha: &str) -> anyhow::Result<HashMap<String, Vec<(u32, u32)>
     Ok(out)
 }
 
+/// A file's functions: qualified name, first and last line.
+type SymbolSpans = Vec<(String, u32, u32)>;
+
 /// Functions and methods of one version of a file: qualified name → lines.
-fn functions(text: &str, path: &str) -> Vec<(String, u32, u32)> {
+fn functions(text: &str, path: &str) -> SymbolSpans {
     let parsed = codectx_parser::parse_source(path, text);
     crate::tuning::qualified(&parsed.symbols)
         .into_iter()
@@ -371,7 +374,8 @@ fn questions(
         "--format=%H%x1f%P%x1f%an%x1f%s%x1f%b%x1e",
         &format!("{snapshot}..HEAD"),
     ])?;
-    let mut at_snapshot: HashMap<String, Option<Vec<(String, u32, u32)>>> = HashMap::new();
+    // A file's symbols at the snapshot, read once: name and line span (`None`: no such file).
+    let mut at_snapshot: HashMap<String, Option<SymbolSpans>> = HashMap::new();
     let (mut change, mut long) = (Vec::new(), Vec::new());
     for record in log.split('\u{1e}') {
         let fields: Vec<&str> = record.trim_start_matches('\n').split('\u{1f}').collect();

@@ -43,6 +43,9 @@ struct TruthEdge {
     resolved: Option<String>,
 }
 
+/// An import statement the graph read on a line: its specifier, and the file it resolved to.
+type ImportSeen = (String, Option<String>);
+
 pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
     let truth: Vec<TruthEdge> = read_truth(truth)?;
     let graph = ProjectGraph::load(root)?;
@@ -54,7 +57,7 @@ pub fn accuracy(root: &Path, truth: &Path, show: usize) -> anyhow::Result<()> {
         .collect();
     // A statement is found by its line; by its module too when a line holds several (the
     // graph shortens a very long specifier, so the text alone would miss it).
-    let mut ours: HashMap<(String, u32), Vec<(String, Option<String>)>> = HashMap::new();
+    let mut ours: HashMap<(String, u32), Vec<ImportSeen>> = HashMap::new();
     for (path, &i) in &index {
         for edge in graph.file_relationships(i).imports {
             let file =

@@ -132,8 +132,8 @@ impl<'a> View<'a> {
                 self.chain_from(start, self.label(start), &mut expanded, &mut out);
             }
         }
-        for i in 0..n {
-            if !has_in[i] && self.edges[i].is_empty() {
+        for (i, &has_in) in has_in.iter().enumerate() {
+            if !has_in && self.edges[i].is_empty() {
                 let m = &self.results[i];
                 writeln!(out, "  {} (standalone {})", self.label(i), kind_word(m)).unwrap();
             }

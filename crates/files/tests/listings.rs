@@ -73,7 +73,8 @@ fn reused_listings_find_what_a_full_walk_finds() {
     let mut listings = Listings::default();
 
     // Each change, then the walk both ways; `seconds` makes each round's stamps its own.
-    let changes: &[(&str, &dyn Fn(&Path))] = &[
+    type Change<'a> = (&'a str, &'a dyn Fn(&Path));
+    let changes: &[Change<'_>] = &[
         ("nothing", &|_| {}),
         ("a file added", &|r| {
             write(r, "src/lib/deep/d.ts", "let d;\n")

@@ -899,17 +899,19 @@ impl<'s> Extractor<'s> {
         self.scoped(o, |s| s.visit_variable_declarator(d));
     }
 
+    /// A class or class member: its signature runs from after its decorators to its body
+    /// (or its end, without one).
     fn member_open(
         &self,
         name: String,
         kind: SymbolKind,
         node: Span,
         decorators: &[Decorator<'_>],
-        sig_end: u32,
         body: Option<Span>,
         modifiers: Vec<Modifier>,
     ) -> Open {
         let sig_start = after_decorators(self.src, node.start, decorators);
+        let sig_end = body.map_or(node.end, |b| b.start);
         Open {
             name,
             naming: Naming::Source,
@@ -1129,7 +1131,6 @@ impl<'a> Visit<'a> for Extractor<'_> {
                 kind,
                 node,
                 &c.decorators,
-                c.body.span.start,
                 Some(c.body.span),
                 modifiers,
             )
@@ -1167,15 +1168,7 @@ impl<'a> Visit<'a> for Extractor<'_> {
         let body = m.value.body.as_ref().map(|b| b.span);
         let name = property_key_name(self.src, &m.key);
         let node = decorated_span(m.span, &m.decorators);
-        let mut o = self.member_open(
-            name,
-            kind,
-            node,
-            &m.decorators,
-            body.map_or(m.span.end, |b| b.start),
-            body,
-            modifiers,
-        );
+        let mut o = self.member_open(name, kind, node, &m.decorators, body, modifiers);
         o.declared_at = Some(m.key.span().start);
         self.scoped(o, |s| walk::walk_method_definition(s, m));
     }

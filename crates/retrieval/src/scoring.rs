@@ -722,9 +722,12 @@ mod tests {
         assert!(asked.directives && asked.comments && !asked.imports);
     }
 
+    /// A word splitter as the tests call them.
+    type Splitter = fn(&str, &mut dyn FnMut(&str) -> bool);
+
     #[test]
     fn ascii_text_splits_into_the_same_words_byte_by_byte() {
-        let words = |each: fn(&str, &mut dyn FnMut(&str) -> bool), text: &str| {
+        let words = |each: Splitter, text: &str| {
             let mut out = Vec::new();
             each(text, &mut |w| {
                 out.push(w.to_string());
@@ -732,13 +735,13 @@ mod tests {
             });
             out
         };
-        let by_char: fn(&str, &mut dyn FnMut(&str) -> bool) = |t, f| {
+        let by_char: Splitter = |t, f| {
             each_char_code_word(t, f);
         };
-        let by_byte: fn(&str, &mut dyn FnMut(&str) -> bool) = |t, f| {
+        let by_byte: Splitter = |t, f| {
             each_ascii_code_word(t, f);
         };
-        let dispatched: fn(&str, &mut dyn FnMut(&str) -> bool) = |t, f| each_code_word(t, f);
+        let dispatched: Splitter = |t, f| each_code_word(t, f);
         for text in [
             "// naïveParser café_au ÉcoleNormale xmlHTTPRequest — v2Beta",
             "getÜberValue(x) ① 中文Name",

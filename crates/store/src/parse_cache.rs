@@ -880,9 +880,9 @@ mod tests {
             assert_eq!(entry_head(key)[0], AGAINST);
             assert_eq!(entry_head(key)[1..], keys[0], "against the whole entry");
         }
-        for n in 1..3 {
+        for (n, key) in keys.iter().enumerate().skip(1) {
             let read = cache
-                .get(&keys[n], "/x/src/a.ts", &version(n + 1))
+                .get(key, "/x/src/a.ts", &version(n + 1))
                 .expect("read back");
             assert_eq!(read.chunks, cut(&version(n + 1)));
         }

@@ -89,7 +89,9 @@ fn set_chunks(record: &mut FileRecord, chunks: &[CodeChunk]) -> Vec<(String, Str
     rows
 }
 
-/// What reading a file whose mtime or size moved found.
+/// What reading a file whose mtime or size moved found. One per moved file, consumed as
+/// the sync sorts them: the larger variant is not boxed.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Moved {
     /// The same content as indexed (a git checkout, `touch`): every row still holds; only
     /// the record's mtime moves.
