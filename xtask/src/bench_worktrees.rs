@@ -152,6 +152,25 @@ pub fn bench(bench: WorktreesBench) -> anyhow::Result<()> {
         (all + shared) as f64 / one as f64,
         (all + shared) as f64 / (one + one_shared) as f64
     );
+    // Where the bytes lie: main's index by table, the clones, and the shared parts.
+    let main_index = &indexes[0];
+    let [rows, row_indexes, files] = ["chunks.lance/data", "chunks.lance/_indices", "files.lance"]
+        .map(|part| dir_size(&main_index.join(part)));
+    let clones: u64 = indexes[1..].iter().map(|d| dir_size(d)).sum();
+    let [parses, vectors, memo] =
+        ["parsed", "vectors", "history"].map(|d| dir_size(&common.join(d)));
+    println!(
+        "where: main's chunk rows {:.1} MB, their indexes {:.1} MB, its files table {:.1} MB, the rest of its index {:.1} MB; the {} clones {:.1} MB; shared parses {:.1} MB, vectors {:.1} MB, history memo {:.1} MB",
+        mb(rows),
+        mb(row_indexes),
+        mb(files),
+        mb(dir_size(main_index) - rows - row_indexes - files),
+        indexes.len() - 1,
+        mb(clones),
+        mb(parses),
+        mb(vectors),
+        mb(memo)
+    );
     Ok(())
 }
 
