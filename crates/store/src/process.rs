@@ -49,11 +49,14 @@ impl Processed {
 }
 
 /// What a sync does with the shared parses: reads them, and adds its new parses to `pack`
-/// unless it is a first build (`add`: false), whose rows hold every version it parsed.
+/// unless it is a first build (`add`: false), whose rows hold every version it parsed. A
+/// new parse whose previous version no entry holds waits for that version to be added from
+/// the rows (`replaced`), or goes in alone.
 #[derive(Clone, Copy)]
 pub(crate) struct Sharing<'p> {
     pub pack: &'p PackWriter<'p>,
     pub add: bool,
+    pub replaced: bool,
 }
 
 /// The record of `file` as the walk saw it, before its content is known.
@@ -257,7 +260,9 @@ pub(crate) fn process_file(
     {
         let recovered = record.status == FileStatus::Recovered;
         match known_hash.map(|hash| ParseCache::key(&file.path, hash)) {
-            Some(previous) if !sharing.pack.cache().has(&previous) => unshared = true,
+            Some(previous) if sharing.replaced && !sharing.pack.cache().has(&previous) => {
+                unshared = true
+            }
             previous => sharing
                 .pack
                 .add(key, previous, recovered, &encoded, &mut chunks),

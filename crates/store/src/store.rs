@@ -269,6 +269,10 @@ pub struct Store {
     /// Set when the last writer died mid-sync (or we do not know yet whether rows wait for
     /// vectors): the next sync checks.
     pub(crate) needs_repair: bool,
+    /// This handle made the index as a clone and has not synced it yet. The rows its first
+    /// sync replaces are those of the index it was cloned from, which shares them when it
+    /// replaces them itself: they are not read back for the shared parses.
+    pub(crate) cloned_now: bool,
     /// The stored facts were extracted by another version of the graph's extractor.
     pub(crate) facts_stale: bool,
     pub(crate) check_pending: bool,
@@ -644,6 +648,7 @@ impl Store {
             module_configs: None,
             files_version: 0,
             needs_repair,
+            cloned_now: false,
             facts_stale: meta.get(FACTS_KEY) != Some(&FACTS_VERSION.to_string()),
             check_pending: true,
             superseded_rows: Default::default(),
@@ -666,6 +671,7 @@ impl Store {
                 .set_dirty(true, &mut crate::SyncStats::default())
                 .await?;
             store.needs_repair = true;
+            store.cloned_now = true;
             tracing::info!("{} starts as a clone of {}", store.uri, seed.display());
         }
         let _ = store.reload_known().await?;

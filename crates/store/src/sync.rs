@@ -110,6 +110,7 @@ impl Store {
         stats.timings.history = started.elapsed();
         self.sync_structure(scope, walked, &mut history, observer, &mut stats)
             .await?;
+        self.cloned_now = false;
         if !changed_elsewhere.is_empty() {
             if let Some(changes) = &mut self.changes {
                 changes.elsewhere = changed_elsewhere.clone();
@@ -328,8 +329,10 @@ impl Store {
             })
             .as_ref();
         let pack = shared.map(ParseCache::writer);
-        // A build of every file shares none of its parses: its rows hold them.
+        // A build of every file shares none of its parses: its rows hold them. A new clone's
+        // first sync replaces its seed's rows, which that index shares in its own time.
         let add = !self.known.is_empty() && !facts_stale;
+        let replaced = add && !self.cloned_now;
         let processed = {
             let moved: Vec<SourceFile> = moved.into_iter().cloned().collect();
             let known: HashMap<String, String> = moved
@@ -347,7 +350,11 @@ impl Store {
                 if let Some(shared) = shared {
                     shared.refresh();
                 }
-                let sharing = pack.as_ref().map(|pack| Sharing { pack, add });
+                let sharing = pack.as_ref().map(|pack| Sharing {
+                    pack,
+                    add,
+                    replaced,
+                });
                 process_files(&moved, &known, max_bytes, keep, sharing, observer)
             })
         };
@@ -368,7 +375,7 @@ impl Store {
             }
         }
         if let Some(pack) = pack {
-            if add {
+            if replaced {
                 self.share_replaced(&pack, &mut changed, &removed).await;
             }
             off_the_runtime(|| pack.finish());

@@ -2149,9 +2149,9 @@ fn parse_packs(root: &Path) -> Vec<PathBuf> {
 
 /// A branch switch to content a worktree's index parsed, and back to content seen before,
 /// parses nothing. A first build shares no parse: its rows hold them all, and a worktree's
-/// index starts as a copy of them. A version is shared once an index replaces it, read
-/// back from its rows: the task's index shares main's version of the file it changed,
-/// and main's switch back reads that entry. Each index equals a clean build of its files.
+/// index starts as a copy of them. The task's index (a clone) shares the version it
+/// parsed; main, switching to it, shares its own version, read back from its rows, and its
+/// switch back reads that entry. Each index equals a clean build of its files.
 #[tokio::test]
 async fn shared_parses_serve_a_switch_to_a_worktrees_content_and_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -2168,7 +2168,8 @@ async fn shared_parses_serve_a_switch_to_a_worktrees_content_and_back() {
         "a first build shares none"
     );
 
-    // The task differs from main in one file: the only one it parses.
+    // The task differs from main in one file: the only one it parses, and shares. (Main's
+    // version of it is main's to share.)
     let mut second = Store::open(&task, options(&embedder)).await.unwrap();
     let stats = sync(&mut second, &embedder).await;
     assert_eq!(
