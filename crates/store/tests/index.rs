@@ -2204,6 +2204,33 @@ async fn shared_parses_serve_a_switch_to_a_worktrees_content_and_back() {
     );
 }
 
+/// A file removed, then back with the same content (a branch switch away and back), is
+/// read from the shared parses: the sync that removed it shared its version, read back
+/// from the rows. (Outside git: a file back in a repository's work tree, with no commit
+/// read, does not get its notes back, shared parses or not.)
+#[tokio::test]
+async fn a_removed_file_comes_back_from_the_shared_parses() {
+    let root = workspace();
+    let parses = tempfile::tempdir().unwrap();
+    let embedder = TokenHashEmbedder::new(DIMENSION);
+    let sharing = StoreOptions {
+        shared_parses: Shared::At(parses.path().to_path_buf()),
+        ..options(&embedder)
+    };
+    let mut store = Store::open(root.path(), sharing).await.unwrap();
+    sync(&mut store, &embedder).await;
+    let path = root.path().join("src/util/format.ts");
+    let text = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let removed = sync(&mut store, &embedder).await;
+    assert_eq!(removed.files_removed, 1, "{removed:?}");
+    std::fs::write(&path, text).unwrap();
+    set_mtime(&path, 60);
+    let back = sync(&mut store, &embedder).await;
+    assert_eq!((back.files_parsed, back.files_shared), (0, 1), "{back:?}");
+    assert_same_as_clean_build(root.path(), &store).await;
+}
+
 /// A damaged shared parse costs a parse, not the sync: its file is parsed again and the
 /// index is as a clean build's.
 #[tokio::test]
