@@ -5,8 +5,9 @@
 //! What an index holds is not copied here while it holds it. A first build adds nothing:
 //! its rows hold every version it parsed, and a worktree's index starts as a copy of them
 //! (`clone.rs`). A version is added when an index replaces it, read back from its rows, and
-//! later parses as they are made. On vite, the first build's entries were 2.6 MB beside a
-//! 12.9 MB index.
+//! later parses as they are made. (A new clone's first sync replaces its seed's rows: the
+//! seed adds those versions when it replaces them itself.) On vite, the first build's
+//! entries were 2.6 MB beside a 12.9 MB index.
 //!
 //! An entry is named by what its parse depends on: the file's content (SHA-256), its
 //! relative path (the language, the chunk ids and the facts' imports hang on it), and the
