@@ -397,8 +397,9 @@ impl PackWriter<'_> {
         self.put(key, base.as_ref(), recovered, facts, chunks);
     }
 
-    /// Adds the entry of a version an index replaces, read back from its rows, and then
-    /// the entry of the version that replaces it (`next`), compressed against it. A first
+    /// Adds the entry of a version an index replaces, read back from its rows (the caller
+    /// found no entry of it), and then the entry of the version that replaces it (`next`),
+    /// compressed against it. A first
     /// build shares no entry (its rows hold every version it parsed, and a worktree's
     /// index starts as a copy of them): a version is shared once it leaves the index.
     pub(crate) fn add_replaced(
@@ -407,12 +408,9 @@ impl PackWriter<'_> {
         next: Option<(Key, bool, &[u8], &mut [CodeChunk])>,
     ) {
         let (key, facts, chunks) = replaced;
-        let base = if self.cache.has(&key) {
-            self.cache.base_for(&key)
-        } else {
-            self.put(key, None, false, facts, chunks)
-                .map(|content| (key, content))
-        };
+        let base = self
+            .put(key, None, false, facts, chunks)
+            .map(|content| (key, content));
         if let Some((key, recovered, facts, chunks)) = next
             && !self.cache.has(&key)
         {
@@ -616,7 +614,7 @@ const NO_PARENT: u32 = u32::MAX;
 /// facts, the count of chunks and each one's parent (u32s), then the chunks as JSON (their
 /// serde form skips default fields, which a binary format would misread). An entry is
 /// [`WHOLE`] and one zstd frame of it, or [`AGAINST`], a whole entry's key and a frame
-/// compressed against that entry's content ([`compress`]). It is built by the parse
+/// compressed against that entry's content ([`compress`]). It is built by the encoding
 /// worker, off the pack's lock; compression takes vite's entries to about a fifth.
 fn content(
     recovered: bool,
@@ -666,7 +664,7 @@ impl<W: Write> Write for Counted<'_, W> {
     }
 }
 
-/// The entry [`encode`] wrote, decompressed: the chunks' ids and families made again (their
+/// An entry's [`content`], decompressed: the chunks' ids and families made again (their
 /// text is put back by [`ParseCache::get`]); `None` for anything else.
 fn decode(bytes: &[u8]) -> Option<SharedParse> {
     let (&recovered, rest) = bytes.split_first()?;

@@ -2,6 +2,7 @@
 //! the async runtime. Each file is parsed once, for its chunks and its graph facts.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use codectx_chunker::CodeChunk;
@@ -49,14 +50,24 @@ impl Processed {
 }
 
 /// What a sync does with the shared parses: reads them, and adds its new parses to `pack`
-/// unless it is a first build (`add`: false), whose rows hold every version it parsed. A
-/// new parse whose previous version no entry holds waits for that version to be added from
-/// the rows (`replaced`), or goes in alone.
+/// as `new` says.
 #[derive(Clone, Copy)]
 pub(crate) struct Sharing<'p> {
     pub pack: &'p PackWriter<'p>,
-    pub add: bool,
-    pub replaced: bool,
+    pub new: NewParses,
+}
+
+/// Which of a sync's new parses go to the shared parses, and how.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NewParses {
+    /// None: a build of every file, whose rows hold every version it parsed.
+    Kept,
+    /// Each as it is made, against the entry of its file's previous version if there is one
+    /// (a new clone's first sync: the versions it replaces are its seed's to share).
+    Added,
+    /// As [`NewParses::Added`], but a parse whose previous version no entry holds waits for
+    /// that version, read back from the rows (`Store::share_replaced`).
+    AfterReplaced,
 }
 
 /// The record of `file` as the walk saw it, before its content is known.
@@ -114,8 +125,8 @@ pub(crate) fn off_the_runtime<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Reads, hashes and (when the content changed) parses the moved files on all cores, or
-/// takes their parse from the shared parses; new parses go to `shared`'s pack as it says. A changed
-/// file carries its decoded facts only when `keep_facts`.
+/// takes their parse from the shared parses; new parses go to `shared`'s pack as it says.
+/// A changed file carries its decoded facts only when `keep_facts`.
 pub(crate) fn process_files(
     files: &[SourceFile],
     known_hashes: &HashMap<String, String>,
@@ -124,46 +135,52 @@ pub(crate) fn process_files(
     shared: Option<Sharing<'_>>,
     observer: &dyn SyncObserver,
 ) -> Vec<Moved> {
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
+    on_all_cores(files.iter().collect(), |file| {
+        let known = known_hashes.get(&file.path);
+        // A bug of ours on one file's content must not stop every sync of the repository:
+        // the file is skipped with the reason, the rest indexed.
+        let item = caught(file, || {
+            process_file(file, known, max_bytes, keep_facts, shared)
+        });
+        if matches!(item, Moved::Changed(_)) {
+            observer.event(SyncEvent::Parsed {
+                done: done.fetch_add(1, Ordering::Relaxed) + 1,
+                total: files.len(),
+            });
+        }
+        item
+    })
+}
+
+/// `f` of each item, on all cores (the caller waits), in the items' order. `f` must not
+/// panic: a panic ends the caller too.
+pub(crate) fn on_all_cores<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let count = items.len();
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
-        .min(files.len().max(1));
-    std::thread::scope(|scope| {
+        .min(count.max(1));
+    let items = Mutex::new(items.into_iter().enumerate());
+    let next = || items.lock().unwrap_or_else(|e| e.into_inner()).next();
+    let mut all: Vec<(usize, R)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                let (next, done) = (&next, &done);
-                scope.spawn(move || {
+                scope.spawn(|| {
                     let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(i) else { break };
-                        let known = known_hashes.get(&file.path);
-                        // A bug of ours on one file's content must not stop every sync of
-                        // the repository: the file is skipped with the reason, the rest
-                        // indexed.
-                        let item = caught(file, || {
-                            process_file(file, known, max_bytes, keep_facts, shared)
-                        });
-                        if matches!(item, Moved::Changed(_)) {
-                            observer.event(SyncEvent::Parsed {
-                                done: done.fetch_add(1, Ordering::Relaxed) + 1,
-                                total: files.len(),
-                            });
-                        }
-                        out.push((i, item));
+                    while let Some((i, item)) = next() {
+                        out.push((i, f(item)));
                     }
                     out
                 })
             })
             .collect();
-        let mut all: Vec<_> = handles
+        handles
             .into_iter()
-            .flat_map(|h| h.join().expect("file processing does not panic"))
-            .collect();
-        all.sort_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, item)| item).collect()
-    })
+            .flat_map(|h| h.join().expect("the work does not panic"))
+            .collect()
+    });
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Reads `file`; parses it (or takes its parse from `shared`) when its content is not the
@@ -255,12 +272,15 @@ pub(crate) fn process_file(
     // better.
     let mut unshared = false;
     if let Some((sharing, key)) = shared
-        && sharing.add
+        && sharing.new != NewParses::Kept
         && parsed.status != ParseStatus::Failed
     {
         let recovered = record.status == FileStatus::Recovered;
         match known_hash.map(|hash| ParseCache::key(&file.path, hash)) {
-            Some(previous) if sharing.replaced && !sharing.pack.cache().has(&previous) => {
+            Some(previous)
+                if sharing.new == NewParses::AfterReplaced
+                    && !sharing.pack.cache().has(&previous) =>
+            {
                 unshared = true
             }
             previous => sharing

@@ -884,9 +884,27 @@ impl Store {
 
     async fn code_chunks_here(&self, filter: Option<&str>) -> Result<Vec<CodeChunk>, StoreError> {
         let mut out = Vec::new();
-        self.each_code_chunk(filter, |chunk| out.push(chunk))
+        self.each_code_chunk(filter, |_, chunk| out.push(chunk))
             .await?;
         Ok(out)
+    }
+
+    /// The chunks of the files `paths`, each with its row's key, as [`Store::code_chunks`]
+    /// reads them.
+    pub(crate) async fn keyed_code_chunks_of_files(
+        &self,
+        paths: &[String],
+    ) -> Result<Vec<(String, CodeChunk)>, StoreError> {
+        let filter = in_list("relativePath", paths);
+        self.on_live_version(|| async {
+            let mut out = Vec::new();
+            self.each_code_chunk(Some(&filter), |key, chunk| {
+                out.push((key.to_string(), chunk))
+            })
+            .await?;
+            Ok(out)
+        })
+        .await
     }
 
     /// Every chunk, grouped by file ([`ChunksByFile`]): files in path order, each file's
@@ -896,19 +914,20 @@ impl Store {
     ) -> Result<BTreeMap<String, Vec<CodeChunk>>, StoreError> {
         self.on_live_version(|| async {
             let mut grouped = ChunksByFile::sized_for(self);
-            self.each_code_chunk(None, |chunk| grouped.push(chunk))
+            self.each_code_chunk(None, |_, chunk| grouped.push(chunk))
                 .await?;
             Ok(grouped.into_sorted())
         })
         .await
     }
 
-    /// Hands `f` each chunk matching `filter`, reading [`crate::schema::CODE_CHUNK_COLUMNS`]
-    /// batch by batch, so the decoded columns of one batch are freed before the next.
+    /// Hands `f` each chunk matching `filter`, with its row's key, reading
+    /// [`crate::schema::CODE_CHUNK_COLUMNS`] batch by batch, so the decoded columns of one
+    /// batch are freed before the next.
     async fn each_code_chunk(
         &self,
         filter: Option<&str>,
-        mut f: impl FnMut(CodeChunk),
+        mut f: impl FnMut(&str, CodeChunk),
     ) -> Result<(), StoreError> {
         let mut query = self
             .chunks
@@ -920,10 +939,11 @@ impl Store {
         let layouts = self.layouts();
         query
             .each_batch(self, "querying chunks", |batch| {
+                let keys = text_column(batch, "key").map_err(|r| self.corrupt(r))?;
                 crate::schema::batch_to_code_chunks(batch, &self.root, Placing::By(&layouts))
                     .map_err(|reason| self.corrupt(reason))?
                     .into_iter()
-                    .for_each(|(_, chunk)| f(chunk));
+                    .for_each(|(i, chunk)| f(keys.value(i), chunk));
                 Ok(())
             })
             .await

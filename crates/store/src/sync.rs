@@ -13,7 +13,9 @@ use crate::Embedder;
 use crate::history::HistoryStep;
 use crate::lock::{DIRTY_FILE, LOCK_FILE, WriteLock};
 use crate::parse_cache::{Key, PackWriter, ParseCache};
-use crate::process::{Moved, Processed, Sharing, off_the_runtime, process_files};
+use crate::process::{
+    Moved, NewParses, Processed, Sharing, off_the_runtime, on_all_cores, process_files,
+};
 use crate::report::{SyncEvent, SyncObserver, SyncStats};
 use crate::schema::{FileStatus, chunks_digest};
 use crate::sql::{in_list, text_column};
@@ -48,13 +50,21 @@ impl SyncScope {
     }
 }
 
-/// A replaced version to share, read back from the rows (`Store::replaced_parses`), and
-/// the parse that replaced it, waiting to be compressed against it: key, recovered, facts
-/// and chunks.
-type ShareJob<'p> = (
-    Option<(Key, Vec<u8>, Vec<CodeChunk>)>,
-    Option<(Key, bool, &'p [u8], &'p mut [CodeChunk])>,
-);
+/// A file's version read back from the rows for the shared parses
+/// (`Store::replaced_parses`): its entry's key, encoded facts and chunks.
+type ReadBack = (Key, Vec<u8>, Vec<CodeChunk>);
+
+/// A parse waiting for the version it replaces ([`Processed::unshared`]): its entry's key,
+/// recovered flag, facts and chunks.
+type Waiting<'p> = (Key, bool, &'p [u8], &'p mut [CodeChunk]);
+
+/// What [`Store::share_replaced`] adds for one file.
+enum ShareJob<'p> {
+    /// The version replaced, then the parse that replaced it, if it waited.
+    Replaced(ReadBack, Option<Waiting<'p>>),
+    /// A parse whose replaced version could not be read back: on its own.
+    Alone(Waiting<'p>),
+}
 
 impl Store {
     /// Brings the index up to date with the files on disk, then (given an embedder)
@@ -331,8 +341,13 @@ impl Store {
         let pack = shared.map(ParseCache::writer);
         // A build of every file shares none of its parses: its rows hold them. A new clone's
         // first sync replaces its seed's rows, which that index shares in its own time.
-        let add = !self.known.is_empty() && !facts_stale;
-        let replaced = add && !self.cloned_now;
+        let new_parses = if self.known.is_empty() || facts_stale {
+            NewParses::Kept
+        } else if self.cloned_now {
+            NewParses::Added
+        } else {
+            NewParses::AfterReplaced
+        };
         let processed = {
             let moved: Vec<SourceFile> = moved.into_iter().cloned().collect();
             let known: HashMap<String, String> = moved
@@ -352,8 +367,7 @@ impl Store {
                 }
                 let sharing = pack.as_ref().map(|pack| Sharing {
                     pack,
-                    add,
-                    replaced,
+                    new: new_parses,
                 });
                 process_files(&moved, &known, max_bytes, keep, sharing, observer)
             })
@@ -375,7 +389,7 @@ impl Store {
             }
         }
         if let Some(pack) = pack {
-            if replaced {
+            if new_parses == NewParses::AfterReplaced {
                 self.share_replaced(&pack, &mut changed, &removed).await;
             }
             off_the_runtime(|| pack.finish());
@@ -512,49 +526,35 @@ impl Store {
         // One job per file: the version replaced, the one replacing it, or both.
         let mut jobs: Vec<ShareJob<'_>> = Vec::new();
         for p in changed.iter_mut() {
-            let next = p.unshared.then(|| {
+            let waiting = p.unshared.then(|| {
                 let recovered = p.record.status == FileStatus::Recovered;
                 let key = ParseCache::key(&p.record.path, &p.record.content_hash);
                 let facts = p.record.facts.as_deref().unwrap_or_default();
                 (key, recovered, facts, &mut p.chunks[..])
             });
-            let replaced = old.remove(&p.record.path);
-            if replaced.is_some() || next.is_some() {
-                jobs.push((replaced, next));
+            match (old.remove(&p.record.path), waiting) {
+                (Some(replaced), waiting) => jobs.push(ShareJob::Replaced(replaced, waiting)),
+                (None, Some(waiting)) => jobs.push(ShareJob::Alone(waiting)),
+                (None, None) => {}
             }
         }
-        jobs.extend(old.into_values().map(|replaced| (Some(replaced), None)));
-        if jobs.is_empty() {
-            return;
-        }
-        // Compressed on all cores, as the parse workers do.
-        let workers = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .min(jobs.len());
-        let jobs = std::sync::Mutex::new(jobs);
-        let next_job = || jobs.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        jobs.extend(
+            old.into_values()
+                .map(|replaced| ShareJob::Replaced(replaced, None)),
+        );
         off_the_runtime(|| {
-            std::thread::scope(|scope| {
-                for _ in 0..workers {
-                    scope.spawn(|| {
-                        while let Some(job) = next_job() {
-                            // Our own rows go in; still, a bug of ours costs entries only.
-                            let shared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-                                || match job {
-                                    (Some((key, facts, mut chunks)), next) => {
-                                        pack.add_replaced((key, &facts, &mut chunks), next)
-                                    }
-                                    (None, Some((key, recovered, facts, chunks))) => {
-                                        pack.add(key, None, recovered, facts, chunks)
-                                    }
-                                    (None, None) => {}
-                                },
-                            ));
-                            if shared.is_err() {
-                                tracing::debug!("a replaced version was not shared");
-                            }
-                        }
-                    });
+            on_all_cores(jobs, |job| {
+                // Our own rows go in; still, a bug of ours costs entries only.
+                let shared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match job {
+                    ShareJob::Replaced((key, facts, mut chunks), waiting) => {
+                        pack.add_replaced((key, &facts, &mut chunks), waiting)
+                    }
+                    ShareJob::Alone((key, recovered, facts, chunks)) => {
+                        pack.add(key, None, recovered, facts, chunks)
+                    }
+                }));
+                if shared.is_err() {
+                    tracing::debug!("a replaced version was not shared");
                 }
             })
         });
@@ -566,15 +566,15 @@ impl Store {
     async fn replaced_parses(
         &self,
         paths: &[String],
-    ) -> Result<HashMap<String, (Key, Vec<u8>, Vec<CodeChunk>)>, StoreError> {
+    ) -> Result<HashMap<String, ReadBack>, StoreError> {
         if paths.is_empty() {
             return Ok(HashMap::new());
         }
         let mut rows: HashMap<String, Vec<(String, CodeChunk)>> = HashMap::new();
-        for row in self.chunks_of_files(paths).await? {
-            rows.entry(row.chunk.relative_path.clone())
+        for (key, chunk) in self.keyed_code_chunks_of_files(paths).await? {
+            rows.entry(chunk.relative_path.clone())
                 .or_default()
-                .push((row.key, row.chunk));
+                .push((key, chunk));
         }
         let layouts = self.layouts();
         let mut out = HashMap::new();
